@@ -1,0 +1,327 @@
+"""The ``Client``: local assignment, prompt and variable lookups, event tracking."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import os
+import threading
+from contextlib import contextmanager
+from typing import Any, Dict, Iterable, Iterator, Mapping, Optional, Tuple
+
+from . import _lifecycle
+from ._backoff import Backoff
+from ._config import Experiment
+from ._events import BUSINESS_EVENT, EVENT_TYPES, EXPOSURE, new_event
+from ._exposures import ExposureLog
+from ._http import HttpClient
+from ._model_call import ModelCall
+from ._poller import ConfigPoller
+from ._sender import EventSender
+from ._spill import SpillFile
+from ._user import bound_user
+from ._wrap import WrappedProvider
+
+logger = logging.getLogger("expd")
+
+DEFAULT_BASE_URL = "https://api.expd.dev"
+API_KEY_ENV = "SERVICE_API_KEY"
+BASE_URL_ENV = "SERVICE_BASE_URL"
+
+
+class MissingApiKeyError(ValueError):
+    """Raised by ``Client()`` when neither ``api_key`` nor ``SERVICE_API_KEY`` is set."""
+
+
+class Client:
+    """An expd client: assigns locally from a polled config and sends events in the background.
+
+    Nothing on the caller's path does network I/O or raises because the
+    service misbehaves: ``assign`` and the prompt and variable helpers read
+    memory, ``track`` only enqueues. Two daemon threads do the rest: one
+    polls ``GET /v1/config`` (at start, then every ``poll_interval``
+    seconds with ETag/304, and at once when the server reports a newer
+    ``config_version``), one sends events to ``POST /v1/events``.
+
+    Args:
+        api_key: publishable (``pk_...``) or secret (``sk_...``) key; default ``$SERVICE_API_KEY``.
+        base_url: default ``$SERVICE_BASE_URL``, else ``https://api.expd.dev``.
+        experiments: names or ids the application uses; a warning is logged
+            when a loaded config does not run one of them.
+        wait_for_config: seconds the constructor waits for the first config
+            (0: return at once; ``assign`` answers None until it loads).
+        poll_interval: seconds between config polls.
+        flush_interval: seconds between event flushes (a full batch flushes at once).
+        batch_size: events per request, at most 1,000 (requests also stay under 1 MiB).
+        max_queue_size: queued events beyond which ``track`` drops (counted in ``dropped_events``).
+        max_retries: retries of one batch after its first attempt, with exponential backoff
+            (``retry_backoff`` seconds doubling up to ``max_backoff``, or the server's Retry-After).
+        request_timeout: seconds for one HTTP request.
+        spill_path: JSON-lines file for batches that could not be sent; replayed on the next
+            start if not older than 24 hours. None: such batches are dropped with a log line.
+        exposure_cache_size: (experiment, user, variant) triples remembered to send each exposure once.
+        close_timeout: seconds ``close()`` (and the exit hook) waits to send what is queued.
+        capture_text: record prompt and response text in ``model_call`` events.
+    """
+
+    def __init__(
+        self,
+        api_key: Optional[str] = None,
+        base_url: Optional[str] = None,
+        experiments: Optional[Iterable[str]] = None,
+        *,
+        wait_for_config: float = 0.0,
+        poll_interval: float = 60.0,
+        flush_interval: float = 1.0,
+        batch_size: int = 500,
+        max_queue_size: int = 10_000,
+        max_retries: int = 5,
+        retry_backoff: float = 0.5,
+        max_backoff: float = 30.0,
+        request_timeout: float = 10.0,
+        spill_path: Optional[str] = None,
+        exposure_cache_size: int = 100_000,
+        close_timeout: float = 5.0,
+        capture_text: bool = True,
+    ) -> None:
+        key = api_key or os.environ.get(API_KEY_ENV)
+        if not key:
+            raise MissingApiKeyError(f"expd: pass api_key= or set {API_KEY_ENV}")
+        self.base_url = (base_url or os.environ.get(BASE_URL_ENV) or DEFAULT_BASE_URL).rstrip("/")
+        self.capture_text = capture_text
+        self.close_timeout = close_timeout
+        self._closed = False
+        self._unknown_experiments: set = set()
+        http = HttpClient(self.base_url, key, request_timeout)
+        self._exposures = ExposureLog(exposure_cache_size)
+        self._poller = ConfigPoller(http, poll_interval, Backoff(1.0, poll_interval), expected=experiments or ())
+        self._sender = EventSender(
+            http,
+            batch_size=batch_size,
+            flush_interval=flush_interval,
+            max_queue_size=max_queue_size,
+            max_retries=max_retries,
+            backoff=Backoff(retry_backoff, max_backoff),
+            spill=SpillFile(spill_path) if spill_path else None,
+            on_config_version=self._poller.notice_version,
+        )
+        _lifecycle.register(self)
+        self._poller.start()
+        self._sender.start()
+        if wait_for_config > 0 and not self._poller.wait_loaded(wait_for_config):
+            logger.warning("expd: no config after %.1fs; assign() answers None until one loads", wait_for_config)
+
+    # --- state -------------------------------------------------------------
+
+    @property
+    def ready(self) -> bool:
+        """True once a config has loaded."""
+        return self._poller.snapshot is not None
+
+    @property
+    def config_version(self) -> Optional[int]:
+        """The loaded config's version, or None before the first load."""
+        snapshot = self._poller.snapshot
+        return None if snapshot is None else snapshot.version
+
+    @property
+    def dropped_events(self) -> int:
+        """Events lost: queue full, refused by the server, or undeliverable without a spill file."""
+        return self._sender.dropped
+
+    def wait_until_ready(self, timeout: float) -> bool:
+        """Block up to ``timeout`` seconds for the first config; True if one is loaded."""
+        return self._poller.wait_loaded(timeout)
+
+    # --- assignment ----------------------------------------------------------
+
+    def assign(self, experiment: str, user_id: str) -> Optional[str]:
+        """The user's variant by local bucketing; None until the config loads (treat as control).
+
+        ``experiment`` is a name or an id. The first call per (experiment,
+        user, variant) in this process also queues an exposure event.
+        """
+        try:
+            found = self._experiment(experiment)
+            if found is None:
+                return None
+            user_id = user_id if type(user_id) is str else str(user_id)
+            variant = found.variant_for(user_id)
+            if variant is not None and self._exposures.first_time((found.id, user_id, variant)):
+                self._sender.enqueue(new_event(EXPOSURE, {
+                    "experiment_id": found.id,
+                    "user_id": user_id,
+                    "variant": variant,
+                    "config_version": self.config_version,
+                }))
+            return variant
+        except Exception:  # noqa: BLE001 - assignment must never break the caller
+            logger.exception("expd: assign(%r) failed; answering None", experiment)
+            return None
+
+    def get_prompt(self, experiment: str, user_id: str, default: str) -> Tuple[Optional[str], str, bool]:
+        """``(variant, prompt, fallback)``: the variant's prompt, or ``default`` with ``fallback=True``.
+
+        The default is used when the config is not loaded, the experiment
+        is unknown, or the variant has no prompt. Memory only, no network.
+        """
+        variant = self.assign(experiment, user_id)
+        found = self._experiment(experiment) if variant is not None else None
+        prompt = found.prompt_of(variant) if found is not None and variant is not None else None
+        if prompt is None:
+            return variant, default, True
+        return variant, prompt, False
+
+    def get_variables(
+        self, experiment: str, user_id: str, defaults: Optional[Mapping[str, Any]] = None
+    ) -> Dict[str, Any]:
+        """The variant's custom variables merged over ``defaults`` (a new dict). Memory only."""
+        merged = dict(defaults or {})
+        variant = self.assign(experiment, user_id)
+        found = self._experiment(experiment) if variant is not None else None
+        if found is not None and variant is not None:
+            merged.update(found.variables_of(variant))
+        return merged
+
+    # --- events --------------------------------------------------------------
+
+    def track(self, event: str, payload: Mapping[str, Any]) -> bool:
+        """Queue one event; never blocks, never raises. False if it was dropped.
+
+        ``event`` is a type (``"exposure"``, ``"model_call"``,
+        ``"business_event"``) and ``payload`` its wire fields
+        (``experiment_id`` as name or id, ``user_id``, ...). Any other
+        ``event`` is a business metric name: ``track("purchase", {...,
+        "value": 9.5})`` sends a ``business_event`` with
+        ``business_metric="purchase"``. ``event_id`` and ``timestamp`` are
+        filled in unless the payload has them; a missing ``variant`` is
+        filled from local assignment when the config allows.
+        """
+        try:
+            fields = dict(payload)
+            if event not in EVENT_TYPES:
+                fields.setdefault("business_metric", event)
+                event = BUSINESS_EVENT
+            return self._record(event, fields)
+        except Exception:  # noqa: BLE001 - tracking must never break the caller
+            logger.exception("expd: track(%r) failed; event dropped", event)
+            return False
+
+    def track_business(
+        self, experiment: str, user_id: str, metric: str, value: float = 1.0, variant: Optional[str] = None
+    ) -> bool:
+        """Queue a ``business_event`` (e.g. ``conversion``, ``revenue``) for one user."""
+        fields: Dict[str, Any] = {"experiment_id": experiment, "user_id": user_id, "business_metric": metric,
+                                  "value": value}
+        if variant is not None:
+            fields["variant"] = variant
+        return self.track(BUSINESS_EVENT, fields)
+
+    def flush(self, timeout: float = 5.0) -> bool:
+        """Block up to ``timeout`` seconds until queued events are sent; True if all were."""
+        return self._sender.flush(timeout)
+
+    # --- model calls -----------------------------------------------------------
+
+    def as_user(self, user_id: str):
+        """``with client.as_user(user_id):`` binds the user for wrapped calls in this thread or task."""
+        return bound_user(user_id)
+
+    def wrap(self, provider_client: Any, experiment: str) -> WrappedProvider:
+        """A proxy of an OpenAI-style client whose model calls are measured and recorded.
+
+        Calls made inside ``as_user`` record an exposure and a
+        ``model_call`` event (latency, time to first token for streams,
+        model, tokens, error); results, streams and exceptions reach the
+        caller unchanged.
+        """
+        return WrappedProvider(provider_client, self, experiment)
+
+    def intercept_model_call(
+        self, experiment: str, user_id: str, model: Optional[str] = None, prompt: Optional[str] = None
+    ) -> ModelCall:
+        """Context manager (sync or async) measuring one model call to any provider; see ``ModelCall``."""
+        return ModelCall(self, experiment, user_id, model=model, prompt=prompt)
+
+    # --- async forms (memory and enqueue only: they never block the loop) ------
+
+    async def aassign(self, experiment: str, user_id: str) -> Optional[str]:
+        """Async form of ``assign``."""
+        return self.assign(experiment, user_id)
+
+    async def aget_prompt(self, experiment: str, user_id: str, default: str) -> Tuple[Optional[str], str, bool]:
+        """Async form of ``get_prompt``."""
+        return self.get_prompt(experiment, user_id, default)
+
+    async def aget_variables(
+        self, experiment: str, user_id: str, defaults: Optional[Mapping[str, Any]] = None
+    ) -> Dict[str, Any]:
+        """Async form of ``get_variables``."""
+        return self.get_variables(experiment, user_id, defaults)
+
+    async def atrack(self, event: str, payload: Mapping[str, Any]) -> bool:
+        """Async form of ``track``."""
+        return self.track(event, payload)
+
+    async def await_ready(self, timeout: float) -> bool:
+        """Wait up to ``timeout`` seconds for the first config without blocking the event loop."""
+        loop = asyncio.get_running_loop()
+        return await loop.run_in_executor(None, self._poller.wait_loaded, timeout)
+
+    # --- lifecycle ---------------------------------------------------------------
+
+    def close(self, timeout: Optional[float] = None) -> None:
+        """Stop polling and send what is queued within ``timeout`` (default ``close_timeout``) seconds.
+
+        Whatever cannot be sent in time is spilled (or dropped with a log line).
+        """
+        if self._closed:
+            return
+        self._closed = True
+        _lifecycle.unregister(self)
+        self._poller.close()
+        self._sender.close(self.close_timeout if timeout is None else timeout)
+
+    def __enter__(self) -> "Client":
+        return self
+
+    def __exit__(self, *exc_info: Any) -> None:
+        self.close()
+
+    async def __aenter__(self) -> "Client":
+        return self
+
+    async def __aexit__(self, *exc_info: Any) -> None:
+        loop = asyncio.get_running_loop()
+        await loop.run_in_executor(None, self.close)
+
+    # --- internals -----------------------------------------------------------------
+
+    def _experiment(self, experiment: str) -> Optional[Experiment]:
+        snapshot = self._poller.snapshot
+        if snapshot is None:
+            return None
+        found = snapshot.find(experiment)
+        if found is None and experiment not in self._unknown_experiments:
+            self._unknown_experiments.add(experiment)
+            logger.warning("expd: experiment %r is not running in config %d", experiment, snapshot.version)
+        return found
+
+    def _record(self, event_type: str, fields: Dict[str, Any]) -> bool:
+        """Canonicalise the experiment, fill a missing variant, stamp and enqueue one event."""
+        snapshot = self._poller.snapshot
+        found = snapshot.find(str(fields.get("experiment_id"))) if snapshot is not None else None
+        if found is not None:
+            fields["experiment_id"] = found.id
+            if fields.get("variant") is None and fields.get("user_id") is not None:
+                variant = found.variant_for(str(fields["user_id"]))
+                if variant is not None:
+                    fields["variant"] = variant
+        if fields.get("variant") is None:
+            fields.pop("variant", None)
+        return self._sender.enqueue(new_event(event_type, fields))
+
+    def _reset_after_fork(self) -> None:
+        self._exposures.reset_after_fork()
+        self._poller.reset_after_fork()
+        self._sender.reset_after_fork()

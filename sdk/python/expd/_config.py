@@ -1,0 +1,93 @@
+"""The polled org config, parsed once into an immutable lookup structure."""
+
+from __future__ import annotations
+
+import hashlib
+from typing import Any, Dict, List, Mapping, Optional
+
+from ._bucketing import BucketMap
+
+
+class ConfigError(ValueError):
+    """The config body does not have the shape of the wire contract."""
+
+
+class Experiment:
+    """One running experiment as the config serves it, ready for local assignment."""
+
+    __slots__ = (
+        "id", "name", "version", "salt", "bucket_count", "control",
+        "variants", "bucket_map", "_hash_prefix",
+    )
+
+    def __init__(self, raw: Mapping[str, Any]) -> None:
+        try:
+            self.id: str = str(raw["id"])
+            self.name: str = str(raw["name"])
+            self.salt: str = str(raw["salt"])
+            self.bucket_count: int = int(raw["bucket_count"])
+            self.bucket_map = BucketMap(raw["bucket_map"])
+        except (KeyError, TypeError, ValueError) as exc:
+            raise ConfigError(f"experiment {raw.get('name') or raw.get('id')!r}: {exc!r}") from exc
+        if self.bucket_count <= 0:
+            raise ConfigError(f"experiment {self.name!r}: bucket_count must be positive")
+        self.version: Optional[int] = raw.get("version")
+        allocation = raw.get("allocation") or []
+        first = allocation[0].get("variant") if allocation else None
+        self.control: Optional[str] = raw.get("control") or first
+        self.variants: Dict[str, Dict[str, Any]] = dict(raw.get("variants") or {})
+        # Hashing the id+salt prefix is the same for every user: encode it once.
+        self._hash_prefix = f"{self.id}.{self.salt}.".encode("utf-8")
+
+    def bucket(self, user_id: str) -> int:
+        """Return the user's bucket (same formula as ``bucket_of``, prefix pre-encoded)."""
+        digest = hashlib.sha256(self._hash_prefix + user_id.encode("utf-8")).digest()
+        return int.from_bytes(digest[:8], "big") % self.bucket_count
+
+    def variant_for(self, user_id: str) -> Optional[str]:
+        """Return the user's variant, or None if the bucket map leaves the bucket unowned."""
+        return self.bucket_map.variant_for(self.bucket(user_id))
+
+    def prompt_of(self, variant: str) -> Optional[str]:
+        """Return the variant's prompt text, or None when it has none."""
+        prompt = (self.variants.get(variant) or {}).get("prompt")
+        return prompt if isinstance(prompt, str) else None
+
+    def variables_of(self, variant: str) -> Dict[str, Any]:
+        """Return the variant's custom variables (empty when it has none)."""
+        variables = (self.variants.get(variant) or {}).get("variables")
+        return dict(variables) if isinstance(variables, Mapping) else {}
+
+
+class ConfigSnapshot:
+    """One org config version: experiments addressable by id or by name."""
+
+    __slots__ = ("version", "etag", "_by_key")
+
+    def __init__(self, version: int, experiments: List[Experiment], etag: Optional[str]) -> None:
+        self.version = version
+        self.etag = etag
+        by_key: Dict[str, Experiment] = {}
+        for experiment in experiments:
+            by_key[experiment.name] = experiment
+        # Ids win over names should a name ever look like another experiment's id.
+        for experiment in experiments:
+            by_key[experiment.id] = experiment
+        self._by_key = by_key
+
+    @classmethod
+    def parse(cls, body: Mapping[str, Any], etag: Optional[str]) -> "ConfigSnapshot":
+        """Build a snapshot from a ``GET /v1/config`` body."""
+        try:
+            version = int(body["config_version"])
+            raw_experiments = list(body.get("experiments") or [])
+        except (KeyError, TypeError, ValueError) as exc:
+            raise ConfigError(f"config body: {exc!r}") from exc
+        return cls(version, [Experiment(raw) for raw in raw_experiments], etag)
+
+    def find(self, experiment: str) -> Optional[Experiment]:
+        """Return the experiment named or identified by ``experiment``."""
+        return self._by_key.get(experiment)
+
+    def __contains__(self, experiment: str) -> bool:
+        return experiment in self._by_key

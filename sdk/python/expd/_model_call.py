@@ -1,0 +1,111 @@
+"""Measuring one model call and recording it as a ``model_call`` event."""
+
+from __future__ import annotations
+
+import time
+from typing import TYPE_CHECKING, Any, Optional
+
+from ._events import MODEL_CALL
+
+if TYPE_CHECKING:
+    from ._client import Client
+
+
+class ModelCall:
+    """One measured model call, the object ``intercept_model_call`` yields.
+
+    Entering starts the clock (and records the exposure through
+    ``Client.assign``); leaving records a ``model_call`` event with the
+    latency, the error if the block raised (the exception propagates
+    unchanged), and whatever the caller reported: ``first_token()`` for
+    streams, ``set_usage(...)``, ``response`` text, ``cost_usd``. Use
+    ``variant`` to pick what to send to the provider (None: treat as control).
+    """
+
+    def __init__(
+        self,
+        client: "Client",
+        experiment: str,
+        user_id: str,
+        model: Optional[str] = None,
+        prompt: Optional[str] = None,
+    ) -> None:
+        self.experiment = experiment
+        self.user_id = user_id
+        self.model = model
+        self.prompt = prompt
+        self.response: Optional[str] = None
+        self.cost_usd: Optional[float] = None
+        self.input_tokens: Optional[int] = None
+        self.output_tokens: Optional[int] = None
+        self.total_tokens: Optional[int] = None
+        self.variant: Optional[str] = client.assign(experiment, user_id)
+        self._client = client
+        self._started = time.perf_counter()
+        self._first_token: Optional[float] = None
+        self._finished = False
+
+    def start(self) -> "ModelCall":
+        """Restart the clock at the moment the provider is called."""
+        self._started = time.perf_counter()
+        return self
+
+    def first_token(self) -> None:
+        """Mark the arrival of the first streamed token (only the first mark counts)."""
+        if self._first_token is None:
+            self._first_token = time.perf_counter()
+
+    def set_usage(
+        self,
+        input_tokens: Optional[int] = None,
+        output_tokens: Optional[int] = None,
+        total_tokens: Optional[int] = None,
+    ) -> None:
+        """Report token usage; the total defaults to input + output."""
+        self.input_tokens = input_tokens
+        self.output_tokens = output_tokens
+        if total_tokens is None and input_tokens is not None:
+            total_tokens = input_tokens + (output_tokens or 0)
+        self.total_tokens = total_tokens
+
+    def finish(self, error: Optional[BaseException] = None) -> None:
+        """Record the call once (later calls are ignored). Never raises."""
+        if self._finished:
+            return
+        self._finished = True
+        ended = time.perf_counter()
+        fields: dict = {
+            "experiment_id": self.experiment,
+            "user_id": self.user_id,
+            "variant": self.variant,
+            "model": self.model,
+            "latency_ms": _millis(ended - self._started),
+            "input_tokens": self.input_tokens,
+            "output_tokens": self.output_tokens,
+            "total_tokens": self.total_tokens,
+            "error": None if error is None else f"{type(error).__name__}: {error}",
+        }
+        optional = {
+            "time_to_first_token_ms": None if self._first_token is None else _millis(self._first_token - self._started),
+            "cost_usd": self.cost_usd,
+            "prompt": self.prompt,
+            "response": self.response,
+        }
+        fields.update((name, value) for name, value in optional.items() if value is not None)
+        self._client._record(MODEL_CALL, fields)
+
+    def __enter__(self) -> "ModelCall":
+        return self.start()
+
+    def __exit__(self, exc_type: Any, exc: Optional[BaseException], tb: Any) -> None:
+        self.finish(exc)
+
+    async def __aenter__(self) -> "ModelCall":
+        return self.start()
+
+    async def __aexit__(self, exc_type: Any, exc: Optional[BaseException], tb: Any) -> None:
+        self.finish(exc)
+
+
+def _millis(seconds: float) -> float:
+    return round(seconds * 1000.0, 3)

@@ -1,0 +1,299 @@
+"""The background event sender: a bounded queue drained by one worker thread.
+
+``enqueue`` is the only call on the caller's path: a lock, a length check and
+an append. The worker wakes every ``flush_interval`` seconds or as soon as a
+full batch is waiting, posts batches to ``POST /v1/events`` (at most
+``batch_size`` events and ``MAX_BATCH_BYTES`` per request), retries failures
+with backoff honouring ``Retry-After``, and finally spills the batch to the
+offline file or drops it with a log line.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import threading
+import time
+from collections import deque
+from typing import Any, Callable, Deque, Dict, List, Optional, Tuple
+
+from ._backoff import Backoff
+from ._http import HttpClient, Response, TransportError
+from ._spill import SpillFile
+
+logger = logging.getLogger("expd")
+
+MAX_BATCH_EVENTS = 1000
+MAX_BATCH_BYTES = 1024 * 1024
+_ENVELOPE_OPEN = b'{"events":['
+_ENVELOPE_CLOSE = b"]}"
+_RETRYABLE_STATUSES = frozenset((408, 425, 429, 500, 502, 503, 504))
+_DROP_LOG_EVERY_SECONDS = 10.0
+
+
+class EventSender:
+    """Queues events and delivers them from a worker thread; see the module doc."""
+
+    def __init__(
+        self,
+        http: HttpClient,
+        *,
+        batch_size: int,
+        flush_interval: float,
+        max_queue_size: int,
+        max_retries: int,
+        backoff: Backoff,
+        spill: Optional[SpillFile],
+        on_config_version: Callable[[int], None],
+    ) -> None:
+        if not 1 <= batch_size <= MAX_BATCH_EVENTS:
+            raise ValueError(f"batch_size must be within 1..{MAX_BATCH_EVENTS}, got {batch_size}")
+        self._http = http
+        self._batch_size = batch_size
+        self._flush_interval = flush_interval
+        self._max_queue_size = max_queue_size
+        self._max_retries = max_retries
+        self._backoff = backoff
+        self._spill = spill
+        self._on_config_version = on_config_version
+        self._dropped = 0
+        self._sent = 0
+        self._last_drop_log = 0.0
+        self._closed = False
+        # Only the first worker of a process replays; a forked child must not replay again.
+        self._replay_due = spill is not None
+        self._init_threading()
+
+    def _init_threading(self) -> None:
+        self._queue: Deque[Dict[str, Any]] = deque()
+        self._lock = threading.Lock()
+        self._idle = threading.Condition(self._lock)
+        self._in_flight = 0
+        self._wake = threading.Event()
+        self._stop = threading.Event()
+        self._deadline: Optional[float] = None
+        self._thread: Optional[threading.Thread] = None
+
+    @property
+    def dropped(self) -> int:
+        """Events dropped because the queue was full or delivery finally failed without a spill file."""
+        return self._dropped
+
+    @property
+    def sent(self) -> int:
+        """Events the server acknowledged (accepted or rejected by validation)."""
+        return self._sent
+
+    def queued(self) -> int:
+        """Events waiting in the queue (not counting a batch in flight)."""
+        return len(self._queue)
+
+    def start(self) -> None:
+        """Start the worker thread (idempotent)."""
+        if self._thread is None and not self._closed:
+            self._thread = threading.Thread(target=self._run, name="expd-sender", daemon=True)
+            self._thread.start()
+
+    def enqueue(self, event: Dict[str, Any]) -> bool:
+        """Queue one event without blocking; False when the queue is full (counted, logged)."""
+        with self._lock:
+            if self._closed or len(self._queue) >= self._max_queue_size:
+                self._dropped += 1
+                dropped = True
+            else:
+                self._queue.append(event)
+                dropped = False
+                full = len(self._queue) >= self._batch_size
+        if dropped:
+            self._log_drop()
+            return False
+        if full:
+            self._wake.set()
+        return True
+
+    def requeue(self, events: List[Dict[str, Any]]) -> None:
+        """Queue replayed events ahead of new ones, beyond the bound: they were accepted once already."""
+        with self._lock:
+            self._queue.extendleft(reversed(events))
+        self._wake.set()
+
+    def flush(self, timeout: float) -> bool:
+        """Ask the worker to send everything now; True if the queue emptied within ``timeout``."""
+        deadline = time.monotonic() + timeout
+        self._wake.set()
+        with self._idle:
+            while self._queue or self._in_flight:
+                remaining = deadline - time.monotonic()
+                if remaining <= 0 or self._thread is None or not self._thread.is_alive():
+                    return False
+                self._idle.wait(remaining)
+        return True
+
+    def close(self, timeout: float) -> None:
+        """Stop the worker: send what is queued within ``timeout``, spill (or drop) the rest."""
+        with self._lock:
+            if self._closed:
+                return
+            self._closed = True
+            self._deadline = time.monotonic() + timeout
+        self._stop.set()
+        self._wake.set()
+        thread = self._thread
+        if thread is not None and thread is not threading.current_thread():
+            thread.join(timeout)
+        if thread is None or not thread.is_alive():
+            # No worker (never started, or it is gone): whatever is left goes to the spill file.
+            self._give_up(self._take_all(), "client closed")
+
+    def reset_after_fork(self) -> None:
+        """In a forked child: forget the parent's queue and thread, start a fresh worker."""
+        was_running = self._thread is not None
+        self._replay_due = False
+        self._init_threading()
+        if self._spill is not None:
+            self._spill.reset_after_fork()
+        if was_running and not self._closed:
+            self.start()
+
+    def _run(self) -> None:
+        self._replay_spilled()
+        while not self._stop.is_set():
+            self._wake.wait(self._flush_interval)
+            self._wake.clear()
+            self._drain()
+        self._drain()
+
+    def _replay_spilled(self) -> None:
+        if not self._replay_due or self._spill is None:
+            return
+        self._replay_due = False
+        events = self._spill.take_replayable()
+        if events:
+            logger.info("expd: replaying %d spilled events from %s", len(events), self._spill.path)
+            self.requeue(events)
+
+    def _drain(self) -> None:
+        while True:
+            with self._lock:
+                batch = [self._queue.popleft() for _ in range(min(self._batch_size, len(self._queue)))]
+                self._in_flight = len(batch)
+            try:
+                if not batch:
+                    return
+                self._deliver(batch)
+            except Exception:  # noqa: BLE001 - the worker must survive any bug in one batch
+                logger.exception("expd: unexpected error while sending %d events; dropped", len(batch))
+                self._count_dropped(len(batch))
+            finally:
+                with self._idle:
+                    self._in_flight = 0
+                    self._idle.notify_all()
+
+    def _deliver(self, batch: List[Dict[str, Any]]) -> None:
+        bodies, oversized = _encode_batches(batch)
+        if oversized:
+            logger.error("expd: %d events larger than 1 MiB each; dropped", oversized)
+            self._count_dropped(oversized)
+        for body, events in bodies:
+            self._deliver_body(body, events)
+
+    def _deliver_body(self, body: bytes, events: List[Dict[str, Any]]) -> None:
+        attempt = 0
+        while True:
+            if self._past_deadline():
+                self._give_up(events, "client closed before the batch could be sent")
+                return
+            outcome, retry_after = self._post(body, events)
+            if outcome != "retry":
+                return
+            if attempt >= self._max_retries or self._stop.is_set():
+                self._give_up(events, f"{attempt + 1} attempts failed")
+                return
+            delay = self._backoff.delay(attempt, retry_after)
+            attempt += 1
+            # close() cuts the wait short; the next failure then spills at once.
+            self._stop.wait(delay)
+
+    def _post(self, body: bytes, events: List[Dict[str, Any]]):
+        try:
+            response = self._http.request("POST", "/v1/events", body)
+        except TransportError as exc:
+            logger.warning("expd: sending %d events failed: %s", len(events), exc)
+            return "retry", None
+        if 200 <= response.status < 300:
+            self._acknowledge(response, len(events))
+            return "done", None
+        if response.status in _RETRYABLE_STATUSES:
+            logger.warning("expd: sending %d events failed: %s", len(events), response.problem())
+            return "retry", response.retry_after()
+        logger.error("expd: server refused %d events, dropped: %s", len(events), response.problem())
+        self._count_dropped(len(events))
+        return "refused", None
+
+    def _acknowledge(self, response: Response, count: int) -> None:
+        self._sent += count
+        ack = response.body if isinstance(response.body, dict) else {}
+        rejected = ack.get("rejected") or []
+        if rejected:
+            first = rejected[0] if isinstance(rejected[0], dict) else {}
+            logger.warning(
+                "expd: server rejected %d of %d events (first: event %s, %s)",
+                len(rejected), count, first.get("event_id"), first.get("reason"),
+            )
+        version = ack.get("config_version")
+        if isinstance(version, int):
+            self._on_config_version(version)
+
+    def _past_deadline(self) -> bool:
+        return self._deadline is not None and time.monotonic() >= self._deadline
+
+    def _take_all(self) -> List[Dict[str, Any]]:
+        with self._lock:
+            events = list(self._queue)
+            self._queue.clear()
+        return events
+
+    def _give_up(self, events: List[Dict[str, Any]], reason: str) -> None:
+        if not events:
+            return
+        if self._spill is not None and self._spill.append(events):
+            logger.warning("expd: %s; spilled %d events to %s", reason, len(events), self._spill.path)
+            return
+        self._count_dropped(len(events))
+        logger.error("expd: %s; dropped %d events (no spill file)", reason, len(events))
+
+    def _count_dropped(self, count: int) -> None:
+        with self._lock:
+            self._dropped += count
+
+    def _log_drop(self) -> None:
+        now = time.monotonic()
+        if now - self._last_drop_log >= _DROP_LOG_EVERY_SECONDS:
+            self._last_drop_log = now
+            logger.warning(
+                "expd: event queue full (%d); %d events dropped so far", self._max_queue_size, self._dropped
+            )
+
+
+def _encode_batches(events: List[Dict[str, Any]]) -> Tuple[List[Tuple[bytes, List[Dict[str, Any]]]], int]:
+    """Split events into request bodies under MAX_BATCH_BYTES; also count events too big to send."""
+    bodies: List[Tuple[bytes, List[Dict[str, Any]]]] = []
+    parts: List[bytes] = []
+    members: List[Dict[str, Any]] = []
+    envelope = len(_ENVELOPE_OPEN) + len(_ENVELOPE_CLOSE)
+    size = envelope
+    oversized = 0
+    for event in events:
+        encoded = json.dumps(event, separators=(",", ":"), ensure_ascii=False, default=str).encode("utf-8")
+        if len(encoded) + envelope > MAX_BATCH_BYTES:
+            oversized += 1
+            continue
+        if parts and size + len(encoded) + 1 > MAX_BATCH_BYTES:
+            bodies.append((_ENVELOPE_OPEN + b",".join(parts) + _ENVELOPE_CLOSE, members))
+            parts, members, size = [], [], envelope
+        parts.append(encoded)
+        members.append(event)
+        size += len(encoded) + 1
+    if parts:
+        bodies.append((_ENVELOPE_OPEN + b",".join(parts) + _ENVELOPE_CLOSE, members))
+    return bodies, oversized
