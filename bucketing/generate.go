@@ -1,0 +1,3 @@
+package bucketing
+
+//go:generate go run ../testdata/bucketing/gen -o ../testdata/bucketing/vectors.json

@@ -1,0 +1,62 @@
+"""A TestCase base with a running backend and fast-timing clients bound to it."""
+
+import logging
+import shutil
+import tempfile
+import time
+import unittest
+from typing import Any, Callable, List
+
+from expd import Client
+
+from .fake_server import FakeExpdServer
+
+# Timings shrunk so behaviour that takes seconds in production takes milliseconds here.
+FAST = {
+    "poll_interval": 0.2,
+    "flush_interval": 0.02,
+    "retry_backoff": 0.01,
+    "max_backoff": 0.05,
+    "request_timeout": 2.0,
+    "close_timeout": 2.0,
+}
+
+
+class BackendTestCase(unittest.TestCase):
+    """Starts a fresh fake backend per test; ``make_client`` builds clients closed at teardown."""
+
+    def setUp(self) -> None:
+        self.server = FakeExpdServer().start()
+        self.addCleanup(self.server.stop)
+        self._clients: List[Client] = []
+        self.addCleanup(self._close_clients)
+        self.tmp = tempfile.mkdtemp(prefix="expd-test-")
+        self.addCleanup(shutil.rmtree, self.tmp, True)
+        logging.getLogger("expd").setLevel(logging.CRITICAL)
+        self.addCleanup(logging.getLogger("expd").setLevel, logging.NOTSET)
+
+    def make_client(self, **options: Any) -> Client:
+        settings = dict(FAST, api_key=self.server.api_key, base_url=self.server.base_url)
+        settings.update(options)
+        client = Client(**settings)
+        self._clients.append(client)
+        return client
+
+    def ready_client(self, **options: Any) -> Client:
+        options.setdefault("wait_for_config", 5.0)
+        client = self.make_client(**options)
+        self.assertTrue(client.ready, "config did not load from the backend")
+        return client
+
+    def _close_clients(self) -> None:
+        for client in self._clients:
+            client.close(timeout=1.0)
+
+    def eventually(self, condition: Callable[[], bool], timeout: float = 5.0, message: str = "") -> None:
+        """Fail unless ``condition()`` becomes true within ``timeout`` seconds."""
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if condition():
+                return
+            time.sleep(0.01)
+        self.fail(message or "condition never became true")

@@ -1,0 +1,72 @@
+"""Small pieces: Retry-After parsing, backoff, timestamps, the exposure LRU, config parsing."""
+
+import random
+import time
+import unittest
+from email.utils import formatdate
+
+from helpers import SDK_ROOT  # noqa: F401 - puts the package on the path
+from expd._backoff import Backoff
+from expd._config import ConfigError, ConfigSnapshot
+from expd._events import new_event, parse_rfc3339, rfc3339_ms
+from expd._exposures import ExposureLog
+from expd._http import parse_retry_after
+from helpers.experiments import experiment
+
+
+class RetryAfterTest(unittest.TestCase):
+    def test_seconds(self):
+        self.assertEqual(parse_retry_after("7"), 7.0)
+
+    def test_http_date(self):
+        self.assertAlmostEqual(parse_retry_after(formatdate(time.time() + 30, usegmt=True)), 30, delta=2)
+
+    def test_absent_or_garbage(self):
+        self.assertEqual([parse_retry_after(v) for v in (None, "", "soon")], [None, None, None])
+
+
+class BackoffTest(unittest.TestCase):
+    def test_delays_grow_and_stay_under_the_cap(self):
+        backoff = Backoff(0.5, 4.0, random.Random(1))
+        delays = [backoff.delay(n) for n in range(6)]
+        self.assertTrue(0.25 <= delays[0] <= 0.5)
+        self.assertTrue(2.0 <= delays[5] <= 4.0)
+
+    def test_retry_after_wins_but_is_capped(self):
+        backoff = Backoff(0.5, 30.0)
+        self.assertEqual((backoff.delay(0, 12.0), backoff.delay(0, 3600.0)), (12.0, 30.0))
+
+
+class TimestampTest(unittest.TestCase):
+    def test_rfc3339_with_milliseconds_round_trips(self):
+        self.assertEqual(rfc3339_ms(1795255200.123), "2026-11-21T10:00:00.123Z")
+        self.assertAlmostEqual(parse_rfc3339("2026-11-21T10:00:00.123Z"), 1795255200.123, places=3)
+        self.assertAlmostEqual(parse_rfc3339("2026-11-21T11:00:00.123+01:00"), 1795255200.123, places=3)
+
+    def test_new_event_ids_are_unique(self):
+        ids = {new_event("exposure", {})["event_id"] for _ in range(100)}
+        self.assertEqual(len(ids), 100)
+
+
+class ExposureLogTest(unittest.TestCase):
+    def test_reports_each_key_once_and_evicts_the_least_recent(self):
+        log = ExposureLog(2)
+        self.assertEqual([log.first_time(k) for k in ("a", "b", "a", "c", "b", "a")],
+                         [True, True, False, True, True, False])
+        self.assertEqual(len(log), 2)
+
+
+class ConfigParseTest(unittest.TestCase):
+    def test_experiments_are_found_by_name_and_id(self):
+        raw = experiment("bot")
+        snapshot = ConfigSnapshot.parse({"config_version": 3, "experiments": [raw]}, '"3"')
+        self.assertIs(snapshot.find("bot"), snapshot.find(raw["id"]))
+        self.assertEqual((snapshot.version, snapshot.etag, snapshot.find("bot").control), (3, '"3"', "control"))
+
+    def test_malformed_bodies_raise_config_error(self):
+        broken = experiment("bot")
+        del broken["bucket_map"]
+        for body in ({}, {"config_version": "x"}, {"config_version": 1, "experiments": [broken]}):
+            with self.subTest(body=body):
+                with self.assertRaises(ConfigError):
+                    ConfigSnapshot.parse(body, None)

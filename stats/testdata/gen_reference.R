@@ -1,0 +1,251 @@
+# Generates reference.json, the reference vectors the Go tests of package
+# stats compare against. R is the reference: t.test, prop.test, wilcox.test,
+# chisq.test, p.adjust and quantile(type = 7) are the named definitions.
+# Run from the repository root (needs Debian's r-base-core, not needed by CI):
+#   Rscript stats/testdata/gen_reference.R
+# Numbers are written with 17 significant digits so Go reads back the exact
+# doubles R used. Samples with many repeated values are stored as a table of
+# distinct values and counts (the tests here do not depend on order).
+
+set.seed(20240605)
+out_path <- "stats/testdata/reference.json"
+
+num <- function(x) {
+  x <- as.numeric(x)
+  stopifnot(all(is.finite(x)))
+  sprintf("%.17g", x)
+}
+arr <- function(x) paste0("[", paste(num(x), collapse = ","), "]")
+str <- function(s) paste0("\"", s, "\"")
+obj <- function(...) {
+  f <- list(...)
+  paste0("{", paste(paste0(str(names(f)), ":", unlist(f)), collapse = ","), "}")
+}
+lst <- function(items) paste0("[\n", paste(items, collapse = ",\n"), "\n]")
+
+sample_json <- function(x) {
+  v <- sort(unique(x))
+  if (length(x) > 200 && length(v) * 4 < length(x)) {
+    counts <- as.vector(table(factor(x, levels = v)))
+    return(obj(values = arr(v), counts = arr(counts)))
+  }
+  obj(values = arr(x))
+}
+
+# Data generators: f(n, effect) with effect in units of the spread.
+gens <- list(
+  normal = function(n, e) rnorm(n, 10 + 2 * e, 2),
+  lognormal = function(n, e) rlnorm(n, log(100) + 0.8 * e, 0.8),
+  heavy_t2 = function(n, e) 50 + 5 * (rt(n, df = 2) + e),
+  cauchy = function(n, e) rcauchy(n, e, 1),
+  exponential = function(n, e) rexp(n, 1 / (1 + e)),
+  latency_ms = function(n, e) round(rlnorm(n, log(800) + 0.6 * e, 0.6)),
+  counts = function(n, e) rpois(n, 2 * (1 + e)),
+  revenue = function(n, e) ifelse(runif(n) < 0.85, 0, round(rlnorm(n, log(40) + e, 1))),
+  uniform = function(n, e) runif(n, e, 1 + e)
+)
+
+datasets <- list()
+add_dataset <- function(gen, nc, nt, effect) {
+  g <- gens[[gen]]
+  d <- list(id = length(datasets), gen = gen, effect = effect,
+            control = g(nc, 0), treatment = g(nt, effect))
+  datasets[[length(datasets) + 1]] <<- d
+  d
+}
+dataset_json <- function(d) {
+  obj(id = d$id, name = str(sprintf("%s nc=%d nt=%d effect=%g", d$gen, length(d$control), length(d$treatment), d$effect)),
+      control = sample_json(d$control), treatment = sample_json(d$treatment))
+}
+
+welch <- list(); mw <- list(); perm <- list(); boot <- list()
+
+welch_case <- function(d, alpha) {
+  r <- tryCatch(t.test(d$treatment, d$control, var.equal = FALSE, conf.level = 1 - alpha), error = function(e) NULL)
+  if (is.null(r) || !is.finite(r$statistic)) return()
+  mc <- mean(d$control); mt <- mean(d$treatment)
+  lift <- list()
+  if (mc != 0) {
+    se <- sqrt(var(d$treatment) / length(d$treatment) / mc^2 + mt^2 * var(d$control) / length(d$control) / mc^4)
+    l <- (mt - mc) / mc
+    h <- qnorm(1 - alpha / 2) * se
+    lift <- list(rel_lift = num(l), rel_ci_low = num(l - h), rel_ci_high = num(l + h))
+  }
+  welch[[length(welch) + 1]] <<- do.call(obj, c(list(dataset = d$id, alpha = num(alpha),
+    statistic = num(r$statistic), df = num(r$parameter), p_value = num(r$p.value),
+    effect = num(mt - mc), ci_low = num(r$conf.int[1]), ci_high = num(r$conf.int[2]),
+    se = num(r$stderr)), lift))
+}
+
+# Hodges-Lehmann shift and CI as stats/hodgeslehmann.go defines them, from the
+# explicit sorted pairwise differences (only where nx*ny is small enough).
+hodges_lehmann <- function(x, y, sigma, alpha) {
+  d <- sort(as.vector(outer(x, y, "-")))
+  n <- length(d)
+  k <- floor(n / 2 - qnorm(1 - alpha / 2) * sigma + 0.5)
+  k <- min(max(k, 1), n)
+  list(estimate = median(d), low = d[k], high = d[n + 1 - k])
+}
+
+mw_case <- function(d, alpha) {
+  x <- d$treatment; y <- d$control
+  if (length(unique(c(x, y))) < 2) return()
+  r <- wilcox.test(x, y, exact = FALSE, correct = TRUE)
+  nx <- as.numeric(length(x)); ny <- as.numeric(length(y))
+  ties <- table(c(x, y))
+  sigma <- sqrt((nx * ny / 12) * ((nx + ny + 1) - sum(ties^3 - ties) / ((nx + ny) * (nx + ny - 1))))
+  f <- list(dataset = d$id, alpha = num(alpha), statistic = num(r$statistic), p_value = num(r$p.value))
+  if (as.numeric(nx) * ny <= 4e6) {
+    hl <- hodges_lehmann(x, y, sigma, alpha)
+    f <- c(f, list(effect = num(hl$estimate), ci_low = num(hl$low), ci_high = num(hl$high)))
+  }
+  mw[[length(mw) + 1]] <<- do.call(obj, f)
+}
+
+# Bootstrap as stats/bootstrap.go defines it, with many more draws than the Go
+# test uses; the Go test compares within Monte Carlo bounds.
+boot_draws <- 20000
+bootstrap_ref <- function(d, alpha) {
+  x <- d$treatment; y <- d$control
+  diffs <- replicate(boot_draws, mean(sample(x, replace = TRUE)) - mean(sample(y, replace = TRUE)))
+  p <- min(1, 2 * (min(sum(diffs <= 0), sum(diffs >= 0)) + 1) / (boot_draws + 1))
+  q <- quantile(diffs, c(alpha / 2, 1 - alpha / 2), type = 7, names = FALSE)
+  list(draws = num(boot_draws), p_value = num(p), ci_low = num(q[1]), ci_high = num(q[2]), boot_se = num(sd(diffs)))
+}
+
+boot_case <- function(d, alpha) {
+  b <- bootstrap_ref(d, alpha)
+  boot[[length(boot) + 1]] <<- do.call(obj, c(list(dataset = d$id, alpha = num(alpha), effect = num(mean(d$treatment) - mean(d$control))), b))
+}
+
+# Permutation p: exact over all relabellings when there are few, else R's own
+# Monte Carlo estimate with many draws.
+perm_case <- function(d, alpha) {
+  x <- d$treatment; y <- d$control
+  pooled <- c(x, y); n <- length(pooled); nt <- length(x)
+  obs <- mean(x) - mean(y)
+  tol <- 1e-9 * mean(abs(pooled))
+  if (choose(n, nt) <= 2e5) {
+    idx <- combn(n, nt)
+    st <- colSums(matrix(pooled[idx], nrow = nt))
+    diffs <- st / nt - (sum(pooled) - st) / (n - nt)
+    p <- mean(abs(diffs) >= abs(obs) - tol); draws <- ncol(idx); exact <- "true"
+  } else {
+    draws <- 100000
+    diffs <- replicate(draws, { s <- sample.int(n, nt); mean(pooled[s]) - mean(pooled[-s]) })
+    p <- mean(abs(diffs) >= abs(obs) - tol); exact <- "false"
+  }
+  b <- bootstrap_ref(d, alpha)
+  perm[[length(perm) + 1]] <<- obj(dataset = d$id, alpha = num(alpha), effect = num(obs),
+    p_value = num(p), exact = exact, reference_draws = num(draws),
+    ci_low = b$ci_low, ci_high = b$ci_high, boot_se = b$boot_se)
+}
+
+# --- continuous / count comparisons: Welch and Mann-Whitney on shared data ---
+sizes <- list(c(2, 2), c(2, 3), c(3, 5), c(5, 5), c(8, 12), c(20, 20), c(30, 45),
+              c(100, 100), c(250, 180), c(1000, 1000), c(3000, 2000))
+effects <- c(0, 1e-3, 0.2, 1, 8)
+for (gen in names(gens)) {
+  for (s in sizes) {
+    e <- sample(effects, 1)
+    d <- add_dataset(gen, s[1], s[2], e)
+    alpha <- sample(c(0.05, 0.05, 0.01, 0.1), 1)
+    welch_case(d, alpha)
+    mw_case(d, alpha)
+  }
+}
+# large samples, integer-valued so they store compactly; few of them
+for (spec in list(list("latency_ms", 100000, 100000, 0.01), list("counts", 100000, 99000, 0),
+                  list("revenue", 30000, 30000, 0.05), list("latency_ms", 10000, 12000, 0.3),
+                  list("counts", 20000, 20000, 0.5))) {
+  d <- add_dataset(spec[[1]], spec[[2]], spec[[3]], spec[[4]])
+  welch_case(d, 0.05)
+  mw_case(d, 0.05)
+}
+# huge effects: p far in the tail (down to ~1e-300)
+for (spec in list(list("normal", 300, 300, 4), list("normal", 2000, 2000, 1.3), list("lognormal", 5000, 5000, 1),
+                  list("uniform", 1500, 1500, 1))) {
+  d <- add_dataset(spec[[1]], spec[[2]], spec[[3]], spec[[4]])
+  welch_case(d, 0.05)
+  mw_case(d, 0.05)
+}
+
+# --- resampling tests, on sizes where R can afford many draws ---
+for (spec in list(list("normal", 4, 5, 1), list("normal", 6, 6, 0), list("exponential", 7, 8, 1),
+                  list("counts", 8, 8, 0.5), list("cauchy", 5, 7, 2), list("uniform", 8, 7, 0.2),
+                  list("lognormal", 6, 9, 1), list("normal", 40, 40, 0.5), list("revenue", 60, 50, 1),
+                  list("heavy_t2", 50, 50, 0.3))) {
+  perm_case(add_dataset(spec[[1]], spec[[2]], spec[[3]], spec[[4]]), 0.05)
+}
+for (spec in list(list("normal", 15, 15, 0), list("normal", 30, 40, 0.5), list("exponential", 50, 50, 0.3),
+                  list("lognormal", 100, 80, 0.2), list("counts", 200, 200, 0.1), list("uniform", 20, 25, 1),
+                  list("heavy_t2", 150, 150, 0), list("latency_ms", 300, 300, 0.2), list("normal", 1000, 1000, 0.05),
+                  list("revenue", 400, 400, 0.5))) {
+  boot_case(add_dataset(spec[[1]], spec[[2]], spec[[3]], spec[[4]]), sample(c(0.05, 0.1), 1))
+}
+
+# --- two-proportion z-test (prop.test without continuity correction) ---
+ztests <- list()
+zspecs <- list(c(2, 2, 0.5, 0.5), c(3, 4, 0.3, 0.6), c(10, 10, 0.2, 0.4), c(25, 30, 0.5, 0.5))
+for (n in c(50, 200, 1000, 5000, 20000, 100000)) for (pc in c(0.001, 0.02, 0.1, 0.5)) {
+  zspecs[[length(zspecs) + 1]] <- c(n, round(n * sample(c(0.7, 1, 1.3), 1)), pc, pc * sample(c(1, 1.001, 1.05, 1.3, 3), 1))
+}
+zspecs <- c(zspecs, list(c(100000, 100000, 0.3, 0.32), c(40000, 40000, 0.1, 0.2), c(1e5, 1e5, 0.05, 0.09)))
+for (z in zspecs) {
+  nc <- z[1]; nt <- z[2]
+  sc <- rbinom(1, nc, z[3]); st <- rbinom(1, nt, min(z[4], 1))
+  if (sc + st == 0 || sc + st == nc + nt) next
+  r <- suppressWarnings(prop.test(c(st, sc), c(nt, nc), correct = FALSE))
+  ztests[[length(ztests) + 1]] <- obj(n_control = num(nc), ones_control = num(sc), n_treatment = num(nt), ones_treatment = num(st),
+    alpha = num(0.05), x_squared = num(r$statistic), p_value = num(r$p.value), effect = num(st / nt - sc / nc),
+    ci_low = num(r$conf.int[1]), ci_high = num(r$conf.int[2]))
+}
+
+# --- sample ratio mismatch (chisq.test goodness of fit) ---
+srm <- list()
+weight_sets <- list(c(50, 50), c(90, 10), c(1, 1, 1), c(33, 33, 34), c(10, 20, 30, 40), c(1, 1, 1, 1, 1, 1), c(0.7, 0.3))
+for (total in c(10, 50, 1000, 123457, 1e7)) for (w in weight_sets) {
+  skew <- sample(c(1, 1, 1.01, 1.2, 3), 1)
+  prob <- w * c(skew, rep(1, length(w) - 1)); prob <- prob / sum(prob)
+  x <- as.vector(rmultinom(1, total, prob))
+  if (sum(x) == 0) next
+  r <- suppressWarnings(chisq.test(x, p = w / sum(w)))
+  srm[[length(srm) + 1]] <- obj(observed = arr(x), weights = arr(w), chi_square = num(r$statistic), df = num(r$parameter), p_value = num(r$p.value))
+}
+
+# --- multiple testing (p.adjust) ---
+padj <- list()
+for (i in 1:20) {
+  m <- sample(c(1, 2, 3, 5, 10, 20, 50, 200), 1)
+  p <- pmin(1, c(runif(m)^sample(c(1, 3, 8), 1)))
+  if (m > 3) { p[2] <- p[1]; p[3] <- 1e-300 }  # ties and a far-tail value
+  padj[[length(padj) + 1]] <- obj(p = arr(p), bh = arr(p.adjust(p, "BH")), holm = arr(p.adjust(p, "holm")))
+}
+
+# --- per-arm distribution: mean, sd, min, max, type-7 quantiles ---
+dists <- list()
+for (gen in names(gens)) for (n in c(1, 2, 3, 10, 99, 1000)) {
+  x <- gens[[gen]](n, 0)
+  dists[[length(dists) + 1]] <- obj(sample = sample_json(x), mean = num(mean(x)), sd = num(if (n > 1) sd(x) else 0),
+    min = num(min(x)), max = num(max(x)), quantiles = arr(quantile(x, c(0.05, 0.25, 0.5, 0.75, 0.95), type = 7, names = FALSE)))
+}
+x <- gens$latency_ms(100000, 0)
+dists[[length(dists) + 1]] <- obj(sample = sample_json(x), mean = num(mean(x)), sd = num(sd(x)),
+  min = num(min(x)), max = num(max(x)), quantiles = arr(quantile(x, c(0.05, 0.25, 0.5, 0.75, 0.95), type = 7, names = FALSE)))
+
+json <- paste0("{\n", paste(c(
+  paste0(str("generator"), ":", str("stats/testdata/gen_reference.R")),
+  paste0(str("r_version"), ":", str(R.version.string)),
+  paste0(str("datasets"), ":", lst(vapply(datasets, dataset_json, ""))),
+  paste0(str("welch_t"), ":", lst(unlist(welch))),
+  paste0(str("mann_whitney"), ":", lst(unlist(mw))),
+  paste0(str("permutation"), ":", lst(unlist(perm))),
+  paste0(str("bootstrap"), ":", lst(unlist(boot))),
+  paste0(str("z_test"), ":", lst(unlist(ztests))),
+  paste0(str("srm"), ":", lst(unlist(srm))),
+  paste0(str("p_adjust"), ":", lst(unlist(padj))),
+  paste0(str("distribution"), ":", lst(unlist(dists)))
+), collapse = ",\n"), "\n}\n")
+writeLines(json, out_path, sep = "")
+cat(sprintf("wrote %s: %d datasets, welch %d, mann_whitney %d, permutation %d, bootstrap %d, z_test %d, srm %d, p_adjust %d, distribution %d\n",
+            out_path, length(datasets), length(welch), length(mw), length(perm), length(boot), length(ztests), length(srm), length(padj), length(dists)))
