@@ -15,8 +15,7 @@ EVENT_TYPES = frozenset((EXPOSURE, MODEL_CALL, BUSINESS_EVENT))
 
 def rfc3339_ms(epoch_seconds: float) -> str:
     """Format a Unix time as RFC 3339 UTC with milliseconds, e.g. ``2026-11-21T10:00:00.123Z``."""
-    whole = int(epoch_seconds)
-    millis = int((epoch_seconds - whole) * 1000)
+    whole, millis = divmod(int(round(epoch_seconds * 1000)), 1000)
     return time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(whole)) + f".{millis:03d}Z"
 
 
