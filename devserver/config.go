@@ -44,7 +44,7 @@ func newServiceListeners(opt Options) (serviceListeners, error) {
 
 // serverOptions assembles the Temporal server: static membership (every
 // service is in this process, so no ringpop), no authorization, logs to slog.
-func serverOptions(opt Options, sql *config.SQL, listeners serviceListeners) []temporal.ServerOption {
+func serverOptions(opt Options, sql *config.SQL, listeners serviceListeners, logger slogLogger) []temporal.ServerOption {
 	hosts := make(map[primitives.ServiceName]static.Hosts, len(listeners))
 	for svc, l := range listeners {
 		hosts[svc] = static.SingleLocalHost(l.address())
@@ -53,7 +53,7 @@ func serverOptions(opt Options, sql *config.SQL, listeners serviceListeners) []t
 		temporal.WithConfig(serverConfig(opt, sql, listeners)),
 		temporal.ForServices(temporal.DefaultServices),
 		temporal.WithStaticHosts(hosts),
-		temporal.WithLogger(newTemporalLogger(opt.Logger)),
+		temporal.WithLogger(logger),
 		temporal.WithAuthorizer(authorization.NewNoopAuthorizer()),
 		temporal.WithClaimMapper(func(*config.Config) authorization.ClaimMapper { return authorization.NewNoopClaimMapper() }),
 		temporal.WithDynamicConfigClient(dynamicconfig.StaticClient{

@@ -8,18 +8,24 @@ import (
 	"go.temporal.io/server/common/log/tag"
 )
 
-// temporalLogLevel is the lowest level of Temporal's own logs that reaches
-// the caller's logger: below it the server is far too chatty for a console.
-const temporalLogLevel = slog.LevelWarn
+// Lowest levels of Temporal's own logs that reach the caller's logger in each
+// phase of the server's life. Below warnings the server is far too chatty for
+// a console; while starting, services warn about dialling each other before
+// all of them listen; while stopping, every in-flight call fails on purpose.
+const (
+	runningLogLevel  = slog.LevelWarn
+	startingLogLevel = slog.LevelError
+	stoppingLogLevel = slog.LevelError + 4 // above every level: nothing passes
+)
 
 // minLevelHandler drops records below min before they reach the wrapped handler.
 type minLevelHandler struct {
-	min  slog.Level
+	min  slog.Leveler
 	next slog.Handler
 }
 
 func (h minLevelHandler) Enabled(ctx context.Context, level slog.Level) bool {
-	return level >= h.min && h.next.Enabled(ctx, level)
+	return level >= h.min.Level() && h.next.Enabled(ctx, level)
 }
 
 func (h minLevelHandler) Handle(ctx context.Context, r slog.Record) error {
@@ -44,9 +50,9 @@ var (
 	_ temporallog.SLogWrapper = slogLogger{}
 )
 
-// newTemporalLogger routes Temporal's logs at temporalLogLevel or above to base.
-func newTemporalLogger(base *slog.Logger) slogLogger {
-	filtered := slog.New(minLevelHandler{min: temporalLogLevel, next: base.Handler()})
+// newTemporalLogger routes Temporal's logs at min or above to base.
+func newTemporalLogger(base *slog.Logger, min slog.Leveler) slogLogger {
+	filtered := slog.New(minLevelHandler{min: min, next: base.Handler()})
 	return slogLogger{log: filtered.With("component", "temporal")}
 }
 

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"time"
 
 	uiserver "github.com/temporalio/ui-server/v2/server"
@@ -24,6 +25,7 @@ type Server struct {
 	frontendAddress string
 	httpAddress     string
 	uiAddress       string
+	logLevel        *slog.LevelVar // of Temporal's logs, raised and lowered by phase
 }
 
 // Start starts the Temporal server (and UI) described by opt and returns once
@@ -42,7 +44,10 @@ func Start(ctx context.Context, opt Options) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
-	srv, err := temporal.NewServer(serverOptions(opt, sql, listeners)...)
+	logLevel := new(slog.LevelVar)
+	logLevel.Set(startingLogLevel)
+	logger := newTemporalLogger(opt.Logger, logLevel)
+	srv, err := temporal.NewServer(serverOptions(opt, sql, listeners, logger)...)
 	if err != nil {
 		return nil, fmt.Errorf("devserver: build Temporal server: %w", err)
 	}
@@ -53,8 +58,9 @@ func Start(ctx context.Context, opt Options) (*Server, error) {
 		temporal:        srv,
 		frontendAddress: listeners[primitives.FrontendService].address(),
 		httpAddress:     listener{bindIP: opt.Host, port: opt.HTTPPort}.address(),
+		logLevel:        logLevel,
 	}
-	if err := s.awaitReady(ctx, opt); err != nil {
+	if err := s.awaitReady(ctx, opt.Namespace, logger); err != nil {
 		return nil, errors.Join(err, s.Stop())
 	}
 	if opt.UIPort != UIDisabled {
@@ -64,17 +70,17 @@ func Start(ctx context.Context, opt Options) (*Server, error) {
 			return nil, errors.Join(err, s.Stop())
 		}
 	}
+	logLevel.Set(runningLogLevel)
 	return s, nil
 }
 
 // awaitReady dials the frontend, waits until it serves the namespace and
 // makes sure expd's search attributes are registered.
-func (s *Server) awaitReady(ctx context.Context, opt Options) error {
-	namespace := opt.Namespace
+func (s *Server) awaitReady(ctx context.Context, namespace string, logger slogLogger) error {
 	c, err := client.DialContext(ctx, client.Options{
 		HostPort:  s.frontendAddress,
 		Namespace: namespace,
-		Logger:    sdklog.NewStructuredLogger(newTemporalLogger(opt.Logger).SLog()),
+		Logger:    sdklog.NewStructuredLogger(logger.SLog()),
 	})
 	if err != nil {
 		return fmt.Errorf("devserver: connect to frontend %s: %w", s.frontendAddress, err)
@@ -106,8 +112,10 @@ func (s *Server) FrontendHTTPAddress() string { return s.httpAddress }
 // UIAddress is the Temporal UI's base URL, "http://host:port", or "" when the UI is disabled.
 func (s *Server) UIAddress() string { return s.uiAddress }
 
-// Stop stops the UI and the Temporal server.
+// Stop stops the UI and the Temporal server. Temporal's logs are silenced
+// first: shutting down fails every in-flight call on purpose.
 func (s *Server) Stop() error {
+	s.logLevel.Set(stoppingLogLevel)
 	if s.ui != nil {
 		s.ui.Stop()
 	}
