@@ -25,6 +25,8 @@ from ._wrap import WrappedProvider
 logger = logging.getLogger("expd")
 
 DEFAULT_BASE_URL = "https://api.expd.dev"
+# Unknown experiment names are warned about once each; past this many, silently.
+_MAX_REMEMBERED_UNKNOWN = 1000
 API_KEY_ENV = "SERVICE_API_KEY"
 BASE_URL_ENV = "SERVICE_BASE_URL"
 
@@ -302,8 +304,9 @@ class Client:
         if snapshot is None:
             return None
         found = snapshot.find(experiment)
-        if found is None and experiment not in self._unknown_experiments:
-            self._unknown_experiments.add(experiment)
+        unknown = self._unknown_experiments
+        if found is None and experiment not in unknown and len(unknown) < _MAX_REMEMBERED_UNKNOWN:
+            unknown.add(experiment)
             logger.warning("expd: experiment %r is not running in config %d", experiment, snapshot.version)
         return found
 

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
+import os
 import time
-import uuid
 from datetime import datetime, timezone
 from typing import Any, Dict, Optional
 
@@ -13,10 +13,28 @@ BUSINESS_EVENT = "business_event"
 EVENT_TYPES = frozenset((EXPOSURE, MODEL_CALL, BUSINESS_EVENT))
 
 
+# track() stamps events on the caller's thread: formatting the seconds once per second keeps it cheap.
+_last_second = (-1, "")
+
+
 def rfc3339_ms(epoch_seconds: float) -> str:
     """Format a Unix time as RFC 3339 UTC with milliseconds, e.g. ``2026-11-21T10:00:00.123Z``."""
+    global _last_second
     whole, millis = divmod(int(round(epoch_seconds * 1000)), 1000)
-    return time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(whole)) + f".{millis:03d}Z"
+    second, prefix = _last_second
+    if second != whole:
+        prefix = time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(whole))
+        _last_second = (whole, prefix)
+    return f"{prefix}.{millis:03d}Z"
+
+
+def uuid4_string() -> str:
+    """A random (version 4, RFC 4122 variant) UUID string; uuid.uuid4() without the object."""
+    raw = bytearray(os.urandom(16))
+    raw[6] = (raw[6] & 0x0F) | 0x40
+    raw[8] = (raw[8] & 0x3F) | 0x80
+    h = raw.hex()
+    return f"{h[:8]}-{h[8:12]}-{h[12:16]}-{h[16:20]}-{h[20:]}"
 
 
 def parse_rfc3339(value: str) -> float:
@@ -37,7 +55,7 @@ def new_event(event_type: str, fields: Dict[str, Any], now: Optional[float] = No
     own) are kept, so replays and imports preserve identity and time.
     """
     event: Dict[str, Any] = {
-        "event_id": str(uuid.uuid4()),
+        "event_id": uuid4_string(),
         "type": event_type,
         "timestamp": rfc3339_ms(time.time() if now is None else now),
     }

@@ -3,6 +3,7 @@
 import random
 import time
 import unittest
+import uuid
 from email.utils import formatdate
 
 from helpers import SDK_ROOT  # noqa: F401 - puts the package on the path
@@ -43,9 +44,12 @@ class TimestampTest(unittest.TestCase):
         self.assertAlmostEqual(parse_rfc3339("2026-11-21T10:00:00.123Z"), 1795255200.123, places=3)
         self.assertAlmostEqual(parse_rfc3339("2026-11-21T11:00:00.123+01:00"), 1795255200.123, places=3)
 
-    def test_new_event_ids_are_unique(self):
+    def test_new_event_ids_are_unique_rfc4122_version_4_uuids(self):
         ids = {new_event("exposure", {})["event_id"] for _ in range(100)}
         self.assertEqual(len(ids), 100)
+        parsed = [uuid.UUID(i) for i in ids]
+        self.assertEqual({(u.version, u.variant) for u in parsed}, {(4, uuid.RFC_4122)})
+        self.assertEqual({str(u) for u in parsed}, ids)
 
 
 class ExposureLogTest(unittest.TestCase):
