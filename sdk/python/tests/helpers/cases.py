@@ -17,7 +17,7 @@ FAST = {
     "flush_interval": 0.02,
     "retry_backoff": 0.01,
     "max_backoff": 0.05,
-    "request_timeout": 2.0,
+    "request_timeout": 5.0,
     "close_timeout": 2.0,
 }
 
