@@ -57,9 +57,9 @@ class EventSender:
         self._spill = spill
         self._on_config_version = on_config_version
         self._dropped = 0
-        self._sent = 0
         self._last_drop_log = 0.0
         self._closed = False
+        self._server_failing = False
         # Only the first worker of a process replays; a forked child must not replay again.
         self._replay_due = spill is not None
         self._init_threading()
@@ -78,15 +78,6 @@ class EventSender:
     def dropped(self) -> int:
         """Events dropped because the queue was full or delivery finally failed without a spill file."""
         return self._dropped
-
-    @property
-    def sent(self) -> int:
-        """Events the server acknowledged (accepted or rejected by validation)."""
-        return self._sent
-
-    def queued(self) -> int:
-        """Events waiting in the queue (not counting a batch in flight)."""
-        return len(self._queue)
 
     def start(self) -> None:
         """Start the worker thread (idempotent)."""
@@ -198,40 +189,44 @@ class EventSender:
             self._deliver_body(body, events)
 
     def _deliver_body(self, body: bytes, events: List[Dict[str, Any]]) -> None:
+        # While the server is known to be failing, each batch gets a single attempt, so
+        # batches reach the spill file as fast as they arrive instead of overflowing the queue.
+        retries = 0 if self._server_failing else self._max_retries
         attempt = 0
         while True:
             if self._past_deadline():
                 self._give_up(events, "client closed before the batch could be sent")
                 return
-            outcome, retry_after = self._post(body, events)
-            if outcome != "retry":
+            failure, retry_after = self._post(body, events)
+            if failure is None:
+                self._server_failing = False
                 return
-            if attempt >= self._max_retries or self._stop.is_set():
-                self._give_up(events, f"{attempt + 1} attempts failed")
+            if attempt >= retries or self._stop.is_set():
+                self._server_failing = True
+                self._give_up(events, f"{attempt + 1} attempts failed, last: {failure}")
                 return
+            logger.debug("expd: sending %d events failed (%s); retrying", len(events), failure)
             delay = self._backoff.delay(attempt, retry_after)
             attempt += 1
             # close() cuts the wait short; the next failure then spills at once.
             self._stop.wait(delay)
 
-    def _post(self, body: bytes, events: List[Dict[str, Any]]):
+    def _post(self, body: bytes, events: List[Dict[str, Any]]) -> Tuple[Optional[str], Optional[float]]:
+        """One attempt: (None, None) when done with the batch, else (why it failed, Retry-After)."""
         try:
             response = self._http.request("POST", "/v1/events", body)
         except TransportError as exc:
-            logger.warning("expd: sending %d events failed: %s", len(events), exc)
-            return "retry", None
+            return str(exc), None
         if 200 <= response.status < 300:
             self._acknowledge(response, len(events))
-            return "done", None
+            return None, None
         if response.status in _RETRYABLE_STATUSES:
-            logger.warning("expd: sending %d events failed: %s", len(events), response.problem())
-            return "retry", response.retry_after()
+            return response.problem(), response.retry_after()
         logger.error("expd: server refused %d events, dropped: %s", len(events), response.problem())
         self._count_dropped(len(events))
-        return "refused", None
+        return None, None
 
     def _acknowledge(self, response: Response, count: int) -> None:
-        self._sent += count
         ack = response.body if isinstance(response.body, dict) else {}
         rejected = ack.get("rejected") or []
         if rejected:

@@ -101,6 +101,27 @@ class DeliveryTest(BackendTestCase):
         self.assertEqual(client.dropped_events, 1)
         self.assertEqual(self.server.events(), [])
 
+    def test_while_the_server_keeps_failing_each_batch_gets_one_attempt(self):
+        client = self.make_client(max_retries=2)
+        self.server.fail_next("/v1/events", 503, times=4)
+        self.track_one(client, "u1")
+        self.assertTrue(client.flush(5.0))
+        self.track_one(client, "u2")
+        self.assertTrue(client.flush(5.0))
+        self.assertEqual([p["status"] for p in self.server.event_posts], [503] * 4)
+        self.server.fail_next("/v1/events", 503, times=1)
+        self.track_one(client, "u3")
+        self.assertTrue(client.flush(5.0))
+        self.assertEqual([p["status"] for p in self.server.event_posts], [503] * 5)
+        self.track_one(client, "u4")
+        self.assertTrue(client.flush(5.0))
+        self.server.fail_next("/v1/events", 503, times=1)
+        self.track_one(client, "u5")
+        self.assertTrue(client.flush(5.0))
+        # After a success the full retry budget is back.
+        self.assertEqual([p["status"] for p in self.server.event_posts][5:], [202, 503, 202])
+        self.assertEqual(client.dropped_events, 3)
+
     def test_a_full_queue_drops_and_counts(self):
         self.server.stop()
         client = self.make_client(max_queue_size=5, flush_interval=60.0, batch_size=100)
