@@ -11,7 +11,7 @@ func TestReferenceCoversEveryTest(t *testing.T) {
 	sections := map[string]int{
 		"welch_t": len(f.WelchT), "mann_whitney": len(f.MannWhitney), "permutation": len(f.Permutation),
 		"bootstrap": len(f.Bootstrap), "z_test": len(f.ZTest), "srm": len(f.SRM),
-		"p_adjust": len(f.PAdjust), "distribution": len(f.Distribution),
+		"p_adjust": len(f.PAdjust), "distribution": len(f.Distribution), "tails": len(f.Tails),
 	}
 	total := 0
 	for name, n := range sections {

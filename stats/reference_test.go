@@ -113,6 +113,13 @@ type referenceDistribution struct {
 	Quantiles []float64       `json:"quantiles"`
 }
 
+type referenceTail struct {
+	Dist string  `json:"dist"` // "normal" and "t" two-sided, "chisq" upper
+	X    float64 `json:"x"`
+	DF   float64 `json:"df"`
+	P    float64 `json:"p"`
+}
+
 type referenceFile struct {
 	Datasets     []referenceDataset      `json:"datasets"`
 	WelchT       []referenceComparison   `json:"welch_t"`
@@ -123,6 +130,7 @@ type referenceFile struct {
 	SRM          []referenceSRM          `json:"srm"`
 	PAdjust      []referencePAdjust      `json:"p_adjust"`
 	Distribution []referenceDistribution `json:"distribution"`
+	Tails        []referenceTail         `json:"tails"`
 }
 
 var loadReference = sync.OnceValues(func() (*referenceFile, error) {

@@ -234,6 +234,18 @@ x <- gens$latency_ms(100000, 0)
 dists[[length(dists) + 1]] <- obj(sample = sample_json(x), mean = num(mean(x)), sd = num(sd(x)),
   min = num(min(x)), max = num(max(x)), quantiles = arr(quantile(x, c(0.05, 0.25, 0.5, 0.75, 0.95), type = 7, names = FALSE)))
 
+# --- tail probabilities, two-sided for t and normal, upper for chi-square ---
+tails <- list()
+for (x in c(0.5, 1.96, 5, 10, 20, 30, 37, 37.5)) tails[[length(tails) + 1]] <- obj(dist = str("normal"), x = num(x), df = num(0), p = num(2 * pnorm(-x)))
+for (df in c(1, 2.5, 7.3, 30, 151.7, 1000, 2e5)) for (x in c(0.1, 2, 6, 15, 40, 200, 1e4)) {
+  p <- 2 * pt(-x, df)
+  if (p > 1e-300) tails[[length(tails) + 1]] <- obj(dist = str("t"), x = num(x), df = num(df), p = num(p))
+}
+for (df in c(1, 2, 5, 20)) for (x in c(0.5, 3, 20, 100, 600, 1300)) {
+  p <- pchisq(x, df, lower.tail = FALSE)
+  if (p > 1e-300) tails[[length(tails) + 1]] <- obj(dist = str("chisq"), x = num(x), df = num(df), p = num(p))
+}
+
 json <- paste0("{\n", paste(c(
   paste0(str("generator"), ":", str("stats/testdata/gen_reference.R")),
   paste0(str("r_version"), ":", str(R.version.string)),
@@ -245,8 +257,9 @@ json <- paste0("{\n", paste(c(
   paste0(str("z_test"), ":", lst(unlist(ztests))),
   paste0(str("srm"), ":", lst(unlist(srm))),
   paste0(str("p_adjust"), ":", lst(unlist(padj))),
-  paste0(str("distribution"), ":", lst(unlist(dists)))
+  paste0(str("distribution"), ":", lst(unlist(dists))),
+  paste0(str("tails"), ":", lst(unlist(tails)))
 ), collapse = ",\n"), "\n}\n")
 writeLines(json, out_path, sep = "")
-cat(sprintf("wrote %s: %d datasets, welch %d, mann_whitney %d, permutation %d, bootstrap %d, z_test %d, srm %d, p_adjust %d, distribution %d\n",
-            out_path, length(datasets), length(welch), length(mw), length(perm), length(boot), length(ztests), length(srm), length(padj), length(dists)))
+cat(sprintf("wrote %s: %d datasets, welch %d, mann_whitney %d, permutation %d, bootstrap %d, z_test %d, srm %d, p_adjust %d, distribution %d, tails %d\n",
+            out_path, length(datasets), length(welch), length(mw), length(perm), length(boot), length(ztests), length(srm), length(padj), length(dists), length(tails)))
