@@ -1,0 +1,95 @@
+package api
+
+import (
+	"errors"
+	"net/http"
+	"strconv"
+
+	"github.com/gin-gonic/gin"
+
+	"github.com/expd/expd/experiments"
+	"github.com/expd/expd/validate"
+)
+
+// GET /v1/experiments[?status=running|stopped]
+func (h *handlers) listExperiments(c *gin.Context) {
+	status := c.Query("status")
+	if status != "" && status != experiments.StatusRunning && status != experiments.StatusStopped {
+		invalid(c, validate.New("status", "must be running or stopped"))
+		return
+	}
+	list, err := h.experiments.List(c.Request.Context(), orgID(c), status)
+	if err != nil {
+		internalError(c, err)
+		return
+	}
+	c.JSON(http.StatusOK, gin.H{"experiments": list})
+}
+
+// POST /v1/experiments
+func (h *handlers) createExperiment(c *gin.Context) {
+	var cfg experiments.Config
+	if !decodeJSON(c, &cfg) {
+		return
+	}
+	exp, err := h.experiments.Create(c.Request.Context(), orgID(c), session(c).UserID, cfg)
+	if err != nil {
+		h.experimentError(c, err)
+		return
+	}
+	c.Header("Location", "/v1/experiments/"+exp.ID)
+	c.JSON(http.StatusCreated, exp)
+}
+
+// GET /v1/experiments/:id (id or unique name)
+func (h *handlers) getExperiment(c *gin.Context) {
+	exp, err := h.experiments.Get(c.Request.Context(), orgID(c), c.Param("id"))
+	if err != nil {
+		h.experimentError(c, err)
+		return
+	}
+	c.JSON(http.StatusOK, exp)
+}
+
+// GET /v1/experiments/:id/versions/:version (additive: stored versions)
+func (h *handlers) getExperimentVersion(c *gin.Context) {
+	n, err := strconv.Atoi(c.Param("version"))
+	if err != nil || n < 1 {
+		invalid(c, validate.New("version", "must be an integer >= 1"))
+		return
+	}
+	exp, err := h.experiments.GetVersion(c.Request.Context(), orgID(c), c.Param("id"), n)
+	if err != nil {
+		h.experimentError(c, err)
+		return
+	}
+	c.JSON(http.StatusOK, exp)
+}
+
+// PUT /v1/experiments/:id
+func (h *handlers) updateExperiment(c *gin.Context) {
+	var cfg experiments.Config
+	if !decodeJSON(c, &cfg) {
+		return
+	}
+	exp, err := h.experiments.Update(c.Request.Context(), orgID(c), c.Param("id"), session(c).UserID, cfg)
+	if err != nil {
+		h.experimentError(c, err)
+		return
+	}
+	c.JSON(http.StatusOK, exp)
+}
+
+func (h *handlers) experimentError(c *gin.Context, err error) {
+	switch {
+	case errors.Is(err, experiments.ErrNotFound):
+		problem(c, http.StatusNotFound, "experiment_not_found", "no experiment with this id or name in your org")
+	case errors.Is(err, experiments.ErrNameTaken):
+		writeProblem(c, Problem{Status: http.StatusBadRequest, Code: "name_taken", Detail: err.Error(),
+			Errors: []validate.FieldError{{Field: "name", Reason: "already used by another experiment of this org"}}})
+	case validate.Fields(err) != nil:
+		invalid(c, err)
+	default:
+		internalError(c, err)
+	}
+}

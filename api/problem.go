@@ -1,0 +1,95 @@
+package api
+
+import (
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+
+	"github.com/gin-gonic/gin"
+
+	"github.com/expd/expd/validate"
+)
+
+// Problem is an RFC 9457 problem-details body. Every non-2xx answer of the
+// API is one, served as application/problem+json.
+type Problem struct {
+	Type      string                `json:"type"`
+	Title     string                `json:"title"`
+	Status    int                   `json:"status"`
+	Detail    string                `json:"detail,omitempty"`
+	Instance  string                `json:"instance,omitempty"`
+	RequestID string                `json:"request_id,omitempty"`
+	Code      string                `json:"code,omitempty"`
+	Errors    []validate.FieldError `json:"errors,omitempty"`
+	// Extra members some problems carry (for example "hint": "collecting").
+	Hint string `json:"hint,omitempty"`
+}
+
+const problemContentType = "application/problem+json"
+
+// problemTypeBase prefixes the machine-readable problem type of each code.
+const problemTypeBase = "https://expd.dev/problems/"
+
+// problem writes a problem and aborts the request. code is the stable
+// machine-readable name clients switch on.
+func problem(c *gin.Context, status int, code, detail string) {
+	writeProblem(c, Problem{Status: status, Code: code, Detail: detail})
+}
+
+func writeProblem(c *gin.Context, p Problem) {
+	if p.Title == "" {
+		p.Title = http.StatusText(p.Status)
+	}
+	if p.Type == "" {
+		p.Type = problemTypeBase + p.Code
+	}
+	p.Instance = c.Request.URL.Path
+	p.RequestID = requestID(c)
+	c.Header("Content-Type", problemContentType)
+	c.AbortWithStatusJSON(p.Status, p)
+	c.Writer.Header().Set("Content-Type", problemContentType)
+}
+
+// invalid answers 400 with the field errors of a validation failure.
+func invalid(c *gin.Context, err error) {
+	fields := validate.Fields(err)
+	detail := fmt.Sprintf("%d field(s) failed validation", len(fields))
+	if len(fields) == 1 {
+		detail = fields[0].Field + ": " + fields[0].Reason
+	}
+	writeProblem(c, Problem{Status: http.StatusBadRequest, Code: "validation_failed", Detail: detail, Errors: fields})
+}
+
+// internalError logs err with the request's context and answers 500
+// without leaking its text.
+func internalError(c *gin.Context, err error) {
+	slog.ErrorContext(c.Request.Context(), "request failed", "request_id", requestID(c), "path", c.FullPath(), "error", err)
+	problem(c, http.StatusInternalServerError, "internal", "the server failed to handle the request; quote the request_id when reporting it")
+}
+
+// badInput answers a decoding or validation failure with the right 4xx.
+func badInput(c *gin.Context, err error) {
+	var tooBig *http.MaxBytesError
+	switch {
+	case errors.As(err, &tooBig):
+		problem(c, http.StatusRequestEntityTooLarge, "body_too_large", fmt.Sprintf("request body exceeds %d bytes", tooBig.Limit))
+	case validate.Fields(err) != nil:
+		invalid(c, err)
+	default:
+		problem(c, http.StatusBadRequest, "malformed_json", err.Error())
+	}
+}
+
+func notFoundRoute(c *gin.Context) {
+	problem(c, http.StatusNotFound, "route_not_found", "no route "+c.Request.Method+" "+c.Request.URL.Path)
+}
+
+func methodNotAllowed(c *gin.Context) {
+	problem(c, http.StatusMethodNotAllowed, "method_not_allowed", "method "+c.Request.Method+" is not allowed on "+c.Request.URL.Path)
+}
+
+// recovery turns a panic into a 500 problem instead of a dropped connection.
+func recovery(c *gin.Context, recovered any) {
+	internalError(c, fmt.Errorf("panic: %v", recovered))
+}

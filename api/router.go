@@ -1,0 +1,58 @@
+// Package api is expd's HTTP interface: NewRouter wires every /v1 route of
+// the spec to a handler method. Each resource has its own file
+// (experiments.go, ...); auth, limits and problem responses each have theirs.
+package api
+
+import (
+	"log/slog"
+
+	"github.com/gin-gonic/gin"
+	"go.temporal.io/sdk/client"
+	"gorm.io/gorm"
+
+	"github.com/expd/expd/auth"
+	"github.com/expd/expd/experiments"
+)
+
+// Deps are what the handlers need. Temporal may be nil where no route that
+// starts workflows is exercised; readiness then reports it missing.
+type Deps struct {
+	DB       *gorm.DB
+	Verifier *auth.Verifier
+	Temporal client.Client
+	Logger   *slog.Logger
+}
+
+type handlers struct {
+	deps        Deps
+	experiments experiments.Store
+}
+
+// NewRouter builds the gin engine with every route.
+func NewRouter(deps Deps) *gin.Engine {
+	if deps.Logger == nil {
+		deps.Logger = slog.Default()
+	}
+	h := &handlers{deps: deps, experiments: experiments.Store{DB: deps.DB}}
+
+	r := gin.New()
+	r.HandleMethodNotAllowed = true
+	r.ContextWithFallback = true
+	r.Use(withRequestID(deps.Logger), gin.CustomRecovery(recovery))
+	r.NoRoute(notFoundRoute)
+	r.NoMethod(methodNotAllowed)
+
+	r.GET("/healthz", h.healthz)
+	r.GET("/readyz", h.readyz)
+
+	v1 := r.Group("/v1", limitBody(defaultBodyLimit))
+
+	dash := v1.Group("", h.requireSession)
+	dash.GET("/experiments", h.listExperiments)
+	dash.POST("/experiments", h.createExperiment)
+	dash.GET("/experiments/:id", h.getExperiment)
+	dash.PUT("/experiments/:id", h.updateExperiment)
+	dash.GET("/experiments/:id/versions/:version", h.getExperimentVersion)
+
+	return r
+}

@@ -1,0 +1,307 @@
+package experiments
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/google/uuid"
+	"gorm.io/gorm"
+	"gorm.io/gorm/clause"
+
+	"github.com/expd/expd/bucketing"
+	"github.com/expd/expd/models"
+	"github.com/expd/expd/validate"
+)
+
+// ErrNotFound is returned for an unknown experiment or one of another org.
+var ErrNotFound = errors.New("experiment not found")
+
+// ErrNameTaken is returned when the org already has an experiment of that name.
+var ErrNameTaken = errors.New("experiment name already in use in this org")
+
+// Experiment is the API view of an experiment at one config version.
+type Experiment struct {
+	ID            string        `json:"id"`
+	Version       int           `json:"version"`
+	Status        string        `json:"status"`
+	ConfigVersion int64         `json:"config_version,omitempty"`
+	BucketMap     bucketing.Map `json:"bucket_map"`
+	CreatedAt     time.Time     `json:"created_at"`
+	UpdatedAt     time.Time     `json:"updated_at"`
+	Config
+}
+
+// Store reads and writes experiments of any org; every method is scoped by
+// the org id it is given.
+type Store struct{ DB *gorm.DB }
+
+// Create validates cfg and stores it as version 1 with a fresh bucket map.
+func (s Store) Create(ctx context.Context, orgID, actor string, cfg Config) (Experiment, error) {
+	if cfg.Status == "" {
+		cfg.Status = StatusRunning
+	}
+	if err := cfg.Validate(); err != nil {
+		return Experiment{}, err
+	}
+	bmap, err := bucketing.InitialMap(cfg.Allocation, cfg.BucketCount)
+	if err != nil {
+		return Experiment{}, validate.New("allocation", "%v", err)
+	}
+	now := time.Now().UTC()
+	exp := models.Experiment{
+		ID: uuid.NewString(), OrgID: orgID, Name: cfg.Name, Status: cfg.Status,
+		Salt: cfg.Salt, BucketCount: cfg.BucketCount, CurrentVersion: 1,
+		CreatedAt: now, UpdatedAt: now,
+	}
+	var out Experiment
+	err = s.DB.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+		if err := tx.Create(&exp).Error; err != nil {
+			if models.IsUniqueViolation(err) {
+				return ErrNameTaken
+			}
+			return fmt.Errorf("insert experiment: %w", err)
+		}
+		var e error
+		out, e = insertVersion(tx, exp, cfg, bmap, actor)
+		return e
+	})
+	return out, err
+}
+
+// Update mints the next version of the experiment named by idOrName.
+// salt and bucket_count may be omitted (they are kept) but not changed.
+func (s Store) Update(ctx context.Context, orgID, idOrName, actor string, cfg Config) (Experiment, error) {
+	var out Experiment
+	err := s.DB.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+		exp, err := find(lockForUpdate(tx), orgID, idOrName)
+		if err != nil {
+			return err
+		}
+		var errs validate.Errors
+		if cfg.Salt == "" {
+			cfg.Salt = exp.Salt
+		} else if cfg.Salt != exp.Salt {
+			errs.Add("salt", "cannot change: it is a frozen bucketing input for the experiment's life")
+		}
+		if cfg.BucketCount == 0 {
+			cfg.BucketCount = exp.BucketCount
+		} else if cfg.BucketCount != exp.BucketCount {
+			errs.Add("bucket_count", "cannot change: it is a frozen bucketing input for the experiment's life")
+		}
+		if err := errs.Err(); err != nil {
+			return err
+		}
+		if cfg.Status == "" {
+			cfg.Status = exp.Status
+		}
+		if err := cfg.Validate(); err != nil {
+			return err
+		}
+		prev, err := loadVersion(tx, exp.ID, exp.CurrentVersion)
+		if err != nil {
+			return err
+		}
+		prevMap, err := prev.bucketMap()
+		if err != nil {
+			return err
+		}
+		bmap, err := bucketing.Rebalance(prevMap, cfg.Allocation, cfg.BucketCount)
+		if err != nil {
+			return validate.New("allocation", "%v", err)
+		}
+		exp.Name, exp.Status = cfg.Name, cfg.Status
+		exp.CurrentVersion++
+		exp.UpdatedAt = time.Now().UTC()
+		if err := tx.Model(&models.Experiment{}).Where("id = ? AND org_id = ?", exp.ID, orgID).
+			Updates(map[string]any{"name": exp.Name, "status": exp.Status, "current_version": exp.CurrentVersion, "updated_at": exp.UpdatedAt}).Error; err != nil {
+			if models.IsUniqueViolation(err) {
+				return ErrNameTaken
+			}
+			return fmt.Errorf("update experiment: %w", err)
+		}
+		out, err = insertVersion(tx, exp, cfg, bmap, actor)
+		return err
+	})
+	return out, err
+}
+
+// Get returns the latest version of one experiment, by id or unique name.
+func (s Store) Get(ctx context.Context, orgID, idOrName string) (Experiment, error) {
+	db := s.DB.WithContext(ctx)
+	exp, err := find(db, orgID, idOrName)
+	if err != nil {
+		return Experiment{}, err
+	}
+	v, err := loadVersion(db, exp.ID, exp.CurrentVersion)
+	if err != nil {
+		return Experiment{}, err
+	}
+	return view(exp, v)
+}
+
+// GetVersion returns one stored version of an experiment.
+func (s Store) GetVersion(ctx context.Context, orgID, idOrName string, version int) (Experiment, error) {
+	db := s.DB.WithContext(ctx)
+	exp, err := find(db, orgID, idOrName)
+	if err != nil {
+		return Experiment{}, err
+	}
+	v, err := loadVersion(db, exp.ID, version)
+	if errors.Is(err, gorm.ErrRecordNotFound) {
+		return Experiment{}, ErrNotFound
+	}
+	if err != nil {
+		return Experiment{}, err
+	}
+	return view(exp, v)
+}
+
+// List returns every experiment of the org at its latest version, newest
+// first. status filters when non-empty.
+func (s Store) List(ctx context.Context, orgID, status string) ([]Experiment, error) {
+	db := s.DB.WithContext(ctx)
+	type row struct {
+		models.Experiment
+		Config    []byte
+		BucketMap []byte
+		Version   int
+	}
+	q := db.Table("experiments AS e").
+		Select("e.*, v.config AS config, v.bucket_map AS bucket_map, v.version AS version").
+		Joins("JOIN experiment_versions v ON v.experiment_id = e.id AND v.version = e.current_version").
+		Where("e.org_id = ?", orgID).Order("e.created_at DESC, e.id")
+	if status != "" {
+		q = q.Where("e.status = ?", status)
+	}
+	var rows []row
+	if err := q.Scan(&rows).Error; err != nil {
+		return nil, fmt.Errorf("list experiments: %w", err)
+	}
+	out := make([]Experiment, 0, len(rows))
+	for _, r := range rows {
+		e, err := view(r.Experiment, version{Version: r.Version, Config: r.Config, BucketMap: r.BucketMap})
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, e)
+	}
+	return out, nil
+}
+
+// ConfigVersion returns the org's current config_version.
+func ConfigVersion(ctx context.Context, db *gorm.DB, orgID string) (int64, error) {
+	var v int64
+	err := db.WithContext(ctx).Model(&models.Org{}).Select("config_version").Where("id = ?", orgID).Scan(&v).Error
+	if err != nil {
+		return 0, fmt.Errorf("read config_version: %w", err)
+	}
+	return v, nil
+}
+
+func find(db *gorm.DB, orgID, idOrName string) (models.Experiment, error) {
+	var exp models.Experiment
+	q := db.Where("org_id = ?", orgID)
+	if uuid.Validate(idOrName) == nil {
+		q = q.Where("id = ?", idOrName)
+	} else {
+		q = q.Where("name = ?", idOrName)
+	}
+	if err := q.Take(&exp).Error; err != nil {
+		if errors.Is(err, gorm.ErrRecordNotFound) {
+			return exp, ErrNotFound
+		}
+		return exp, fmt.Errorf("find experiment: %w", err)
+	}
+	return exp, nil
+}
+
+// lockForUpdate serializes concurrent updates of one experiment on
+// PostgreSQL; SQLite has a single writer already.
+func lockForUpdate(db *gorm.DB) *gorm.DB {
+	if models.IsPostgres(db) {
+		return db.Clauses(clause.Locking{Strength: "UPDATE"})
+	}
+	return db
+}
+
+// version is a stored config version, still encoded.
+type version struct {
+	Version   int
+	Config    []byte
+	BucketMap []byte
+}
+
+func (v version) bucketMap() (bucketing.Map, error) {
+	var m bucketing.Map
+	if err := json.Unmarshal(v.BucketMap, &m); err != nil {
+		return nil, fmt.Errorf("decode bucket map of version %d: %w", v.Version, err)
+	}
+	return m, nil
+}
+
+func loadVersion(db *gorm.DB, experimentID string, n int) (version, error) {
+	var v models.ExperimentVersion
+	if err := db.Where("experiment_id = ? AND version = ?", experimentID, n).Take(&v).Error; err != nil {
+		return version{}, fmt.Errorf("load version %d: %w", n, err)
+	}
+	return version{Version: v.Version, Config: v.Config, BucketMap: v.BucketMap}, nil
+}
+
+func insertVersion(tx *gorm.DB, exp models.Experiment, cfg Config, bmap bucketing.Map, actor string) (Experiment, error) {
+	cfgJSON, err := json.Marshal(cfg)
+	if err != nil {
+		return Experiment{}, fmt.Errorf("encode config: %w", err)
+	}
+	mapJSON, err := json.Marshal(bmap)
+	if err != nil {
+		return Experiment{}, fmt.Errorf("encode bucket map: %w", err)
+	}
+	row := models.ExperimentVersion{
+		ID: uuid.NewString(), ExperimentID: exp.ID, OrgID: exp.OrgID, Version: exp.CurrentVersion,
+		Config: cfgJSON, BucketMap: mapJSON, CreatedBy: actor, CreatedAt: exp.UpdatedAt,
+	}
+	if err := tx.Create(&row).Error; err != nil {
+		return Experiment{}, fmt.Errorf("insert version %d: %w", exp.CurrentVersion, err)
+	}
+	cv, err := BumpConfigVersion(tx, exp.OrgID)
+	if err != nil {
+		return Experiment{}, err
+	}
+	out := Experiment{ID: exp.ID, Version: exp.CurrentVersion, Status: exp.Status, ConfigVersion: cv,
+		BucketMap: bmap, CreatedAt: exp.CreatedAt, UpdatedAt: exp.UpdatedAt, Config: cfg}
+	return out, nil
+}
+
+// BumpConfigVersion raises the org's config_version inside tx and returns
+// the new value.
+func BumpConfigVersion(tx *gorm.DB, orgID string) (int64, error) {
+	if err := tx.Exec("UPDATE orgs SET config_version = config_version + 1 WHERE id = ?", orgID).Error; err != nil {
+		return 0, fmt.Errorf("bump config_version: %w", err)
+	}
+	var v int64
+	if err := tx.Raw("SELECT config_version FROM orgs WHERE id = ?", orgID).Scan(&v).Error; err != nil {
+		return 0, fmt.Errorf("read config_version: %w", err)
+	}
+	return v, nil
+}
+
+func view(exp models.Experiment, v version) (Experiment, error) {
+	bmap, err := v.bucketMap()
+	if err != nil {
+		return Experiment{}, err
+	}
+	var cfg Config
+	if err := json.Unmarshal(v.Config, &cfg); err != nil {
+		return Experiment{}, fmt.Errorf("decode config of %s v%d: %w", exp.ID, v.Version, err)
+	}
+	// The experiment row holds the current name and status; older versions
+	// keep what they were stored with.
+	if v.Version == exp.CurrentVersion {
+		cfg.Name, cfg.Status = exp.Name, exp.Status
+	}
+	return Experiment{ID: exp.ID, Version: v.Version, Status: cfg.Status, BucketMap: bmap,
+		CreatedAt: exp.CreatedAt, UpdatedAt: exp.UpdatedAt, Config: cfg}, nil
+}

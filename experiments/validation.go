@@ -1,0 +1,184 @@
+package experiments
+
+import (
+	"fmt"
+	"regexp"
+
+	"github.com/google/uuid"
+
+	"github.com/expd/expd/bucketing"
+	"github.com/expd/expd/validate"
+)
+
+// Bounds of a config; documented in README.md ("Experiment configs").
+const (
+	MaxNameLen      = 128
+	MinSaltLen      = 8
+	MaxSaltLen      = 64
+	MaxVariants     = 20
+	MaxMetrics      = 50
+	MaxPromptBytes  = 64 << 10
+	MaxVariableKeys = 100
+)
+
+var (
+	namePattern    = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]*$`)
+	saltPattern    = regexp.MustCompile(`^[A-Za-z0-9_-]+$`)
+	variantPattern = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$`)
+
+	metricKinds      = set("proportion", "mean", "sum", "count")
+	metricCategories = set("primary", "secondary", "guardrail")
+	metricMethods    = set("welch_t", "z_test", "mann_whitney", "permutation", "bootstrap")
+	eventTypes       = set("exposure", "model_call", "business_event")
+	// Numeric fields of model_call events that a metric may read.
+	modelCallFields = set("latency_ms", "input_tokens", "output_tokens", "total_tokens", "cost_usd", "time_to_first_token_ms", "error")
+	statuses        = set(StatusRunning, StatusStopped)
+)
+
+func set(vals ...string) map[string]bool {
+	m := make(map[string]bool, len(vals))
+	for _, v := range vals {
+		m[v] = true
+	}
+	return m
+}
+
+// Validate checks every field of a config and reports all failures at once.
+func (c *Config) Validate() error {
+	var errs validate.Errors
+	switch {
+	case c.Name == "":
+		errs.Add("name", "is required")
+	case len(c.Name) > MaxNameLen:
+		errs.Add("name", "must be at most %d characters", MaxNameLen)
+	case !namePattern.MatchString(c.Name):
+		errs.Add("name", "must start with a letter or digit and use only letters, digits, '.', '_' and '-'")
+	case uuid.Validate(c.Name) == nil:
+		errs.Add("name", "must not be a UUID: experiments are addressed by id or name, so a UUID-shaped name would be ambiguous")
+	}
+	switch {
+	case c.Salt == "":
+		errs.Add("salt", "is required")
+	case len(c.Salt) < MinSaltLen || len(c.Salt) > MaxSaltLen:
+		errs.Add("salt", "must be %d to %d characters", MinSaltLen, MaxSaltLen)
+	case !saltPattern.MatchString(c.Salt):
+		errs.Add("salt", "must use only letters, digits, '_' and '-'")
+	}
+	if c.BucketCount == 0 {
+		errs.Add("bucket_count", "is required (1 to %d)", bucketing.MaxBucketCount)
+	} else if c.BucketCount > bucketing.MaxBucketCount {
+		errs.Add("bucket_count", "must be at most %d", bucketing.MaxBucketCount)
+	}
+	if c.Status != "" && !statuses[c.Status] {
+		errs.Add("status", "must be %q or %q", StatusRunning, StatusStopped)
+	}
+	c.validateAllocation(&errs)
+	c.validateVariants(&errs)
+	c.validateMetrics(&errs)
+	return errs.Err()
+}
+
+func (c *Config) validateAllocation(errs *validate.Errors) {
+	if c.Allocation == nil {
+		errs.Add("allocation", "is required")
+		return
+	}
+	if len(c.Allocation) > MaxVariants {
+		errs.Add("allocation", "must have at most %d variants", MaxVariants)
+	}
+	for i, s := range c.Allocation {
+		if s.Variant != "" && !variantPattern.MatchString(s.Variant) {
+			errs.Add(fmt.Sprintf("allocation[%d].variant", i), "must be 1-64 letters, digits, '.', '_' or '-', starting with a letter or digit")
+		}
+	}
+	for _, fe := range bucketing.FieldErrors(bucketing.ValidateAllocation(c.Allocation)) {
+		errs.Add(fe.Field, "%s", fe.Reason)
+	}
+	if c.Control != "" && !c.hasVariant(c.Control) {
+		errs.Add("control", "must name a variant of the allocation")
+	}
+}
+
+func (c *Config) hasVariant(name string) bool {
+	for _, s := range c.Allocation {
+		if s.Variant == name {
+			return true
+		}
+	}
+	return false
+}
+
+func (c *Config) validateVariants(errs *validate.Errors) {
+	for name, v := range c.Variants {
+		field := "variants." + name
+		if !c.hasVariant(name) {
+			errs.Add(field, "is not in the allocation")
+		}
+		if len(v.Prompt) > MaxPromptBytes {
+			errs.Add(field+".prompt", "must be at most %d bytes", MaxPromptBytes)
+		}
+		if len(v.Variables) > MaxVariableKeys {
+			errs.Add(field+".variables", "must have at most %d keys", MaxVariableKeys)
+		}
+	}
+}
+
+func (c *Config) validateMetrics(errs *validate.Errors) {
+	if c.Metrics == nil {
+		errs.Add("metrics", "is required (an empty list is allowed)")
+		return
+	}
+	if len(c.Metrics) > MaxMetrics {
+		errs.Add("metrics", "must have at most %d metrics", MaxMetrics)
+	}
+	seen := map[string]bool{}
+	for i, m := range c.Metrics {
+		f := func(name string) string { return fmt.Sprintf("metrics[%d].%s", i, name) }
+		switch {
+		case m.Name == "":
+			errs.Add(f("name"), "is required")
+		case !variantPattern.MatchString(m.Name):
+			errs.Add(f("name"), "must be 1-64 letters, digits, '.', '_' or '-'")
+		case seen[m.Name]:
+			errs.Add(f("name"), "duplicates metric %q", m.Name)
+		}
+		seen[m.Name] = true
+		checkEnum(errs, f("kind"), m.Kind, metricKinds)
+		checkEnum(errs, f("category"), m.Category, metricCategories)
+		checkEnum(errs, f("method_default"), m.MethodDefault, metricMethods)
+		if m.MethodDefault == "z_test" && m.Kind != "" && m.Kind != "proportion" {
+			errs.Add(f("method_default"), "z_test applies to proportion metrics only")
+		}
+		if m.MetricVersion < 1 {
+			errs.Add(f("metric_version"), "is required and must be an integer >= 1")
+		}
+		if m.SharedOrgWide == nil {
+			errs.Add(f("shared_org_wide"), "is required (true or false)")
+		}
+		if m.Source != nil {
+			validateSource(errs, f("source"), m.Source)
+		}
+	}
+}
+
+func validateSource(errs *validate.Errors, field string, s *MetricSource) {
+	checkEnum(errs, field+".event_type", s.EventType, eventTypes)
+	switch s.EventType {
+	case "model_call":
+		if !modelCallFields[s.Field] {
+			errs.Add(field+".field", "must be one of latency_ms, input_tokens, output_tokens, total_tokens, cost_usd, time_to_first_token_ms, error")
+		}
+	case "business_event":
+		if s.BusinessMetric == "" {
+			errs.Add(field+".business_metric", "is required for business_event metrics")
+		}
+	}
+}
+
+func checkEnum(errs *validate.Errors, field, v string, allowed map[string]bool) {
+	if v == "" {
+		errs.Add(field, "is required")
+	} else if !allowed[v] {
+		errs.Add(field, "%q is not allowed", v)
+	}
+}

@@ -1,0 +1,36 @@
+package models
+
+import (
+	"time"
+
+	"gorm.io/datatypes"
+)
+
+// Experiment is the mutable head of an experiment: its identity, frozen
+// bucketing inputs and the number of its latest config version. The config
+// itself lives in ExperimentVersion rows, which are never updated.
+type Experiment struct {
+	ID             string `gorm:"primaryKey;type:uuid"`
+	OrgID          string `gorm:"type:uuid"`
+	Name           string
+	Status         string
+	Salt           string
+	BucketCount    uint32
+	CurrentVersion int
+	CreatedAt      time.Time
+	UpdatedAt      time.Time
+}
+
+// ExperimentVersion is one immutable config version. Config holds the
+// ExperimentConfig as sent (allocation, variants, metrics, control) and
+// BucketMap the bucket ranges computed for it.
+type ExperimentVersion struct {
+	ID           string `gorm:"primaryKey;type:uuid"`
+	ExperimentID string `gorm:"type:uuid"`
+	OrgID        string `gorm:"type:uuid"`
+	Version      int
+	Config       datatypes.JSON
+	BucketMap    datatypes.JSON
+	CreatedBy    string
+	CreatedAt    time.Time
+}

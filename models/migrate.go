@@ -1,0 +1,177 @@
+package models
+
+import (
+	"embed"
+	"errors"
+	"fmt"
+	"io/fs"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"gorm.io/gorm"
+)
+
+//go:embed migrations/*.sql
+var migrationFiles embed.FS
+
+// Migration is one numbered schema step. Its SQL is written once, with
+// {{uuid}}, {{json}}, {{timestamp}} and {{float}} placeholders that each
+// dialect fills with its own column types.
+type Migration struct {
+	Version int
+	Name    string
+	SQL     string
+}
+
+// ErrNotMigrated is returned by CheckMigrated when the schema is behind the
+// code. Servers refuse to start on it.
+var ErrNotMigrated = errors.New("database schema is not migrated")
+
+var dialectTypes = map[string]*strings.Replacer{
+	"postgres": strings.NewReplacer("{{uuid}}", "UUID", "{{json}}", "JSONB", "{{timestamp}}", "TIMESTAMPTZ", "{{float}}", "DOUBLE PRECISION"),
+	"sqlite":   strings.NewReplacer("{{uuid}}", "TEXT", "{{json}}", "TEXT", "{{timestamp}}", "DATETIME", "{{float}}", "REAL"),
+}
+
+// Migrations lists the embedded migrations in version order. File names are
+// NNNN_name.sql.
+func Migrations() ([]Migration, error) {
+	entries, err := fs.ReadDir(migrationFiles, "migrations")
+	if err != nil {
+		return nil, fmt.Errorf("read embedded migrations: %w", err)
+	}
+	var out []Migration
+	for _, e := range entries {
+		num, name, ok := strings.Cut(strings.TrimSuffix(e.Name(), ".sql"), "_")
+		if !ok {
+			return nil, fmt.Errorf("migration %q: want NNNN_name.sql", e.Name())
+		}
+		v, err := strconv.Atoi(num)
+		if err != nil {
+			return nil, fmt.Errorf("migration %q: version: %w", e.Name(), err)
+		}
+		body, err := migrationFiles.ReadFile("migrations/" + e.Name())
+		if err != nil {
+			return nil, fmt.Errorf("read migration %q: %w", e.Name(), err)
+		}
+		out = append(out, Migration{Version: v, Name: name, SQL: string(body)})
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Version < out[j].Version })
+	for i := range out {
+		if out[i].Version != i+1 {
+			return nil, fmt.Errorf("migration versions must be 1..n without gaps; found %d at position %d", out[i].Version, i+1)
+		}
+	}
+	return out, nil
+}
+
+type schemaMigration struct {
+	Version   int `gorm:"primaryKey"`
+	Name      string
+	AppliedAt time.Time
+}
+
+func (schemaMigration) TableName() string { return "schema_migrations" }
+
+// Migrate applies every migration that the database has not seen yet, each
+// in its own transaction, and returns the versions it applied.
+func Migrate(db *gorm.DB) ([]int, error) {
+	migs, err := Migrations()
+	if err != nil {
+		return nil, err
+	}
+	repl, ok := dialectTypes[db.Dialector.Name()]
+	if !ok {
+		return nil, fmt.Errorf("migrate: unsupported dialect %q", db.Dialector.Name())
+	}
+	if err := db.Exec(`CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at ` + repl.Replace("{{timestamp}}") + ` NOT NULL)`).Error; err != nil {
+		return nil, fmt.Errorf("create schema_migrations: %w", err)
+	}
+	applied, err := appliedVersions(db)
+	if err != nil {
+		return nil, err
+	}
+	var done []int
+	for _, m := range migs {
+		if applied[m.Version] {
+			continue
+		}
+		err := db.Transaction(func(tx *gorm.DB) error {
+			for _, stmt := range splitStatements(repl.Replace(m.SQL)) {
+				if err := tx.Exec(stmt).Error; err != nil {
+					return fmt.Errorf("statement %q: %w", firstLine(stmt), err)
+				}
+			}
+			return tx.Create(&schemaMigration{Version: m.Version, Name: m.Name, AppliedAt: time.Now().UTC()}).Error
+		})
+		if err != nil {
+			return done, fmt.Errorf("migration %04d_%s: %w", m.Version, m.Name, err)
+		}
+		done = append(done, m.Version)
+	}
+	return done, nil
+}
+
+// CheckMigrated returns ErrNotMigrated (wrapped with the versions) when the
+// database lacks a migration this binary knows.
+func CheckMigrated(db *gorm.DB) error {
+	migs, err := Migrations()
+	if err != nil {
+		return err
+	}
+	if !db.Migrator().HasTable("schema_migrations") {
+		return fmt.Errorf("%w: no schema_migrations table (run `expd migrate`)", ErrNotMigrated)
+	}
+	applied, err := appliedVersions(db)
+	if err != nil {
+		return err
+	}
+	for _, m := range migs {
+		if !applied[m.Version] {
+			return fmt.Errorf("%w: migration %04d_%s is pending (run `expd migrate`)", ErrNotMigrated, m.Version, m.Name)
+		}
+	}
+	return nil
+}
+
+func appliedVersions(db *gorm.DB) (map[int]bool, error) {
+	var rows []schemaMigration
+	if err := db.Find(&rows).Error; err != nil {
+		return nil, fmt.Errorf("read schema_migrations: %w", err)
+	}
+	out := make(map[int]bool, len(rows))
+	for _, r := range rows {
+		out[r.Version] = true
+	}
+	return out, nil
+}
+
+// splitStatements splits a migration on semicolons at line ends, dropping
+// comment-only lines. Migrations keep one statement per semicolon-terminated
+// block, so no SQL parser is needed.
+func splitStatements(sql string) []string {
+	var out []string
+	var cur strings.Builder
+	for _, line := range strings.Split(sql, "\n") {
+		trimmed := strings.TrimSpace(line)
+		if trimmed == "" || strings.HasPrefix(trimmed, "--") {
+			continue
+		}
+		cur.WriteString(line)
+		cur.WriteString("\n")
+		if strings.HasSuffix(trimmed, ";") {
+			out = append(out, strings.TrimSpace(cur.String()))
+			cur.Reset()
+		}
+	}
+	if s := strings.TrimSpace(cur.String()); s != "" {
+		out = append(out, s)
+	}
+	return out
+}
+
+func firstLine(s string) string {
+	line, _, _ := strings.Cut(s, "\n")
+	return line
+}

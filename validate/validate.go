@@ -1,0 +1,92 @@
+// Package validate collects field-level validation failures so that one
+// request can report every bad field at once (the "errors" list of a 400
+// problem, DESIGN.md §9).
+package validate
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+)
+
+// FieldError names one bad field by its JSON path ("allocation[1].weight").
+type FieldError struct {
+	Field  string `json:"field"`
+	Reason string `json:"reason"`
+}
+
+// Errors is a list of field errors; the zero value is empty and ready.
+type Errors struct{ list []FieldError }
+
+// Add records a bad field.
+func (e *Errors) Add(field, format string, args ...any) {
+	e.list = append(e.list, FieldError{Field: field, Reason: fmt.Sprintf(format, args...)})
+}
+
+// Err returns nil when nothing was added, else an *Error.
+func (e *Errors) Err() error {
+	if len(e.list) == 0 {
+		return nil
+	}
+	return &Error{Fields: e.list}
+}
+
+// Error is a validation failure of one or more fields.
+type Error struct{ Fields []FieldError }
+
+func (e *Error) Error() string {
+	parts := make([]string, len(e.Fields))
+	for i, f := range e.Fields {
+		parts[i] = f.Field + ": " + f.Reason
+	}
+	return "invalid input: " + strings.Join(parts, "; ")
+}
+
+// Fields returns the field errors inside err, or nil when it is not a
+// validation failure.
+func Fields(err error) []FieldError {
+	var v *Error
+	if errors.As(err, &v) {
+		return v.Fields
+	}
+	return nil
+}
+
+// New returns a validation failure of a single field.
+func New(field, format string, args ...any) error {
+	var e Errors
+	e.Add(field, format, args...)
+	return e.Err()
+}
+
+// DecodeError turns an encoding/json failure into a field error where the
+// decoder says which field had the wrong type, so clients see
+// "bucket_count: must be number, got string" rather than a Go message.
+func DecodeError(err error) error {
+	var typeErr *json.UnmarshalTypeError
+	if errors.As(err, &typeErr) && typeErr.Field != "" {
+		return New(typeErr.Field, "must be %s, got %s", jsonKind(typeErr.Type.Kind().String()), typeErr.Value)
+	}
+	var syntaxErr *json.SyntaxError
+	if errors.As(err, &syntaxErr) {
+		return fmt.Errorf("malformed JSON at byte %d: %w", syntaxErr.Offset, err)
+	}
+	return fmt.Errorf("malformed JSON: %w", err)
+}
+
+func jsonKind(goKind string) string {
+	switch goKind {
+	case "string":
+		return "a string"
+	case "bool":
+		return "a boolean"
+	case "slice", "array":
+		return "an array"
+	case "map", "struct":
+		return "an object"
+	case "ptr", "interface":
+		return "a value of another type"
+	}
+	return "a number"
+}
