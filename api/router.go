@@ -17,10 +17,11 @@ import (
 // Deps are what the handlers need. Temporal may be nil where no route that
 // starts workflows is exercised; readiness then reports it missing.
 type Deps struct {
-	DB       *gorm.DB
-	Verifier *auth.Verifier
-	Temporal client.Client
-	Logger   *slog.Logger
+	DB        *gorm.DB
+	Verifier  *auth.Verifier
+	Temporal  client.Client
+	TaskQueue string // task queue of expd's workflows
+	Logger    *slog.Logger
 }
 
 type handlers struct {
@@ -45,14 +46,21 @@ func NewRouter(deps Deps) *gin.Engine {
 	r.GET("/healthz", h.healthz)
 	r.GET("/readyz", h.readyz)
 
-	v1 := r.Group("/v1", limitBody(defaultBodyLimit))
-
-	dash := v1.Group("", h.requireSession)
+	// Body limits are set per group: ingest routes take larger bodies.
+	v1 := r.Group("/v1")
+	dash := v1.Group("", limitBody(defaultBodyLimit), h.requireSession)
 	dash.GET("/experiments", h.listExperiments)
 	dash.POST("/experiments", h.createExperiment)
 	dash.GET("/experiments/:id", h.getExperiment)
 	dash.PUT("/experiments/:id", h.updateExperiment)
 	dash.GET("/experiments/:id/versions/:version", h.getExperimentVersion)
+
+	h.sdkRoutes(v1)           // /v1/config, /v1/assign (config.go, assign.go)
+	h.keyRoutes(dash)         // /v1/keys (keys.go)
+	h.ingestRoutes(v1, dash)  // /v1/events, import, business events, traffic (events.go, ...)
+	h.identityRoutes(v1)      // /v1/webhooks/identity-provider (identity_webhook.go)
+	h.billingRoutes(v1, dash) // /v1/billing/*, /v1/plans, payment webhook (billing.go, ...)
+	h.resultsRoutes(dash)     // results, runs, metrics (results.go, runs.go, ...)
 
 	return r
 }

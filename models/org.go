@@ -26,8 +26,8 @@ type Org struct {
 
 // User is a person known through the identity provider.
 type User struct {
-	ID          string     `gorm:"primaryKey;type:uuid"`
-	ClerkUserID string     `gorm:"column:clerk_user_id"`
+	ID          string `gorm:"primaryKey;type:uuid"`
+	ClerkUserID string `gorm:"column:clerk_user_id"`
 	Email       string
 	FirstName   string
 	LastName    string

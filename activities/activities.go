@@ -1,0 +1,25 @@
+// Package activities holds every Temporal activity of expd as a method of
+// one Activities struct that carries the dependencies (database, billing
+// adapter, clock). Activities are idempotent: unique keys and upserts make
+// a retried or replayed activity change nothing twice. Each takes one input
+// struct and returns one result struct, one file per domain.
+package activities
+
+import (
+	"time"
+
+	"gorm.io/gorm"
+)
+
+// Activities carries the dependencies of all activities. No globals.
+type Activities struct {
+	DB  *gorm.DB
+	Now func() time.Time
+}
+
+func (a *Activities) now() time.Time {
+	if a.Now != nil {
+		return a.Now().UTC()
+	}
+	return time.Now().UTC()
+}
