@@ -1,0 +1,62 @@
+// Package assignments keeps the sticky pins of DESIGN.md §5: the first
+// server-side assignment or the first exposure of a user pins (experiment,
+// user) to a variant, and later answers honour the pin.
+package assignments
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"gorm.io/gorm"
+	"gorm.io/gorm/clause"
+
+	"github.com/expd/expd/models"
+)
+
+// Sources of a pin.
+const (
+	SourceAssign   = "assign"
+	SourceExposure = "exposure"
+)
+
+// Pin is one (experiment, user) -> variant binding to record.
+type Pin struct {
+	OrgID        string
+	ExperimentID string
+	UserID       string
+	Variant      string
+	Source       string
+}
+
+// PinFirst records pins that do not exist yet; existing pins win, so the
+// first one ever recorded stays. Safe to call inside a transaction.
+func PinFirst(ctx context.Context, db *gorm.DB, pins []Pin) error {
+	if len(pins) == 0 {
+		return nil
+	}
+	now := time.Now().UTC()
+	rows := make([]models.Assignment, len(pins))
+	for i, p := range pins {
+		rows[i] = models.Assignment{OrgID: p.OrgID, ExperimentID: p.ExperimentID, UserID: p.UserID, Variant: p.Variant, Source: p.Source, CreatedAt: now}
+	}
+	err := db.WithContext(ctx).Clauses(clause.OnConflict{DoNothing: true}).CreateInBatches(rows, 500).Error
+	if err != nil {
+		return fmt.Errorf("pin assignments: %w", err)
+	}
+	return nil
+}
+
+// Pinned returns the pinned variant of a user, or "" when none.
+func Pinned(ctx context.Context, db *gorm.DB, experimentID, userID string) (string, error) {
+	var a models.Assignment
+	err := db.WithContext(ctx).Select("variant").Where("experiment_id = ? AND user_id = ?", experimentID, userID).Take(&a).Error
+	if errors.Is(err, gorm.ErrRecordNotFound) {
+		return "", nil
+	}
+	if err != nil {
+		return "", fmt.Errorf("read pin: %w", err)
+	}
+	return a.Variant, nil
+}
