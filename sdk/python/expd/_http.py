@@ -71,10 +71,6 @@ class HttpClient:
         self._timeout = timeout
         self._opener = urllib.request.build_opener()
 
-    @property
-    def base_url(self) -> str:
-        return self._base_url
-
     def request(
         self,
         method: str,
@@ -100,11 +96,6 @@ class HttpClient:
                 return Response(answer.code, answer.headers, _decode(_read_quietly(answer)))
         except (OSError, ValueError) as exc:
             raise TransportError(f"{method} {path}: {exc}") from exc
-
-
-def encode_json(value: Any) -> bytes:
-    """Compact UTF-8 JSON, as sent on the wire."""
-    return json.dumps(value, separators=(",", ":"), ensure_ascii=False).encode("utf-8")
 
 
 def _read_quietly(answer: urllib.error.HTTPError) -> bytes:

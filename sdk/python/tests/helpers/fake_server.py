@@ -168,11 +168,12 @@ class _Handler(BaseHTTPRequestHandler):
         if not self._authorised():
             return
         if self.path == "/v1/events":
-            forced = self._forced_failure("/v1/events")
+            forced = self.fake._take_forced("/v1/events")
+            # Recorded before answering, so a client that saw the answer also sees the record.
             self.fake.event_posts.append({"time": time.monotonic(), "count": len(body.get("events") or []),
-                                          "status": forced or 202})
+                                          "status": forced[1] if forced else 202})
             if forced:
-                return
+                return self._answer_forced(forced)
             return self._json(202, self.fake.ingest(body))
         if self.path == "/v1/assign":
             if self._forced_failure("/v1/assign"):
@@ -193,6 +194,9 @@ class _Handler(BaseHTTPRequestHandler):
         forced = self.fake._take_forced(path)
         if forced is None:
             return None
+        return self._answer_forced(forced)
+
+    def _answer_forced(self, forced: Tuple[str, int, Optional[str]]) -> int:
         _, status, retry_after = forced
         self._problem(status, "forced failure", {"Retry-After": retry_after} if retry_after else {})
         return status
