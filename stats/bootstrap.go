@@ -10,10 +10,10 @@ import (
 // percentile CI of the difference in means. Its p inverts that CI: the
 // smallest level at which the percentile interval excludes 0, with the +1
 // correction of a Monte Carlo p (bootstrapP).
-func bootstrapTest(out *Comparison, control, treatment []float64, opt Options) {
-	draws := opt.drawsFor(len(control) + len(treatment))
-	diffs := bootstrapDifferences(control, treatment, draws, opt.Seed)
-	diff := momentsOf(treatment).mean - momentsOf(control).mean
+func bootstrapTest(out *Comparison, a arms, opt Options) {
+	draws := opt.drawsFor(a.c.n + a.t.n)
+	diffs := bootstrapDifferences(a.control, a.treatment, draws, opt.Seed)
+	diff := a.t.mean - a.c.mean
 	out.Statistic, out.Effect = diff, diff
 	out.CILow, out.CIHigh = percentileCI(diffs, opt.Alpha)
 	out.PValue = bootstrapP(diffs)

@@ -53,7 +53,7 @@ func Compare(m Method, control, treatment []float64, opt Options) (Comparison, e
 	if reason := uninformative(c, t); reason != "" {
 		return out.undefined(reason), nil
 	}
-	test(&out, control, treatment, opt)
+	test(&out, arms{control: control, treatment: treatment, c: c, t: t}, opt)
 	if !out.finite() {
 		return out.undefined("result is not finite (values too large)"), nil
 	}
@@ -63,8 +63,14 @@ func Compare(m Method, control, treatment []float64, opt Options) (Comparison, e
 	return out, nil
 }
 
+// arms is a test's input: the values and their moments, taken once.
+type arms struct {
+	control, treatment []float64
+	c, t               moments
+}
+
 // testFunc fills the test-specific fields of out; it may set out.Undefined.
-type testFunc func(out *Comparison, control, treatment []float64, opt Options)
+type testFunc func(out *Comparison, a arms, opt Options)
 
 var tests = map[Method]testFunc{
 	WelchT:      welchT,

@@ -10,8 +10,8 @@ import (
 // wilcox.test(treatment, control, exact = FALSE, correct = TRUE). The
 // statistic is R's W (the U of the treatment arm); the effect is the
 // Hodges–Lehmann shift with its distribution-free CI (hodgeslehmann.go).
-func mannWhitney(out *Comparison, control, treatment []float64, opt Options) {
-	xs, ys := sortedCopy(treatment), sortedCopy(control)
+func mannWhitney(out *Comparison, a arms, opt Options) {
+	xs, ys := sortedCopy(a.treatment), sortedCopy(a.control)
 	nx, ny := float64(len(xs)), float64(len(ys))
 	rankSum, tieTerm := rankSumOfFirst(xs, ys)
 	w := rankSum - nx*(nx+1)/2

@@ -10,13 +10,12 @@ import (
 // under random relabelling of the pooled users: p = (b + 1) / (m + 1) where b
 // counts the m seeded draws at least as extreme (two-sided) as observed. Its
 // CI is the bootstrap percentile CI with the same draw budget.
-func permutationTest(out *Comparison, control, treatment []float64, opt Options) {
-	perm := newRelabelling(control, treatment)
-	n := len(control) + len(treatment)
-	draws := opt.drawsFor(perm.chosen + n)
+func permutationTest(out *Comparison, a arms, opt Options) {
+	perm := newRelabelling(a.control, a.treatment)
+	draws := opt.drawsFor(perm.chosen + a.c.n + a.t.n)
 	b := perm.countExtreme(draws, opt.Seed)
-	diffs := bootstrapDifferences(control, treatment, draws, opt.Seed)
-	diff := momentsOf(treatment).mean - momentsOf(control).mean
+	diffs := bootstrapDifferences(a.control, a.treatment, draws, opt.Seed)
+	diff := a.t.mean - a.c.mean
 	out.Statistic, out.Effect = diff, diff
 	out.PValue = float64(b+1) / float64(draws+1)
 	out.CILow, out.CIHigh = percentileCI(diffs, opt.Alpha)

@@ -4,8 +4,8 @@ import "math"
 
 // welchT is Welch's unequal-variance t-test on the difference in means with
 // Welch–Satterthwaite degrees of freedom, as R's t.test(treatment, control).
-func welchT(out *Comparison, control, treatment []float64, opt Options) {
-	c, t := momentsOf(control), momentsOf(treatment)
+func welchT(out *Comparison, a arms, opt Options) {
+	c, t := a.c, a.t
 	vc, vt := c.varianceOfMean(), t.varianceOfMean()
 	se := math.Sqrt(vc + vt)
 	df := (vc + vt) * (vc + vt) / (vc*vc/float64(c.n-1) + vt*vt/float64(t.n-1))

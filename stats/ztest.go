@@ -6,9 +6,9 @@ import "math"
 // error (the null says both arms share one proportion); the CI uses the
 // unpooled one and is clipped to [-1, 1], as R's prop.test(correct = FALSE),
 // whose X-squared is the square of this z.
-func zTest(out *Comparison, control, treatment []float64, opt Options) {
-	nc, nt := float64(len(control)), float64(len(treatment))
-	sc, st := sum(control), sum(treatment) // exact: 0/1 values below 2^53
+func zTest(out *Comparison, a arms, opt Options) {
+	nc, nt := float64(a.c.n), float64(a.t.n)
+	sc, st := sum(a.control), sum(a.treatment) // exact: 0/1 values below 2^53
 	pc, pt := sc/nc, st/nt
 	pooled := (sc + st) / (nc + nt)
 	diff := pt - pc
