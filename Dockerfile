@@ -1,0 +1,13 @@
+# One image for `expd api`, `expd worker` and `expd migrate`.
+FROM golang:1.26 AS build
+WORKDIR /src
+COPY go.mod go.sum ./
+RUN go mod download
+COPY . .
+RUN CGO_ENABLED=0 go build -trimpath -ldflags="-s -w" -o /out/expd ./cmd/expd
+
+FROM gcr.io/distroless/static-debian12:nonroot
+COPY --from=build /out/expd /usr/local/bin/expd
+EXPOSE 8080
+ENTRYPOINT ["/usr/local/bin/expd"]
+CMD ["api"]

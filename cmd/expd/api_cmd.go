@@ -1,0 +1,49 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+
+	"github.com/gin-gonic/gin"
+
+	"github.com/expd/expd/api"
+)
+
+// runAPI is `expd api`: the HTTP API against external PostgreSQL and
+// Temporal. It refuses to start on an unmigrated schema.
+func runAPI(ctx context.Context, cfg Config, args []string) error {
+	fs := newFlagSet("api")
+	addr := fs.String("addr", ":8080", "listen address")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if cfg.DatabaseURL == "" {
+		return errors.New("DATABASE_URL is required for `expd api` (use `expd dev` for the embedded setup)")
+	}
+	if cfg.TemporalAddress == "" {
+		return errors.New("TEMPORAL_ADDRESS is required for `expd api`")
+	}
+	db, err := openMigratedDB(cfg, "", false)
+	if err != nil {
+		return err
+	}
+	verifier, err := identityVerifier(cfg)
+	if err != nil {
+		return err
+	}
+	tc, err := dialTemporal(ctx, cfg.TemporalAddress, cfg.TemporalNamespace)
+	if err != nil {
+		return err
+	}
+	defer tc.Close()
+	ln, err := net.Listen("tcp", *addr)
+	if err != nil {
+		return fmt.Errorf("listen on %s: %w", *addr, err)
+	}
+	gin.SetMode(gin.ReleaseMode)
+	slog.Info("expd api listening", "addr", ln.Addr().String())
+	return serveHTTP(ctx, ln, api.NewRouter(apiDeps(db, verifier, tc, cfg.TaskQueue)))
+}

@@ -1,0 +1,96 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"log/slog"
+	"net"
+	"os"
+	"path/filepath"
+
+	"github.com/gin-gonic/gin"
+
+	"github.com/expd/expd/api"
+	"github.com/expd/expd/devserver"
+)
+
+// runDev is `expd dev`: everything in one process on embedded defaults.
+func runDev(ctx context.Context, cfg Config, args []string) error {
+	fs := newFlagSet("dev")
+	addr := fs.String("addr", "127.0.0.1:8080", "API listen address (port 0: a free port)")
+	dataDir := fs.String("data-dir", ".expd", "where SQLite files, the dev signing key and dev-credentials.json live")
+	temporalPort := fs.Int("temporal-port", 7233, "embedded Temporal frontend gRPC port (0: a free port)")
+	temporalHTTPPort := fs.Int("temporal-http-port", 7243, "embedded Temporal frontend HTTP port (0: a free port)")
+	uiPort := fs.Int("ui-port", 8233, "Temporal UI port (0: a free port, -1: no UI)")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	dir, err := filepath.Abs(*dataDir)
+	if err != nil {
+		return fmt.Errorf("data dir: %w", err)
+	}
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return fmt.Errorf("create data dir: %w", err)
+	}
+
+	db, err := openMigratedDB(cfg, dir, true)
+	if err != nil {
+		return err
+	}
+
+	temporalAddr, uiAddr := cfg.TemporalAddress, ""
+	if temporalAddr == "" {
+		srv, err := devserver.Start(ctx, devserver.Options{
+			DataDir: dir, FrontendPort: *temporalPort, HTTPPort: *temporalHTTPPort, UIPort: *uiPort,
+			Namespace: cfg.TemporalNamespace, Logger: slog.Default().With("component", "temporal"),
+		})
+		if err != nil {
+			return fmt.Errorf("start embedded Temporal: %w", err)
+		}
+		defer srv.Stop()
+		temporalAddr, uiAddr = srv.FrontendAddress(), srv.UIAddress()
+	}
+	tc, err := dialTemporal(ctx, temporalAddr, cfg.TemporalNamespace)
+	if err != nil {
+		return err
+	}
+	defer tc.Close()
+	w, err := startWorker(tc, cfg.TaskQueue, newActivities(db))
+	if err != nil {
+		return err
+	}
+	defer w.Stop()
+
+	ln, err := net.Listen("tcp", *addr)
+	if err != nil {
+		return fmt.Errorf("listen on %s: %w", *addr, err)
+	}
+	baseURL := "http://" + ln.Addr().String()
+	creds, signer, err := devCredentials(ctx, db, dir, baseURL)
+	if err != nil {
+		return err
+	}
+	verifier := signer.Verifier()
+	if cfg.ClerkJWTKey != "" || cfg.ClerkJWKSURL != "" {
+		if verifier, err = identityVerifier(cfg); err != nil {
+			return err
+		}
+	}
+	printDevBanner(creds, temporalAddr, uiAddr, dir)
+	gin.SetMode(gin.ReleaseMode)
+	return serveHTTP(ctx, ln, api.NewRouter(apiDeps(db, verifier, tc, cfg.TaskQueue)))
+}
+
+func printDevBanner(c DevCredentials, temporalAddr, uiAddr, dir string) {
+	b, _ := json.MarshalIndent(c, "", "  ")
+	fmt.Printf("expd dev is running\n  API:         %s\n  Temporal:    %s\n  Temporal UI: %s\n  data dir:    %s\n  credentials (also in %s):\n%s\n",
+		c.BaseURL, temporalAddr, orNone(uiAddr), dir, filepath.Join(dir, credentialsFile), b)
+}
+
+func orNone(s string) string {
+	if s == "" {
+		return "(disabled)"
+	}
+	return s
+}

@@ -1,0 +1,146 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"io"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+// TestDevEndToEnd runs the real binary: `expd dev` on free ports in a temp
+// dir, creates and reads an experiment with the printed credentials,
+// restarts, and finds data and credentials intact.
+func TestDevEndToEnd(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds and runs the binary")
+	}
+	bin := filepath.Join(t.TempDir(), "expd")
+	build := exec.Command("go", "build", "-o", bin, ".")
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("build: %v\n%s", err, out)
+	}
+	dir := t.TempDir()
+
+	base, stop := startDev(t, bin, dir)
+	creds := readCreds(t, dir)
+	if creds.BaseURL != base || creds.OrgID == "" || !strings.HasPrefix(creds.PublishableKey, "pk_") || !strings.HasPrefix(creds.SecretKey, "sk_") || creds.IdentityJWT == "" {
+		t.Fatalf("credentials: %+v (base %s)", creds, base)
+	}
+	exp := `{"name":"e2e","salt":"saltsalt","bucket_count":100,"allocation":[{"variant":"a","weight":1},{"variant":"b","weight":1}],"metrics":[]}`
+	status, body := call(t, "POST", base+"/v1/experiments", creds.IdentityJWT, exp)
+	if status != 201 {
+		t.Fatalf("create: %d %s", status, body)
+	}
+	var created struct{ ID string }
+	_ = json.Unmarshal(body, &created)
+	status, body = call(t, "PUT", base+"/v1/experiments/e2e", creds.IdentityJWT, strings.Replace(exp, `"weight":1}]`, `"weight":3}]`, 1))
+	if status != 200 || !strings.Contains(string(body), `"version":2`) {
+		t.Fatalf("update: %d %s", status, body)
+	}
+	stop()
+
+	base2, stop2 := startDev(t, bin, dir)
+	defer stop2()
+	again := readCreds(t, dir)
+	if again.IdentityJWT != creds.IdentityJWT || again.PublishableKey != creds.PublishableKey || again.SecretKey != creds.SecretKey || again.OrgID != creds.OrgID {
+		t.Fatalf("credentials changed across restart:\n%+v\n%+v", creds, again)
+	}
+	status, body = call(t, "GET", base2+"/v1/experiments/"+created.ID, creds.IdentityJWT, "")
+	if status != 200 || !strings.Contains(string(body), `"version":2`) || !strings.Contains(string(body), `"name":"e2e"`) {
+		t.Fatalf("after restart: %d %s", status, body)
+	}
+	status, body = call(t, "GET", base2+"/readyz", "", "")
+	if status != 200 {
+		t.Fatalf("readyz: %d %s", status, body)
+	}
+}
+
+func startDev(t *testing.T, bin, dir string) (string, func()) {
+	t.Helper()
+	cmd := exec.Command(bin, "dev", "--addr", "127.0.0.1:0", "--data-dir", dir,
+		"--temporal-port", "0", "--temporal-http-port", "0", "--ui-port", "0")
+	cmd.Env = append(os.Environ(), "DATABASE_URL=", "TEMPORAL_ADDRESS=", "EXPD_LOG_LEVEL=warn")
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	stopped := false
+	stop := func() {
+		if stopped {
+			return
+		}
+		stopped = true
+		_ = cmd.Process.Signal(os.Interrupt)
+		done := make(chan error, 1)
+		go func() { done <- cmd.Wait() }()
+		select {
+		case <-done:
+		case <-time.After(30 * time.Second):
+			_ = cmd.Process.Kill()
+			<-done
+		}
+	}
+	t.Cleanup(stop)
+	found := make(chan string, 1)
+	go func() {
+		sc := bufio.NewScanner(stdout)
+		for sc.Scan() {
+			if rest, ok := strings.CutPrefix(strings.TrimSpace(sc.Text()), "API:"); ok {
+				found <- strings.TrimSpace(rest)
+			}
+		}
+		_, _ = io.Copy(io.Discard, stdout)
+	}()
+	select {
+	case base := <-found:
+		return base, stop
+	case <-time.After(3 * time.Minute):
+		stop()
+		t.Fatalf("expd dev did not print its API address; stderr:\n%s", stderr.String())
+	}
+	return "", stop
+}
+
+func readCreds(t *testing.T, dir string) DevCredentials {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(dir, credentialsFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var c DevCredentials
+	if err := json.Unmarshal(b, &c); err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+func call(t *testing.T, method, url, token, body string) (int, []byte) {
+	t.Helper()
+	var rd io.Reader
+	if body != "" {
+		rd = strings.NewReader(body)
+	}
+	req, _ := http.NewRequest(method, url, rd)
+	if token != "" {
+		req.Header.Set("Authorization", "Bearer "+token)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatalf("%s %s: %v", method, url, err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, b
+}

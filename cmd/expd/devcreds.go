@@ -1,0 +1,136 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"time"
+
+	"gorm.io/gorm"
+
+	"github.com/expd/expd/auth"
+	"github.com/expd/expd/keys"
+	"github.com/expd/expd/models"
+	"github.com/expd/expd/orgs"
+)
+
+const (
+	credentialsFile = "dev-credentials.json"
+	signingKeyFile  = "dev-jwt-key.pem"
+	devClerkOrgID   = "org_dev"
+	devClerkUserID  = "user_dev_admin"
+	devTokenTTL     = 30 * 24 * time.Hour
+	// A token closer than this to expiry is re-minted at start.
+	devTokenRenewBefore = 24 * time.Hour
+)
+
+// DevCredentials is <data-dir>/dev-credentials.json.
+type DevCredentials struct {
+	BaseURL        string `json:"base_url"`
+	OrgID          string `json:"org_id"`
+	IdentityJWT    string `json:"identity_jwt"`
+	PublishableKey string `json:"publishable_key"`
+	SecretKey      string `json:"secret_key"`
+	TokenExpiresAt string `json:"identity_jwt_expires_at"`
+}
+
+// devCredentials creates the dev org, its admin, keys and a 30-day admin
+// token on first start, and reuses them on later starts: the same keys stay
+// valid unless they were rotated, in which case fresh ones are issued.
+func devCredentials(ctx context.Context, db *gorm.DB, dir, baseURL string) (DevCredentials, *auth.Signer, error) {
+	signer, err := devSigner(filepath.Join(dir, signingKeyFile))
+	if err != nil {
+		return DevCredentials{}, nil, err
+	}
+	org, err := orgs.Ensure(ctx, db, devClerkOrgID, "dev")
+	if err != nil {
+		return DevCredentials{}, nil, fmt.Errorf("dev org: %w", err)
+	}
+	path := filepath.Join(dir, credentialsFile)
+	var creds DevCredentials
+	if b, err := os.ReadFile(path); err == nil {
+		_ = json.Unmarshal(b, &creds)
+	}
+	if creds.OrgID != org.ID {
+		creds = DevCredentials{OrgID: org.ID}
+	}
+	creds.BaseURL = baseURL
+	for _, k := range []struct {
+		scope auth.Scope
+		plain *string
+	}{{auth.Publishable, &creds.PublishableKey}, {auth.Secret, &creds.SecretKey}} {
+		live, err := keyIsLive(ctx, db, org.ID, *k.plain)
+		if err != nil {
+			return creds, nil, err
+		}
+		if live {
+			continue
+		}
+		nk, err := auth.GenerateKey(k.scope)
+		if err != nil {
+			return creds, nil, err
+		}
+		in := keys.StoreInput{OrgID: org.ID, Scope: k.scope, Hash: nk.Hash, Prefix: nk.Prefix, Actor: "expd dev"}
+		if k.scope == auth.Publishable {
+			in.Publishable = nk.Plain
+		}
+		if _, err := keys.Store(ctx, db, in); err != nil {
+			return creds, nil, fmt.Errorf("issue dev %s key: %w", k.scope, err)
+		}
+		*k.plain = nk.Plain
+	}
+	if exp, err := time.Parse(time.RFC3339, creds.TokenExpiresAt); err != nil || time.Until(exp) < devTokenRenewBefore ||
+		!tokenValid(signer, creds.IdentityJWT) {
+		tok, err := signer.Sign(auth.Session{UserID: devClerkUserID, OrgID: devClerkOrgID, OrgSlug: "dev", Role: auth.AdminRole}, devTokenTTL)
+		if err != nil {
+			return creds, nil, err
+		}
+		creds.IdentityJWT = tok
+		creds.TokenExpiresAt = time.Now().Add(devTokenTTL).UTC().Format(time.RFC3339)
+	}
+	b, _ := json.MarshalIndent(creds, "", "  ")
+	if err := os.WriteFile(path, append(b, '\n'), 0o600); err != nil {
+		return creds, nil, fmt.Errorf("write %s: %w", path, err)
+	}
+	return creds, signer, nil
+}
+
+func tokenValid(s *auth.Signer, tok string) bool {
+	_, err := s.Verifier().Verify(tok)
+	return err == nil
+}
+
+func keyIsLive(ctx context.Context, db *gorm.DB, orgID, plain string) (bool, error) {
+	if plain == "" {
+		return false, nil
+	}
+	var n int64
+	err := db.WithContext(ctx).Model(&models.APIKey{}).
+		Where("org_id = ? AND key_hash = ? AND revoked_at IS NULL", orgID, auth.HashKey(plain)).Count(&n).Error
+	if err != nil {
+		return false, fmt.Errorf("check dev key: %w", err)
+	}
+	return n == 1, nil
+}
+
+// devSigner loads the dev signing key, creating it on first start.
+func devSigner(path string) (*auth.Signer, error) {
+	b, err := os.ReadFile(path)
+	if err == nil {
+		return auth.SignerFromPEM(b)
+	}
+	if !errors.Is(err, os.ErrNotExist) {
+		return nil, fmt.Errorf("read dev signing key: %w", err)
+	}
+	s, err := auth.NewSigner()
+	if err != nil {
+		return nil, err
+	}
+	if err := os.WriteFile(path, s.PrivatePEM(), 0o600); err != nil {
+		return nil, fmt.Errorf("write dev signing key: %w", err)
+	}
+	return s, nil
+}

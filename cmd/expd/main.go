@@ -1,0 +1,94 @@
+// Command expd is the experimentation service: one binary with the
+// subcommands dev (everything in one process on embedded defaults), api,
+// worker and migrate.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"log/slog"
+	"os"
+	"os/signal"
+	"syscall"
+)
+
+const usage = `expd: A/B experimentation service for applications that call language models.
+
+Usage:
+  expd dev     [--addr 127.0.0.1:8080] [--data-dir .expd] [--temporal-port 7233]
+               [--temporal-http-port 7243] [--ui-port 8233]
+               Everything in one process: embedded Temporal server and UI,
+               worker, API, SQLite (PostgreSQL when DATABASE_URL is set).
+               Port 0 picks a free port. Writes <data-dir>/dev-credentials.json.
+  expd api     [--addr :8080]   HTTP API (production shape: PostgreSQL + Temporal)
+  expd worker                   Temporal worker: results pipeline, key rotation, webhooks
+  expd migrate                  apply pending database migrations, then exit
+  expd healthcheck URL          exit 0 when URL answers 200 (container health checks)
+
+Environment:
+  DATABASE_URL            postgres://... selects PostgreSQL; unset: SQLite in the data dir (dev)
+  TEMPORAL_ADDRESS        host:port of a Temporal frontend; unset in dev: embedded server
+  TEMPORAL_NAMESPACE      Temporal namespace (default "default")
+  EXPD_TASK_QUEUE         task queue of expd's workflows (default "expd")
+  CLERK_JWT_KEY           PEM public key verifying identity-provider session JWTs
+  CLERK_JWKS_URL          or: JWKS URL of the identity provider (cached)
+  CLERK_WEBHOOK_SECRET    whsec_... secret of the identity webhook
+  STRIPE_SECRET_KEY       Stripe API key; unset: billing_configured=false
+  STRIPE_WEBHOOK_SECRET   whsec_... secret of the payment webhook
+  STRIPE_PRICE_PRO        Stripe price id of the pro plan
+  STRIPE_PRICE_BUSINESS   Stripe price id of the business plan
+  STRIPE_API_BASE         Stripe API base URL (tests point it at stripe-mock)
+  EXPD_LOG_LEVEL          debug, info (default), warn, error
+`
+
+func main() {
+	if len(os.Args) < 2 {
+		fmt.Fprint(os.Stderr, usage)
+		os.Exit(2)
+	}
+	cmd, args := os.Args[1], os.Args[2:]
+	if cmd == "-h" || cmd == "--help" || cmd == "help" {
+		fmt.Print(usage)
+		return
+	}
+	run, ok := commands[cmd]
+	if !ok {
+		fmt.Fprintf(os.Stderr, "expd: unknown command %q\n\n%s", cmd, usage)
+		os.Exit(2)
+	}
+	cfg := configFromEnv()
+	slog.SetDefault(newLogger(cfg.LogLevel))
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	if err := run(ctx, cfg, args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return
+		}
+		slog.Error("expd "+cmd+" failed", "error", err)
+		os.Exit(1)
+	}
+}
+
+var commands = map[string]func(context.Context, Config, []string) error{
+	"dev":         runDev,
+	"api":         runAPI,
+	"worker":      runWorker,
+	"migrate":     runMigrate,
+	"healthcheck": runHealthcheck,
+}
+
+func newLogger(level string) *slog.Logger {
+	var l slog.Level
+	if err := l.UnmarshalText([]byte(level)); err != nil {
+		l = slog.LevelInfo
+	}
+	return slog.New(slog.NewJSONHandler(os.Stderr, &slog.HandlerOptions{Level: l}))
+}
+
+func newFlagSet(name string) *flag.FlagSet {
+	fs := flag.NewFlagSet("expd "+name, flag.ContinueOnError)
+	fs.Usage = func() { fmt.Fprint(fs.Output(), usage) }
+	return fs
+}

@@ -1,0 +1,31 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/expd/expd/models"
+)
+
+// runMigrate is `expd migrate`: applies pending migrations and exits.
+func runMigrate(_ context.Context, cfg Config, args []string) error {
+	fs := newFlagSet("migrate")
+	dataDir := fs.String("data-dir", ".expd", "data dir of the SQLite database when DATABASE_URL is unset")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if cfg.DatabaseURL == "" && *dataDir == "" {
+		return errors.New("set DATABASE_URL or --data-dir")
+	}
+	db, err := models.Open(cfg.DatabaseURL, *dataDir)
+	if err != nil {
+		return err
+	}
+	applied, err := models.Migrate(db)
+	if err != nil {
+		return err
+	}
+	fmt.Printf("applied %d migration(s): %v\n", len(applied), applied)
+	return nil
+}
