@@ -59,12 +59,15 @@ func newRelabelling(control, treatment []float64) relabelling {
 func (r relabelling) countExtreme(draws int, seed uint64) int {
 	chunks := (draws + drawsPerChunk - 1) / drawsPerChunk
 	extremePerChunk := make([]int, chunks)
-	newScratch := func() []float64 { return slices.Clone(r.pooled) }
-	forEachChunk(draws, newScratch, func(pool []float64, chunk, _, count int) {
+	type scratch struct {
+		pool  []float64
+		swaps []int
+	}
+	newScratch := func() scratch { return scratch{pool: slices.Clone(r.pooled), swaps: make([]int, r.chosen)} }
+	forEachChunk(draws, newScratch, func(w scratch, chunk, _, count int) {
 		src := newStream(seed, purposePermutation, chunk)
-		swaps := make([]int, r.chosen)
 		for range count {
-			if r.isExtreme(r.drawTreatmentSum(src, pool, swaps)) {
+			if r.isExtreme(r.drawTreatmentSum(src, w.pool, w.swaps)) {
 				extremePerChunk[chunk]++
 			}
 		}
