@@ -46,13 +46,13 @@ func TestReadEventVerifiesSignature(t *testing.T) {
 		payload []byte
 		header  string
 	}{
-		"tampered":         {c, tampered, sign(payload, webhookSecret, now)},
-		"wrong secret":     {c, payload, sign(payload, "whsec_other", now)},
-		"stale":            {c, payload, sign(payload, webhookSecret, now.Add(-billing.WebhookTolerance-time.Minute))},
-		"missing header":   {c, payload, ""},
-		"garbage header":   {c, payload, "t=abc,v1=zz"},
-		"no secret set":    {billing.New(billing.Config{}), payload, sign(payload, webhookSecret, now)},
-		"nil client":       {nil, payload, sign(payload, webhookSecret, now)},
+		"tampered":       {c, tampered, sign(payload, webhookSecret, now)},
+		"wrong secret":   {c, payload, sign(payload, "whsec_other", now)},
+		"stale":          {c, payload, sign(payload, webhookSecret, now.Add(-billing.WebhookTolerance-time.Minute))},
+		"missing header": {c, payload, ""},
+		"garbage header": {c, payload, "t=abc,v1=zz"},
+		"no secret set":  {billing.New(billing.Config{}), payload, sign(payload, webhookSecret, now)},
+		"nil client":     {nil, payload, sign(payload, webhookSecret, now)},
 	}
 	for name, tc := range bad {
 		if _, err := tc.client.ReadEvent(tc.payload, tc.header); !errors.Is(err, billing.ErrSignature) {
