@@ -1,0 +1,72 @@
+package metrics
+
+import "github.com/expd/expd/experiments"
+
+// Built-in metric names. An experiment may list one of these with no
+// source; the catalogue supplies it.
+const (
+	LatencyMs          = "latency_ms"
+	LatencyP95Ms       = "latency_p95_ms"
+	ErrorRate          = "error_rate"
+	TotalTokens        = "total_tokens"
+	CostUSD            = "cost_usd"
+	TimeToFirstTokenMs = "time_to_first_token_ms"
+	Conversion         = "conversion"
+	Revenue            = "revenue"
+)
+
+// catalogue is the built-in definitions, in display order. The p95
+// latency metric is a documented substitute (docs/results.md): the
+// per-user mean latency tested with Mann–Whitney, whose Hodges–Lehmann
+// shift follows the whole distribution, tail included, while the per-arm
+// distribution reports the p95 itself.
+var catalogue = []experiments.Metric{
+	builtin(LatencyMs, "mean", "guardrail", "welch_t", modelCall("latency_ms")),
+	builtin(LatencyP95Ms, "mean", "guardrail", "mann_whitney", modelCall("latency_ms")),
+	builtin(ErrorRate, "mean", "guardrail", "welch_t", modelCall("error")),
+	builtin(TotalTokens, "mean", "guardrail", "welch_t", modelCall("total_tokens")),
+	builtin(CostUSD, "sum", "guardrail", "welch_t", modelCall("cost_usd")),
+	builtin(TimeToFirstTokenMs, "mean", "guardrail", "welch_t", modelCall("time_to_first_token_ms")),
+	builtin(Conversion, "proportion", "primary", "z_test", business(Conversion)),
+	builtin(Revenue, "sum", "secondary", "welch_t", business(Revenue)),
+}
+
+func builtin(name, kind, category, method string, src experiments.MetricSource) experiments.Metric {
+	shared := false
+	return experiments.Metric{Name: name, Kind: kind, Category: category, MethodDefault: method,
+		MetricVersion: 1, SharedOrgWide: &shared, Source: &src}
+}
+
+func modelCall(field string) experiments.MetricSource {
+	return experiments.MetricSource{EventType: "model_call", Field: field}
+}
+
+func business(name string) experiments.MetricSource {
+	return experiments.MetricSource{EventType: "business_event", BusinessMetric: name}
+}
+
+// Builtins returns a copy of the built-in catalogue.
+func Builtins() []experiments.Metric {
+	out := make([]experiments.Metric, len(catalogue))
+	for i, m := range catalogue {
+		out[i] = clone(m)
+	}
+	return out
+}
+
+// Builtin returns the built-in metric of that name.
+func Builtin(name string) (experiments.Metric, bool) {
+	for _, m := range catalogue {
+		if m.Name == name {
+			return clone(m), true
+		}
+	}
+	return experiments.Metric{}, false
+}
+
+// clone copies the pointer fields so callers cannot edit the catalogue.
+func clone(m experiments.Metric) experiments.Metric {
+	src, shared := *m.Source, *m.SharedOrgWide
+	m.Source, m.SharedOrgWide = &src, &shared
+	return m
+}

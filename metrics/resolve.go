@@ -1,0 +1,67 @@
+package metrics
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/expd/expd/experiments"
+)
+
+// Where a resolved metric's source came from.
+const (
+	OriginExperiment = "experiment" // the experiment config gave the source
+	OriginBuiltin    = "builtin"    // the catalogue supplied it
+	OriginShared     = "shared"     // an org-wide shared definition
+)
+
+// Resolved is a metric ready for analysis: Source is set, unless Problem
+// says why the metric cannot be computed.
+type Resolved struct {
+	experiments.Metric
+	Origin  string
+	Problem string
+}
+
+// Resolve completes the metrics of an experiment config:
+//   - shared_org_wide: the org's shared definition at the listed
+//     metric_version supplies kind, method and source; the experiment
+//     keeps its category (the metric's role in this experiment);
+//   - else a metric with a source is used as written;
+//   - else a built-in name gets the catalogue's source.
+//
+// A metric that cannot be resolved is returned with Problem set rather
+// than failing the run: the other metrics still get results.
+func Resolve(ctx context.Context, shared Store, orgID string, ms []experiments.Metric) ([]Resolved, error) {
+	out := make([]Resolved, 0, len(ms))
+	for _, m := range ms {
+		r, err := resolveOne(ctx, shared, orgID, m)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, r)
+	}
+	return out, nil
+}
+
+func resolveOne(ctx context.Context, shared Store, orgID string, m experiments.Metric) (Resolved, error) {
+	switch {
+	case m.SharedOrgWide != nil && *m.SharedOrgWide:
+		def, err := shared.Get(ctx, orgID, m.Name, m.MetricVersion)
+		if errors.Is(err, ErrNotFound) {
+			return Resolved{Metric: m, Origin: OriginShared, Problem: fmt.Sprintf("shared metric %q version %d does not exist", m.Name, m.MetricVersion)}, nil
+		}
+		if err != nil {
+			return Resolved{}, err
+		}
+		def.Category = m.Category
+		return Resolved{Metric: def, Origin: OriginShared}, nil
+	case m.Source != nil:
+		return Resolved{Metric: m, Origin: OriginExperiment}, nil
+	}
+	if b, ok := Builtin(m.Name); ok {
+		m.Source = b.Source
+		return Resolved{Metric: m, Origin: OriginBuiltin}, nil
+	}
+	return Resolved{Metric: m, Origin: OriginExperiment, Problem: fmt.Sprintf("metric %q has no source and is neither built in nor shared", m.Name)}, nil
+}

@@ -1,0 +1,36 @@
+package results
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"gorm.io/gorm"
+)
+
+// PurgeNightly deletes up to limit nightly runs of the org whose day is
+// before the cutoff's day, with their rows, in one transaction, and
+// returns how many runs it deleted. Manual runs are kept forever: only
+// runs of kind nightly are selected. Call it until it returns 0.
+func PurgeNightly(ctx context.Context, db *gorm.DB, orgID string, cutoff time.Time, limit int) (int, error) {
+	before := NightlyKey(cutoff).ComputedFor
+	var n int
+	err := db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+		var runs []Run
+		if err := tx.Select("experiment_id", "computed_for").
+			Where("org_id = ? AND kind = ? AND computed_for < ?", orgID, KindNightly, before).
+			Order("computed_for").Limit(limit).Find(&runs).Error; err != nil {
+			return fmt.Errorf("select expired nightly runs: %w", err)
+		}
+		for _, r := range runs {
+			for _, model := range []any{&Row{}, &stagedRow{}, &Run{}} {
+				if err := tx.Where("experiment_id = ? AND computed_for = ?", r.ExperimentID, r.ComputedFor).Delete(model).Error; err != nil {
+					return fmt.Errorf("delete nightly run %s of %s: %w", r.ComputedFor, r.ExperimentID, err)
+				}
+			}
+		}
+		n = len(runs)
+		return nil
+	})
+	return n, err
+}

@@ -1,0 +1,110 @@
+package results
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"gorm.io/datatypes"
+	"gorm.io/gorm"
+	"gorm.io/gorm/clause"
+)
+
+// Run statuses.
+const (
+	StatusRunning   = "running"
+	StatusCompleted = "completed"
+	StatusFailed    = "failed"
+)
+
+// ErrRunNotFound is returned for a run the experiment does not have.
+var ErrRunNotFound = errors.New("results run not found")
+
+// Run is the record of one run of an experiment (table result_runs).
+type Run struct {
+	ExperimentID       string `gorm:"primaryKey"`
+	ComputedFor        string `gorm:"primaryKey"`
+	OrgID              string
+	Kind               string
+	WorkflowID         string
+	Status             string
+	ExperimentVersion  int
+	WindowStart        time.Time
+	WindowEnd          time.Time
+	WindowDays         int
+	RetentionTruncated bool
+	SRM                datatypes.JSON `gorm:"column:srm"`
+	RowCount           int
+	Error              string
+	StartedAt          time.Time
+	FinishedAt         *time.Time
+}
+
+// TableName is the result_runs table of migration 0006.
+func (Run) TableName() string { return "result_runs" }
+
+// StartRun records a run as running, or restarts the record of a run that
+// is retried or rerun (a failed day): its window and version are those of
+// this attempt.
+func StartRun(ctx context.Context, db *gorm.DB, r Run) error {
+	r.Status, r.Error, r.FinishedAt = StatusRunning, "", nil
+	err := db.WithContext(ctx).Clauses(clause.OnConflict{
+		Columns:   []clause.Column{{Name: "experiment_id"}, {Name: "computed_for"}},
+		DoUpdates: clause.AssignmentColumns([]string{"workflow_id", "status", "experiment_version", "window_start", "window_end", "window_days", "retention_truncated", "error", "started_at", "finished_at"}),
+	}).Create(&r).Error
+	if err != nil {
+		return fmt.Errorf("record run %s of %s: %w", r.ComputedFor, r.ExperimentID, err)
+	}
+	return nil
+}
+
+// FailRun marks a run failed with the reason; its earlier rows, if any,
+// stay as they were.
+func FailRun(ctx context.Context, db *gorm.DB, experimentID, computedFor, reason string, at time.Time) error {
+	err := db.WithContext(ctx).Model(&Run{}).
+		Where("experiment_id = ? AND computed_for = ? AND status <> ?", experimentID, computedFor, StatusCompleted).
+		Updates(map[string]any{"status": StatusFailed, "error": reason, "finished_at": at}).Error
+	if err != nil {
+		return fmt.Errorf("mark run %s of %s failed: %w", computedFor, experimentID, err)
+	}
+	return nil
+}
+
+// LoadRun returns one run of an experiment of the org.
+func LoadRun(ctx context.Context, db *gorm.DB, orgID, experimentID, computedFor string) (Run, error) {
+	var r Run
+	err := db.WithContext(ctx).Where("org_id = ? AND experiment_id = ? AND computed_for = ?", orgID, experimentID, computedFor).Take(&r).Error
+	if errors.Is(err, gorm.ErrRecordNotFound) {
+		return Run{}, ErrRunNotFound
+	}
+	if err != nil {
+		return Run{}, fmt.Errorf("load run %s of %s: %w", computedFor, experimentID, err)
+	}
+	return r, nil
+}
+
+// AvailableDays lists the runs of an experiment that have result rows,
+// newest first (by window end: a manual run sorts by its instant, a day by
+// its following midnight).
+func AvailableDays(ctx context.Context, db *gorm.DB, orgID, experimentID string) ([]string, error) {
+	var out []string
+	err := db.WithContext(ctx).Model(&Run{}).
+		Where("org_id = ? AND experiment_id = ? AND status = ? AND row_count > 0", orgID, experimentID, StatusCompleted).
+		Order("window_end DESC, computed_for DESC").Pluck("computed_for", &out).Error
+	if err != nil {
+		return nil, fmt.Errorf("list available days of %s: %w", experimentID, err)
+	}
+	return out, nil
+}
+
+// LoadRows returns the rows of one run, by metric then variant.
+func LoadRows(ctx context.Context, db *gorm.DB, orgID, experimentID, computedFor string) ([]Row, error) {
+	var rows []Row
+	err := db.WithContext(ctx).Where("org_id = ? AND experiment_id = ? AND computed_for = ?", orgID, experimentID, computedFor).
+		Order("metric, variant").Find(&rows).Error
+	if err != nil {
+		return nil, fmt.Errorf("load rows of run %s of %s: %w", computedFor, experimentID, err)
+	}
+	return rows, nil
+}
