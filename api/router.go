@@ -12,16 +12,20 @@ import (
 
 	"github.com/expd/expd/auth"
 	"github.com/expd/expd/experiments"
+	"github.com/expd/expd/ratelimit"
+	"github.com/expd/expd/sdkcache"
 )
 
 // Deps are what the handlers need. Temporal may be nil where no route that
 // starts workflows is exercised; readiness then reports it missing.
 type Deps struct {
-	DB        *gorm.DB
-	Verifier  *auth.Verifier
-	Temporal  client.Client
-	TaskQueue string // task queue of expd's workflows
-	Logger    *slog.Logger
+	DB         *gorm.DB
+	Verifier   *auth.Verifier
+	Temporal   client.Client
+	TaskQueue  string // task queue of expd's workflows
+	Logger     *slog.Logger
+	SDK        *sdkcache.Cache    // per-instance cache of configs, keys and pins (config.go); nil: a fresh one
+	RateLimits *ratelimit.Limiter // per-org limits of the SDK routes (ratelimit.go); nil: the plan table's
 }
 
 type handlers struct {

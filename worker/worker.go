@@ -6,6 +6,7 @@ import (
 	"go.temporal.io/sdk/worker"
 
 	"github.com/expd/expd/activities"
+	"github.com/expd/expd/workflows"
 )
 
 // DefaultTaskQueue is the task queue of expd's workflows.
@@ -14,4 +15,5 @@ const DefaultTaskQueue = "expd"
 // Register adds every workflow and the activities to r.
 func Register(r worker.Registry, acts *activities.Activities) {
 	r.RegisterActivity(acts)
+	r.RegisterWorkflow(workflows.KeyRotation)
 }

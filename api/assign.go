@@ -1,0 +1,132 @@
+package api
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/gin-gonic/gin"
+
+	"github.com/expd/expd/assignments"
+	"github.com/expd/expd/bucketing"
+	"github.com/expd/expd/sdkcache"
+	"github.com/expd/expd/validate"
+)
+
+// Bounds of an AssignRequest (docs/assignment.md). user_id has the bound
+// of an event's user_id, so every assigned user can also send events.
+const (
+	assignBodyLimit = 4 << 10
+	maxUserIDBytes  = 256
+	maxRefBytes     = 128 // experiment_id: a UUID or an experiment name
+)
+
+type assignRequest struct {
+	ExperimentID string `json:"experiment_id"`
+	UserID       string `json:"user_id"`
+}
+
+type assignResponse struct {
+	Variant       string `json:"variant"`
+	ConfigVersion int64  `json:"config_version"`
+	ExperimentID  string `json:"experiment_id"`
+	Bucket        uint32 `json:"bucket"`
+	// Stopped is set for a stopped experiment, which answers its control.
+	Stopped bool `json:"stopped,omitempty"`
+}
+
+func (r assignRequest) validate() error {
+	var errs validate.Errors
+	checkID(&errs, "experiment_id", r.ExperimentID, maxRefBytes)
+	checkID(&errs, "user_id", r.UserID, maxUserIDBytes)
+	return errs.Err()
+}
+
+// checkID requires a non-empty UTF-8 string without NUL (PostgreSQL text
+// cannot hold one) of at most max bytes.
+func checkID(errs *validate.Errors, field, v string, max int) {
+	switch {
+	case v == "":
+		errs.Add(field, "is required")
+	case len(v) > max:
+		errs.Add(field, "must be at most %d bytes", max)
+	case strings.IndexByte(v, 0) >= 0:
+		errs.Add(field, "must not contain NUL characters")
+	case !utf8.ValidString(v):
+		errs.Add(field, "must be valid UTF-8")
+	}
+}
+
+// POST /v1/assign: the user's variant of a running experiment, sticky
+// through pins; a stopped experiment answers its control with stopped.
+func (h *handlers) assign(c *gin.Context) {
+	var req assignRequest
+	if !decodeJSON(c, &req) {
+		return
+	}
+	if err := req.validate(); err != nil {
+		invalid(c, err)
+		return
+	}
+	snap := orgSnapshot(c)
+	exp, ok := snap.Find(req.ExperimentID)
+	if !ok {
+		problem(c, http.StatusNotFound, "experiment_not_found", "no experiment with this id or name in your org")
+		return
+	}
+	resp := assignResponse{ConfigVersion: snap.ConfigVersion, ExperimentID: exp.ID,
+		Bucket: bucketing.Bucket(exp.ID, exp.Salt, req.UserID, exp.BucketCount)}
+	if exp.Stopped() {
+		resp.Variant, resp.Stopped = exp.Control, true
+		c.JSON(http.StatusOK, resp)
+		return
+	}
+	variant, err := h.stickyVariant(c.Request.Context(), snap.OrgID, exp, req.UserID, resp.Bucket)
+	if err != nil {
+		internalError(c, err)
+		return
+	}
+	resp.Variant = variant
+	c.JSON(http.StatusOK, resp)
+}
+
+// stickyVariant honours the user's pin and pins the bucket map's variant
+// on first assignment. A pin to a variant that the current allocation no
+// longer has is kept for analysis, but the user then gets the map's answer.
+func (h *handlers) stickyVariant(ctx context.Context, orgID string, exp *sdkcache.Experiment, userID string, bucket uint32) (string, error) {
+	mapped, ok := exp.BucketMap.Lookup(bucket)
+	if !ok {
+		return "", fmt.Errorf("bucket %d of experiment %s has no variant in its map", bucket, exp.ID)
+	}
+	pins := h.deps.SDK.Pins
+	pin := pins.Get(exp.ID, userID)
+	if pin == "" {
+		var err error
+		if pin, err = h.pin(ctx, orgID, exp.ID, userID, mapped); err != nil {
+			return "", err
+		}
+		pins.Put(exp.ID, userID, pin)
+	}
+	if exp.HasVariant(pin) {
+		return pin, nil
+	}
+	return mapped, nil
+}
+
+// pin returns the user's stored pin, recording variant first when there is
+// none. The first pin ever recorded wins, so after recording it is read
+// back: an exposure or another instance may have pinned the user first.
+func (h *handlers) pin(ctx context.Context, orgID, experimentID, userID, variant string) (string, error) {
+	pinned, err := assignments.Pinned(ctx, h.deps.DB, experimentID, userID)
+	if err != nil || pinned != "" {
+		return pinned, err
+	}
+	err = assignments.PinFirst(ctx, h.deps.DB, []assignments.Pin{{OrgID: orgID, ExperimentID: experimentID,
+		UserID: userID, Variant: variant, Source: assignments.SourceAssign}})
+	if err != nil {
+		return "", err
+	}
+	return assignments.Pinned(ctx, h.deps.DB, experimentID, userID)
+}

@@ -1,0 +1,60 @@
+package api
+
+import (
+	"net/http"
+	"strings"
+
+	"github.com/gin-gonic/gin"
+
+	"github.com/expd/expd/auth"
+	"github.com/expd/expd/ratelimit"
+	"github.com/expd/expd/sdkcache"
+)
+
+// sdkRoutes serves what the SDKs call with an org API key. It runs first
+// in NewRouter and fills in the per-instance cache and rate limiter when
+// the caller gave none, so the later groups (ingest) share them.
+func (h *handlers) sdkRoutes(v1 *gin.RouterGroup) {
+	if h.deps.SDK == nil {
+		h.deps.SDK = sdkcache.New(h.deps.DB, sdkcache.Options{})
+	}
+	if h.deps.RateLimits == nil {
+		h.deps.RateLimits = ratelimit.New(nil, nil)
+	}
+	sdk := v1.Group("", h.requireSDKKey(auth.Publishable, auth.Secret))
+	sdk.GET("/config", h.getConfig)
+	sdk.POST("/assign", limitBody(assignBodyLimit), h.rateLimit("assign"), h.assign)
+}
+
+// GET /v1/config: the org's running experiments at its config_version,
+// with the version as ETag; If-None-Match answers 304 when it matches.
+func (h *handlers) getConfig(c *gin.Context) {
+	snap, err := h.deps.SDK.Configs.Get(c.Request.Context(), orgID(c))
+	if err != nil {
+		internalError(c, err)
+		return
+	}
+	c.Header("ETag", snap.ETag)
+	// Clients may keep the body but must revalidate before each use.
+	c.Header("Cache-Control", "no-cache")
+	if etagMatches(c.GetHeader("If-None-Match"), snap.ETag) {
+		c.Status(http.StatusNotModified)
+		return
+	}
+	c.Data(http.StatusOK, "application/json; charset=utf-8", snap.Body)
+}
+
+// etagMatches applies If-None-Match (RFC 9110 §13.1.2): "*" or a list of
+// entity tags, compared weakly (a W/ prefix is ignored).
+func etagMatches(ifNoneMatch, etag string) bool {
+	if ifNoneMatch == "" {
+		return false
+	}
+	for _, candidate := range strings.Split(ifNoneMatch, ",") {
+		candidate = strings.TrimPrefix(strings.TrimSpace(candidate), "W/")
+		if candidate == "*" || candidate == etag {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,167 @@
+package api
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"time"
+
+	"github.com/gin-gonic/gin"
+	enumspb "go.temporal.io/api/enums/v1"
+	"go.temporal.io/api/serviceerror"
+	"go.temporal.io/sdk/client"
+
+	"github.com/expd/expd/auth"
+	"github.com/expd/expd/keys"
+	"github.com/expd/expd/models"
+	"github.com/expd/expd/validate"
+	"github.com/expd/expd/workflows"
+)
+
+// keyRotationTimeout bounds how long POST /v1/keys waits for its rotation,
+// queueing behind a running rotation of the same scope included.
+const keyRotationTimeout = 30 * time.Second
+
+type keyRequest struct {
+	Scope string `json:"scope"`
+}
+
+// apiKey is the ApiKey resource; Key is shown once (publishable keys can
+// be read again by an admin).
+type apiKey struct {
+	Scope     auth.Scope `json:"scope"`
+	Key       string     `json:"key"`
+	CreatedAt time.Time  `json:"created_at"`
+}
+
+func (h *handlers) keyRoutes(dash *gin.RouterGroup) {
+	dash.POST("/keys", requireAdmin, h.rotateKey)
+	dash.GET("/keys/publishable", requireAdmin, h.getPublishableKey)
+}
+
+// POST /v1/keys {"scope": "publishable"|"secret"}: issues a new key of the
+// scope and revokes the previous one, through the KeyRotation workflow,
+// which only ever sees the key's hash.
+func (h *handlers) rotateKey(c *gin.Context) {
+	var req keyRequest
+	if !decodeJSON(c, &req) {
+		return
+	}
+	scope, err := auth.ParseScope(req.Scope)
+	if err != nil {
+		invalid(c, validate.New("scope", "must be %q or %q", auth.Publishable, auth.Secret))
+		return
+	}
+	if h.deps.Temporal == nil {
+		problem(c, http.StatusServiceUnavailable, "temporal_unavailable", "key rotation runs on Temporal, which this server is not connected to")
+		return
+	}
+	key, err := auth.GenerateKey(scope)
+	if err != nil {
+		internalError(c, err)
+		return
+	}
+	org := orgID(c)
+	// Detached from the request: a started rotation must be followed to its
+	// end (and the publishable key stored) even if the caller goes away.
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(c.Request.Context()), keyRotationTimeout)
+	defer cancel()
+	res, err := h.runKeyRotation(ctx, workflows.KeyRotationInput{OrgID: org, Scope: scope, Hash: key.Hash, Prefix: key.Prefix, Actor: session(c).UserID})
+	if errors.Is(err, context.DeadlineExceeded) {
+		problem(c, http.StatusServiceUnavailable, "key_rotation_timeout",
+			fmt.Sprintf("the rotation did not finish within %s; it may still complete, so rotate again to get a key you can see", keyRotationTimeout))
+		return
+	}
+	if err != nil {
+		internalError(c, err)
+		return
+	}
+	h.deps.SDK.Keys.ForgetOrg(org)
+	if scope == auth.Publishable {
+		h.storePublishable(ctx, key)
+	}
+	c.JSON(http.StatusCreated, apiKey{Scope: scope, Key: key.Plain, CreatedAt: res.CreatedAt})
+}
+
+// runKeyRotation runs the org's rotation of one scope and waits for it.
+// Rotations of one org and scope run one at a time: while one runs, the
+// start fails and this one queues behind it.
+func (h *handlers) runKeyRotation(ctx context.Context, in workflows.KeyRotationInput) (workflows.KeyRotationResult, error) {
+	opts := client.StartWorkflowOptions{
+		ID:                                       workflows.KeyRotationID(in.OrgID, string(in.Scope)),
+		TaskQueue:                                h.deps.TaskQueue,
+		WorkflowIDReusePolicy:                    enumspb.WORKFLOW_ID_REUSE_POLICY_ALLOW_DUPLICATE,
+		WorkflowIDConflictPolicy:                 enumspb.WORKFLOW_ID_CONFLICT_POLICY_FAIL,
+		WorkflowExecutionErrorWhenAlreadyStarted: true,
+		WorkflowExecutionTimeout:                 keyRotationTimeout,
+	}
+	var res workflows.KeyRotationResult
+	for {
+		run, err := h.deps.Temporal.ExecuteWorkflow(ctx, opts, workflows.KeyRotation, in)
+		var running *serviceerror.WorkflowExecutionAlreadyStarted
+		if errors.As(err, &running) && ctx.Err() == nil {
+			// Its outcome does not matter here: this rotation supersedes it.
+			_ = h.deps.Temporal.GetWorkflow(ctx, opts.ID, "").Get(ctx, nil)
+			continue
+		}
+		if err != nil {
+			return res, fmt.Errorf("start key rotation %s: %w", opts.ID, err)
+		}
+		if err := run.Get(ctx, &res); err != nil {
+			return res, fmt.Errorf("key rotation %s: %w", opts.ID, err)
+		}
+		return res, nil
+	}
+}
+
+// storePublishable keeps the plaintext of a new publishable key so that an
+// admin can read it again. It is written here rather than by the workflow
+// so that no plaintext key ever enters workflow history. A failure only
+// loses the re-read: the key itself is live and is answered anyway.
+func (h *handlers) storePublishable(ctx context.Context, key auth.NewKey) {
+	err := h.deps.DB.WithContext(ctx).Model(&models.APIKey{}).
+		Where("key_hash = ? AND revoked_at IS NULL", key.Hash).Update("publishable", key.Plain).Error
+	if err != nil {
+		slog.ErrorContext(ctx, "store publishable key for re-read", "prefix", key.Prefix, "error", err)
+	}
+}
+
+// GET /v1/keys/publishable: the org's live publishable key.
+func (h *handlers) getPublishableKey(c *gin.Context) {
+	plain, createdAt, err := keys.Publishable(c.Request.Context(), h.deps.DB, orgID(c))
+	if err != nil {
+		internalError(c, err)
+		return
+	}
+	if plain == "" {
+		problem(c, http.StatusNotFound, "no_publishable_key", "the org has no live publishable key; issue one with POST /v1/keys")
+		return
+	}
+	c.JSON(http.StatusOK, apiKey{Scope: auth.Publishable, Key: plain, CreatedAt: createdAt})
+}
+
+// requireSDKKey is requireKey with the instance's cache of live keys in
+// front, so that the SDK hot paths look keys up in memory. Misses go
+// through requireKey, and a key it accepts is remembered unless a rotation
+// of any org happened meanwhile (it might have revoked this key).
+func (h *handlers) requireSDKKey(scopes ...auth.Scope) gin.HandlerFunc {
+	verify := h.requireKey(scopes...)
+	return func(c *gin.Context) {
+		cache := h.deps.SDK.Keys
+		hash := auth.HashKey(c.GetHeader("X-API-Key"))
+		if org, scope, ok := cache.Lookup(hash); ok && allowed(scope, scopes) {
+			c.Set(ctxOrgID, org)
+			c.Set(ctxKeyScope, scope)
+			c.Next()
+			return
+		}
+		ticket := cache.Begin()
+		verify(c) // runs the rest of the chain when the key is live
+		if org := orgID(c); org != "" {
+			scope, _ := c.Get(ctxKeyScope)
+			cache.Remember(ticket, hash, org, scope.(auth.Scope))
+		}
+	}
+}

@@ -1,0 +1,54 @@
+package sdkcache
+
+import (
+	"time"
+
+	"gorm.io/gorm"
+
+	"github.com/expd/expd/experiments"
+)
+
+// Defaults of Options.
+const (
+	DefaultMaxAge  = time.Second
+	DefaultMaxPins = 1_000_000
+)
+
+// Options tune a Cache; zero values take the defaults.
+type Options struct {
+	// MaxAge bounds how long a cached snapshot or key is served without
+	// revalidation (env EXPD_SDK_CACHE_MAX_AGE in cmd/expd).
+	MaxAge time.Duration
+	// MaxPins bounds the number of cached pins (about 100 bytes each).
+	MaxPins int
+	// Now is the clock; tests move it.
+	Now func() time.Time
+}
+
+// Cache is one API instance's cache for the SDK routes.
+type Cache struct {
+	db      *gorm.DB
+	Configs *Configs
+	Keys    *Keys
+	Pins    *Pins
+}
+
+// New returns an empty cache over db. Call Listen to receive key rotations
+// of other instances (PostgreSQL).
+func New(db *gorm.DB, opts Options) *Cache {
+	if opts.MaxAge <= 0 {
+		opts.MaxAge = DefaultMaxAge
+	}
+	if opts.MaxPins <= 0 {
+		opts.MaxPins = DefaultMaxPins
+	}
+	if opts.Now == nil {
+		opts.Now = time.Now
+	}
+	return &Cache{
+		db:      db,
+		Configs: &Configs{db: db, store: experiments.Store{DB: db}, maxAge: opts.MaxAge, now: opts.Now},
+		Keys:    &Keys{maxAge: opts.MaxAge, now: opts.Now, byHash: map[string]liveKey{}},
+		Pins:    &Pins{max: opts.MaxPins, pins: map[pinKey]string{}},
+	}
+}

@@ -1,0 +1,97 @@
+package sdkcache
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"gorm.io/gorm"
+
+	"github.com/expd/expd/experiments"
+	"github.com/expd/expd/models"
+	"github.com/expd/expd/plans"
+)
+
+// refreshTimeout bounds one rebuild; it runs detached from the request that
+// triggered it because concurrent requests of the org wait for it too.
+const refreshTimeout = 5 * time.Second
+
+// Configs caches one Snapshot per org.
+type Configs struct {
+	db      *gorm.DB
+	store   experiments.Store
+	maxAge  time.Duration
+	now     func() time.Time
+	entries sync.Map // org id -> *configEntry
+}
+
+type configEntry struct {
+	refresh sync.Mutex // one revalidation per org at a time
+	snap    atomic.Pointer[Snapshot]
+	checked atomic.Int64 // unix nanos of the last validation against the database
+}
+
+// Get returns the org's snapshot, revalidating it when it is older than
+// MaxAge: one query of the org's config_version and plan, and a rebuild
+// only when either changed.
+func (c *Configs) Get(ctx context.Context, orgID string) (*Snapshot, error) {
+	e := c.entry(orgID)
+	if s := e.snap.Load(); s != nil && c.fresh(e) {
+		return s, nil
+	}
+	e.refresh.Lock()
+	defer e.refresh.Unlock()
+	// Another request may have revalidated while this one waited.
+	if s := e.snap.Load(); s != nil && c.fresh(e) {
+		return s, nil
+	}
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), refreshTimeout)
+	defer cancel()
+	return c.revalidate(ctx, orgID, e)
+}
+
+func (c *Configs) entry(orgID string) *configEntry {
+	if e, ok := c.entries.Load(orgID); ok {
+		return e.(*configEntry)
+	}
+	e, _ := c.entries.LoadOrStore(orgID, &configEntry{})
+	return e.(*configEntry)
+}
+
+func (c *Configs) fresh(e *configEntry) bool {
+	return c.now().UnixNano()-e.checked.Load() < int64(c.maxAge)
+}
+
+func (c *Configs) revalidate(ctx context.Context, orgID string, e *configEntry) (*Snapshot, error) {
+	checkedAt := c.now()
+	var org struct {
+		ConfigVersion int64
+		Plan          string
+	}
+	err := c.db.WithContext(ctx).Model(&models.Org{}).Select("config_version", "plan").Where("id = ?", orgID).Take(&org).Error
+	if err != nil {
+		return nil, fmt.Errorf("read config_version of org %s: %w", orgID, err)
+	}
+	plan := plans.Get(plans.Name(org.Plan)).Plan
+	if s := e.snap.Load(); s != nil && s.ConfigVersion == org.ConfigVersion && s.Plan == plan {
+		e.checked.Store(checkedAt.UnixNano())
+		return s, nil
+	}
+	// The version was read before the experiments: a change committing in
+	// between gives newer content under the older version, which the next
+	// revalidation corrects; never older content under a newer version,
+	// which clients would keep behind a matching ETag.
+	list, err := c.store.List(ctx, orgID, "")
+	if err != nil {
+		return nil, fmt.Errorf("load config of org %s: %w", orgID, err)
+	}
+	s, err := newSnapshot(orgID, org.ConfigVersion, plan, list)
+	if err != nil {
+		return nil, err
+	}
+	e.snap.Store(s)
+	e.checked.Store(checkedAt.UnixNano())
+	return s, nil
+}

@@ -1,0 +1,113 @@
+package sdkcache
+
+import (
+	"encoding/json"
+	"fmt"
+	"strconv"
+
+	"github.com/expd/expd/bucketing"
+	"github.com/expd/expd/experiments"
+	"github.com/expd/expd/plans"
+)
+
+// Snapshot is one org as the SDK routes see it at one config_version. It is
+// immutable once built; a change of the org builds a new one.
+type Snapshot struct {
+	OrgID         string
+	ConfigVersion int64
+	Plan          plans.Name
+	// ETag is the quoted config_version, the entity tag of Body.
+	ETag string
+	// Body is the encoded GET /v1/config answer (running experiments only).
+	Body  []byte
+	byKey map[string]*Experiment
+}
+
+// Experiment is what assignment needs of one experiment, running or stopped.
+type Experiment struct {
+	ID          string
+	Name        string
+	Status      string
+	Salt        string
+	BucketCount uint32
+	Control     string
+	BucketMap   bucketing.Map
+	variants    map[string]bool
+}
+
+// Stopped tells whether the experiment is stopped (assign answers control).
+func (e *Experiment) Stopped() bool { return e.Status == experiments.StatusStopped }
+
+// HasVariant tells whether the current allocation names v.
+func (e *Experiment) HasVariant(v string) bool { return e.variants[v] }
+
+// Find returns an experiment of the org by id or unique name. Ids win over
+// names, as in the SDKs.
+func (s *Snapshot) Find(idOrName string) (*Experiment, bool) {
+	e, ok := s.byKey[idOrName]
+	return e, ok
+}
+
+// configBody is the wire shape of GET /v1/config; the SDKs code against it.
+type configBody struct {
+	ConfigVersion int64              `json:"config_version"`
+	Experiments   []configExperiment `json:"experiments"`
+}
+
+type configExperiment struct {
+	ID          string                         `json:"id"`
+	Name        string                         `json:"name"`
+	Version     int                            `json:"version"`
+	Status      string                         `json:"status"`
+	Salt        string                         `json:"salt"`
+	BucketCount uint32                         `json:"bucket_count"`
+	Control     string                         `json:"control"`
+	Allocation  []bucketing.Slice              `json:"allocation"`
+	BucketMap   bucketing.Map                  `json:"bucket_map"`
+	Variants    map[string]experiments.Variant `json:"variants"`
+	Metrics     []experiments.Metric           `json:"metrics"`
+}
+
+// newSnapshot builds a snapshot from the org's experiments (any status) at
+// config_version.
+func newSnapshot(orgID string, version int64, plan plans.Name, exps []experiments.Experiment) (*Snapshot, error) {
+	body := configBody{ConfigVersion: version, Experiments: []configExperiment{}}
+	s := &Snapshot{OrgID: orgID, ConfigVersion: version, Plan: plan, ETag: ETag(version), byKey: make(map[string]*Experiment, 2*len(exps))}
+	views := make([]*Experiment, 0, len(exps))
+	for i := range exps {
+		e := &exps[i]
+		control := e.ControlVariant()
+		view := &Experiment{ID: e.ID, Name: e.Name, Status: e.Status, Salt: e.Salt, BucketCount: e.BucketCount,
+			Control: control, BucketMap: e.BucketMap, variants: make(map[string]bool, len(e.Allocation))}
+		for _, sl := range e.Allocation {
+			view.variants[sl.Variant] = true
+		}
+		views = append(views, view)
+		if e.Status != experiments.StatusRunning {
+			continue
+		}
+		variants := e.Variants
+		if variants == nil {
+			variants = map[string]experiments.Variant{}
+		}
+		body.Experiments = append(body.Experiments, configExperiment{ID: e.ID, Name: e.Name, Version: e.Version,
+			Status: e.Status, Salt: e.Salt, BucketCount: e.BucketCount, Control: control, Allocation: e.Allocation,
+			BucketMap: e.BucketMap, Variants: variants, Metrics: e.Metrics})
+	}
+	// Ids are indexed after names so that an id always wins.
+	for _, v := range views {
+		s.byKey[v.Name] = v
+	}
+	for _, v := range views {
+		s.byKey[v.ID] = v
+	}
+	raw, err := json.Marshal(body)
+	if err != nil {
+		return nil, fmt.Errorf("encode config of org %s: %w", orgID, err)
+	}
+	s.Body = raw
+	return s, nil
+}
+
+// ETag is the entity tag of a config_version: the number, quoted.
+func ETag(version int64) string { return `"` + strconv.FormatInt(version, 10) + `"` }
