@@ -16,4 +16,7 @@ const DefaultTaskQueue = "expd"
 func Register(r worker.Registry, acts *activities.Activities) {
 	r.RegisterActivity(acts)
 	r.RegisterWorkflow(workflows.KeyRotation)
+	r.RegisterWorkflow(workflows.ExperimentResults)
+	r.RegisterWorkflow(workflows.DailyResults)
+	r.RegisterWorkflow(workflows.Retention)
 }

@@ -9,3 +9,24 @@ package workflows
 func KeyRotationID(orgID, scope string) string {
 	return "keys/" + orgID + "/" + scope
 }
+
+// ResultsWorkflowID is the one run of an experiment's results for a
+// computed_for value (a UTC day YYYY-MM-DD, or manual-<RFC 3339 instant>):
+// results/<experiment>/<computed_for>.
+func ResultsWorkflowID(experimentID, computedFor string) string {
+	return "results/" + experimentID + "/" + computedFor
+}
+
+// DailyResultsWorkflowID prefixes the daily schedule's workflows (the
+// schedule appends the scheduled time): daily-results.
+const DailyResultsWorkflowID = "daily-results"
+
+// RetentionWorkflowID prefixes the retention schedule's workflows.
+const RetentionWorkflowID = "retention"
+
+// DailyResultsScheduleID and RetentionScheduleID name the schedules of a
+// task queue, so two deployments on one namespace keep their own.
+func DailyResultsScheduleID(taskQueue string) string { return taskQueue + "/daily-results" }
+
+// RetentionScheduleID names the retention schedule of a task queue.
+func RetentionScheduleID(taskQueue string) string { return taskQueue + "/retention" }

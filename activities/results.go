@@ -1,0 +1,276 @@
+package activities
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"go.temporal.io/sdk/activity"
+	"go.temporal.io/sdk/temporal"
+	"gorm.io/gorm"
+
+	"github.com/expd/expd/experiments"
+	"github.com/expd/expd/metrics"
+	"github.com/expd/expd/models"
+	"github.com/expd/expd/orgs"
+	"github.com/expd/expd/plans"
+	"github.com/expd/expd/results"
+)
+
+// heartbeatEvery paces heartbeats of long activities while the database
+// works on a query that reports no progress of its own.
+const heartbeatEvery = 5 * time.Second
+
+// RunInput names one results run of one experiment.
+type RunInput struct {
+	OrgID        string
+	ExperimentID string
+	ComputedFor  string // YYYY-MM-DD or manual-<RFC 3339 instant>
+	WorkflowID   string
+}
+
+// RunPlan is the small summary LoadRunPlan hands to the next steps: the
+// versions and window the run is computed at.
+type RunPlan struct {
+	Skip              string // non-empty: nothing to compute, and why
+	Kind              string
+	ExperimentVersion int
+	Plan              string
+	Window            results.Window
+	Metrics           int
+	UnresolvedMetrics []string
+}
+
+// LoadRunPlan loads the experiment at the config version in force at the
+// window's end, resolves its metric definitions at their versions, applies
+// the org's plan retention to the window, and records the run as running.
+func (a *Activities) LoadRunPlan(ctx context.Context, in RunInput) (RunPlan, error) {
+	key, err := results.ParseKey(in.ComputedFor)
+	if err != nil {
+		return RunPlan{}, temporal.NewNonRetryableApplicationError("bad computed_for", "BadRunKey", err)
+	}
+	d, plan, err := a.design(ctx, in, key)
+	if err != nil || plan.Skip != "" {
+		return plan, err
+	}
+	run := results.Run{
+		ExperimentID: in.ExperimentID, ComputedFor: key.ComputedFor, OrgID: in.OrgID, Kind: key.Kind,
+		WorkflowID: in.WorkflowID, ExperimentVersion: plan.ExperimentVersion,
+		WindowStart: d.Window.Start, WindowEnd: d.Window.End, WindowDays: d.Window.Days,
+		RetentionTruncated: d.Window.RetentionTruncated, StartedAt: a.now(),
+	}
+	if err := results.StartRun(ctx, a.DB, run); err != nil {
+		return RunPlan{}, err
+	}
+	return plan, nil
+}
+
+// design loads what a run analyses. The same inputs give the same design,
+// so every step of a run (and every retry) sees one experiment version.
+func (a *Activities) design(ctx context.Context, in RunInput, key results.Key) (results.Design, RunPlan, error) {
+	plan := RunPlan{Kind: key.Kind}
+	var exp models.Experiment
+	if err := a.DB.WithContext(ctx).Where("id = ? AND org_id = ?", in.ExperimentID, in.OrgID).Take(&exp).Error; err != nil {
+		if errors.Is(err, gorm.ErrRecordNotFound) {
+			plan.Skip = "experiment not found"
+			return results.Design{}, plan, nil
+		}
+		return results.Design{}, plan, fmt.Errorf("load experiment %s: %w", in.ExperimentID, err)
+	}
+	version, err := a.versionAt(ctx, exp.ID, key.WindowEnd)
+	if err != nil {
+		return results.Design{}, plan, err
+	}
+	if version == 0 {
+		plan.Skip = "the experiment did not exist before the window's end"
+		return results.Design{}, plan, nil
+	}
+	cfg, err := experiments.Store{DB: a.DB}.GetVersion(ctx, in.OrgID, exp.ID, version)
+	if err != nil {
+		return results.Design{}, plan, fmt.Errorf("load experiment %s v%d: %w", exp.ID, version, err)
+	}
+	org, err := orgs.Get(ctx, a.DB, in.OrgID)
+	if err != nil {
+		return results.Design{}, plan, err
+	}
+	limits := plans.Get(plans.Name(org.Plan))
+	resolved, err := metrics.Resolve(ctx, metrics.Store{DB: a.DB}, in.OrgID, cfg.Metrics)
+	if err != nil {
+		return results.Design{}, plan, err
+	}
+	d := results.Design{
+		OrgID: in.OrgID, ExperimentID: exp.ID, Control: cfg.ControlVariant(), Allocation: cfg.Allocation,
+		Metrics: resolved, Window: results.NewWindow(exp.CreatedAt, key.WindowEnd, limits.RetentionDays), Limits: limits,
+	}
+	plan.ExperimentVersion, plan.Plan, plan.Window, plan.Metrics = version, string(limits.Plan), d.Window, len(resolved)
+	for _, m := range resolved {
+		if m.Problem != "" {
+			plan.UnresolvedMetrics = append(plan.UnresolvedMetrics, m.Name)
+		}
+	}
+	return d, plan, nil
+}
+
+// versionAt returns the latest config version created before t, 0 if none.
+func (a *Activities) versionAt(ctx context.Context, experimentID string, t time.Time) (int, error) {
+	var v int
+	err := a.DB.WithContext(ctx).Model(&models.ExperimentVersion{}).Select("COALESCE(MAX(version), 0)").
+		Where("experiment_id = ? AND created_at < ?", experimentID, t).Scan(&v).Error
+	if err != nil {
+		return 0, fmt.Errorf("find version of %s at %s: %w", experimentID, t.Format(time.RFC3339), err)
+	}
+	return v, nil
+}
+
+// AnalyzeResult summarises an analysis; the comparisons themselves are
+// staged in the database.
+type AnalyzeResult struct {
+	Users        int
+	Unattributed int64
+	Rows         int
+	SRMGate      string
+}
+
+// AnalyzeExperiment aggregates the per-user values of every metric in one
+// SQL GROUP BY, runs the statistics per metric and treatment arm, checks
+// SRM, and stages the comparisons. It heartbeats while it works; a retry
+// recomputes the same comparisons (resampling is seeded) and restages them.
+func (a *Activities) AnalyzeExperiment(ctx context.Context, in RunInput) (AnalyzeResult, error) {
+	key, err := results.ParseKey(in.ComputedFor)
+	if err != nil {
+		return AnalyzeResult{}, temporal.NewNonRetryableApplicationError("bad computed_for", "BadRunKey", err)
+	}
+	d, plan, err := a.design(ctx, in, key)
+	if err != nil {
+		return AnalyzeResult{}, err
+	}
+	if plan.Skip != "" {
+		return AnalyzeResult{}, temporal.NewNonRetryableApplicationError(plan.Skip, "RunSkipped", nil)
+	}
+	beat := startHeartbeat(ctx, "aggregating")
+	defer beat.stop()
+	sample, err := results.Aggregate(ctx, a.DB, in.OrgID, in.ExperimentID, d.Window, d.Arms(), d.Metrics, func(n int) {
+		beat.set(fmt.Sprintf("aggregated %d users", n))
+	})
+	if err != nil {
+		return AnalyzeResult{}, err
+	}
+	analysis, err := results.Analyze(d, sample, a.now(), func(metric string) {
+		beat.set("comparing " + metric)
+	})
+	if err != nil {
+		return AnalyzeResult{}, err
+	}
+	beat.set("staging")
+	if err := results.Stage(ctx, a.DB, in.ExperimentID, key.ComputedFor, analysis); err != nil {
+		return AnalyzeResult{}, err
+	}
+	users := 0
+	for _, arm := range sample.Arms {
+		users += len(arm.UserIDs)
+	}
+	return AnalyzeResult{Users: users, Unattributed: sample.Unattributed, Rows: len(analysis.Rows), SRMGate: analysis.SRM.Gate}, nil
+}
+
+// PublishResult is the number of rows a run published.
+type PublishResult struct{ Rows int }
+
+// PublishResults applies Benjamini–Hochberg across the run's staged
+// comparisons and upserts them as result rows in one transaction.
+func (a *Activities) PublishResults(ctx context.Context, in RunInput) (PublishResult, error) {
+	n, err := results.Publish(ctx, a.DB, in.ExperimentID, in.ComputedFor, a.now())
+	return PublishResult{Rows: n}, err
+}
+
+// MarkRunFailedInput says why a run failed.
+type MarkRunFailedInput struct {
+	Run    RunInput
+	Reason string
+}
+
+// MarkRunFailedResult is empty; it exists so fields can be added.
+type MarkRunFailedResult struct{}
+
+// MarkRunFailed records a failed run so the API can report it.
+func (a *Activities) MarkRunFailed(ctx context.Context, in MarkRunFailedInput) (MarkRunFailedResult, error) {
+	return MarkRunFailedResult{}, results.FailRun(ctx, a.DB, in.Run.ExperimentID, in.Run.ComputedFor, in.Reason, a.now())
+}
+
+// ListRunningInput pages through running experiments by id.
+type ListRunningInput struct {
+	AfterID string
+	Limit   int
+}
+
+// ExperimentRef names an experiment and its org.
+type ExperimentRef struct {
+	OrgID string
+	ID    string
+}
+
+// ListRunningResult is one page; Next is "" on the last page.
+type ListRunningResult struct {
+	Experiments []ExperimentRef
+	Next        string
+}
+
+// ListRunningExperiments returns one page of running experiments of every
+// org that has not been deleted, by id.
+func (a *Activities) ListRunningExperiments(ctx context.Context, in ListRunningInput) (ListRunningResult, error) {
+	var refs []ExperimentRef
+	err := a.DB.WithContext(ctx).Table("experiments AS e").Select("e.org_id AS org_id, e.id AS id").
+		Joins("JOIN orgs o ON o.id = e.org_id").
+		Where("e.status = ? AND o.deleted_at IS NULL AND e.id > ?", experiments.StatusRunning, in.AfterID).
+		Order("e.id").Limit(in.Limit).Scan(&refs).Error
+	if err != nil {
+		return ListRunningResult{}, fmt.Errorf("list running experiments: %w", err)
+	}
+	out := ListRunningResult{Experiments: refs}
+	if len(refs) == in.Limit {
+		out.Next = refs[len(refs)-1].ID
+	}
+	return out, nil
+}
+
+// heartbeat reports an activity's progress at a steady pace from its own
+// goroutine, so a long query does not look like a dead worker.
+type heartbeat struct {
+	mu     sync.Mutex
+	detail string
+	done   chan struct{}
+}
+
+func startHeartbeat(ctx context.Context, detail string) *heartbeat {
+	h := &heartbeat{detail: detail, done: make(chan struct{})}
+	go func() {
+		t := time.NewTicker(heartbeatEvery)
+		defer t.Stop()
+		for {
+			activity.RecordHeartbeat(ctx, h.current())
+			select {
+			case <-h.done:
+				return
+			case <-ctx.Done():
+				return
+			case <-t.C:
+			}
+		}
+	}()
+	return h
+}
+
+func (h *heartbeat) set(detail string) {
+	h.mu.Lock()
+	h.detail = detail
+	h.mu.Unlock()
+}
+
+func (h *heartbeat) current() string {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.detail
+}
+
+func (h *heartbeat) stop() { close(h.done) }

@@ -1,0 +1,110 @@
+package workflows
+
+import (
+	"time"
+
+	enumspb "go.temporal.io/api/enums/v1"
+	"go.temporal.io/sdk/temporal"
+	"go.temporal.io/sdk/workflow"
+
+	"github.com/expd/expd/activities"
+)
+
+const (
+	// dailyPageSize experiments are handled per workflow run; the next page
+	// continues as new, so history stays small with many experiments.
+	dailyPageSize = 200
+	// dailyConcurrency bounds children running at once: each one runs a
+	// heavy aggregation on the shared database.
+	dailyConcurrency = 4
+	// maxListedFailures bounds the failed ids carried in the result.
+	maxListedFailures = 20
+	dayLayout         = "2006-01-02"
+)
+
+// DailyResultsInput is empty when the schedule starts it: the day is then
+// the UTC day before the scheduled time. Operators may name a Day to
+// (re)compute; AfterID and Totals carry state across continue-as-new.
+type DailyResultsInput struct {
+	Day     string
+	AfterID string
+	Totals  DailyResultsResult
+}
+
+// DailyResultsResult counts what happened to each running experiment.
+type DailyResultsResult struct {
+	Day         string
+	Completed   int
+	AlreadyDone int // a run of that day exists (completed or running)
+	Skipped     int
+	Failed      int
+	FailedIDs   []string
+}
+
+// DailyResults computes a UTC day for every running experiment, one child
+// workflow per experiment with id results/<experiment>/<day>. A day that
+// already completed is refused by Temporal and counted as AlreadyDone; a
+// failed one is run again. One failed experiment does not fail the others.
+func DailyResults(ctx workflow.Context, in DailyResultsInput) (DailyResultsResult, error) {
+	totals := in.Totals
+	totals.Day = in.Day
+	if totals.Day == "" {
+		totals.Day = scheduledTime(ctx).UTC().AddDate(0, 0, -1).Format(dayLayout)
+	}
+	ctx = workflow.WithActivityOptions(ctx, stepOptions)
+	var page activities.ListRunningResult
+	if err := workflow.ExecuteActivity(ctx, a.ListRunningExperiments, activities.ListRunningInput{AfterID: in.AfterID, Limit: dailyPageSize}).Get(ctx, &page); err != nil {
+		return totals, err
+	}
+	for start := 0; start < len(page.Experiments); start += dailyConcurrency {
+		wave := page.Experiments[start:min(start+dailyConcurrency, len(page.Experiments))]
+		runWave(ctx, totals.Day, wave, &totals)
+	}
+	if page.Next != "" {
+		return totals, workflow.NewContinueAsNewError(ctx, DailyResults, DailyResultsInput{Day: totals.Day, AfterID: page.Next, Totals: totals})
+	}
+	return totals, nil
+}
+
+// scheduledTime is when the schedule meant to start this run (a late
+// catch-up run still computes the day it was scheduled for); the
+// workflow's start time otherwise.
+func scheduledTime(ctx workflow.Context) time.Time {
+	if t, ok := workflow.GetTypedSearchAttributes(ctx).GetTime(scheduledStartKey); ok {
+		return t
+	}
+	return workflow.Now(ctx)
+}
+
+// runWave starts one child per experiment and waits for all of them.
+func runWave(ctx workflow.Context, day string, wave []activities.ExperimentRef, totals *DailyResultsResult) {
+	futures := make([]workflow.ChildWorkflowFuture, len(wave))
+	for i, ref := range wave {
+		cctx := workflow.WithChildOptions(ctx, workflow.ChildWorkflowOptions{
+			WorkflowID:            ResultsWorkflowID(ref.ID, day),
+			WorkflowIDReusePolicy: enumspb.WORKFLOW_ID_REUSE_POLICY_ALLOW_DUPLICATE_FAILED_ONLY,
+			// A day's run finishes even if this parent is terminated.
+			ParentClosePolicy:     enumspb.PARENT_CLOSE_POLICY_ABANDON,
+			TypedSearchAttributes: ExperimentSearchAttributes(ref.OrgID, ref.ID),
+		})
+		futures[i] = workflow.ExecuteChildWorkflow(cctx, ExperimentResults, ExperimentResultsInput{OrgID: ref.OrgID, ExperimentID: ref.ID, ComputedFor: day})
+	}
+	for i, f := range futures {
+		var res ExperimentResultsResult
+		err := f.Get(ctx, &res)
+		switch {
+		case temporal.IsWorkflowExecutionAlreadyStartedError(err):
+			totals.AlreadyDone++
+		case err != nil:
+			totals.Failed++
+			if len(totals.FailedIDs) < maxListedFailures {
+				totals.FailedIDs = append(totals.FailedIDs, wave[i].ID)
+			}
+			workflow.GetLogger(ctx).Error("results run failed", "experiment_id", wave[i].ID, "day", day, "error", err)
+		case res.Skipped != "":
+			totals.Skipped++
+		default:
+			totals.Completed++
+		}
+	}
+}

@@ -1,0 +1,95 @@
+package workflows
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	enumspb "go.temporal.io/api/enums/v1"
+	"go.temporal.io/sdk/client"
+	"go.temporal.io/sdk/temporal"
+)
+
+// Schedule policies (docs/results.md).
+const (
+	// A day whose run was missed (server down) is still computed if the
+	// server is back within three days; each catch-up run computes the day
+	// it was scheduled for.
+	dailyCatchupWindow = 72 * time.Hour
+	// A purge missed for a day is simply done by the next one.
+	retentionCatchupWindow = 24 * time.Hour
+)
+
+// Schedules returns the schedules of expd's task queue: the daily results
+// at 00:30 UTC (the previous UTC day) and the retention purge at 01:30 UTC.
+func Schedules(taskQueue string) []client.ScheduleOptions {
+	return []client.ScheduleOptions{
+		{
+			ID:   DailyResultsScheduleID(taskQueue),
+			Spec: dailyAt(0, 30, "results of the previous UTC day"),
+			Action: &client.ScheduleWorkflowAction{
+				ID: DailyResultsWorkflowID, Workflow: DailyResults, Args: []any{DailyResultsInput{}}, TaskQueue: taskQueue,
+			},
+			// Every run computes its own day, so a run that overlaps a slow
+			// predecessor waits for it instead of being dropped.
+			Overlap:       enumspb.SCHEDULE_OVERLAP_POLICY_BUFFER_ALL,
+			CatchupWindow: dailyCatchupWindow,
+		},
+		{
+			ID:   RetentionScheduleID(taskQueue),
+			Spec: dailyAt(1, 30, "purge events and nightly results past each org's plan retention"),
+			Action: &client.ScheduleWorkflowAction{
+				ID: RetentionWorkflowID, Workflow: Retention, Args: []any{RetentionInput{}}, TaskQueue: taskQueue,
+			},
+			// A purge still running covers the next one's work.
+			Overlap:       enumspb.SCHEDULE_OVERLAP_POLICY_SKIP,
+			CatchupWindow: retentionCatchupWindow,
+		},
+	}
+}
+
+func dailyAt(hour, minute int, comment string) client.ScheduleSpec {
+	return client.ScheduleSpec{
+		Calendars: []client.ScheduleCalendarSpec{{
+			Hour: []client.ScheduleRange{{Start: hour}}, Minute: []client.ScheduleRange{{Start: minute}},
+			Second: []client.ScheduleRange{{Start: 0}}, Comment: comment,
+		}},
+		TimeZoneName: "UTC",
+	}
+}
+
+// EnsureSchedules creates expd's schedules, or updates them in place when
+// they exist, so every worker start leaves exactly one of each with the
+// current spec, action and policies. Call it at worker start.
+func EnsureSchedules(ctx context.Context, c client.Client, taskQueue string) error {
+	for _, opts := range Schedules(taskQueue) {
+		if err := ensureSchedule(ctx, c, opts); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func ensureSchedule(ctx context.Context, c client.Client, opts client.ScheduleOptions) error {
+	_, err := c.ScheduleClient().Create(ctx, opts)
+	if err == nil {
+		return nil
+	}
+	if !errors.Is(err, temporal.ErrScheduleAlreadyRunning) {
+		return fmt.Errorf("create schedule %s: %w", opts.ID, err)
+	}
+	err = c.ScheduleClient().GetHandle(ctx, opts.ID).Update(ctx, client.ScheduleUpdateOptions{
+		DoUpdate: func(in client.ScheduleUpdateInput) (*client.ScheduleUpdate, error) {
+			s := in.Description.Schedule
+			spec := opts.Spec
+			s.Spec, s.Action = &spec, opts.Action
+			s.Policy = &client.SchedulePolicies{Overlap: opts.Overlap, CatchupWindow: opts.CatchupWindow, PauseOnFailure: opts.PauseOnFailure}
+			return &client.ScheduleUpdate{Schedule: &s}, nil
+		},
+	})
+	if err != nil {
+		return fmt.Errorf("update schedule %s: %w", opts.ID, err)
+	}
+	return nil
+}
