@@ -8,11 +8,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"time"
 
-	"github.com/google/uuid"
 	"gorm.io/gorm"
-	"gorm.io/gorm/clause"
 
 	"github.com/expd/expd/models"
 )
@@ -24,29 +21,11 @@ var ErrDeleted = errors.New("organization has been deleted")
 // plan, slug from the token) when no webhook has created it yet. The
 // webhook sync later fills in its name.
 func Ensure(ctx context.Context, db *gorm.DB, clerkOrgID, slug string) (models.Org, error) {
-	var org models.Org
-	err := db.WithContext(ctx).Where("clerk_org_id = ?", clerkOrgID).Take(&org).Error
-	if err == nil {
-		if org.DeletedAt != nil {
-			return org, ErrDeleted
-		}
-		return org, nil
+	org, err := orgRow(db.WithContext(ctx), clerkOrgID, slug)
+	if err == nil && org.DeletedAt != nil {
+		return org, ErrDeleted
 	}
-	if !errors.Is(err, gorm.ErrRecordNotFound) {
-		return org, fmt.Errorf("find org: %w", err)
-	}
-	now := time.Now().UTC()
-	id := clerkOrgID
-	org = models.Org{ID: uuid.NewString(), ClerkOrgID: &id, Slug: slug, Name: slug, Plan: "free", CreatedAt: now, UpdatedAt: now}
-	// Two first requests may race: the unique clerk_org_id lets one insert
-	// win and the other read the winner.
-	if err := db.WithContext(ctx).Clauses(clause.OnConflict{DoNothing: true}).Create(&org).Error; err != nil {
-		return org, fmt.Errorf("create org: %w", err)
-	}
-	if err := db.WithContext(ctx).Where("clerk_org_id = ?", clerkOrgID).Take(&org).Error; err != nil {
-		return org, fmt.Errorf("read created org: %w", err)
-	}
-	return org, nil
+	return org, err
 }
 
 // Get returns an org by internal id.

@@ -1,0 +1,140 @@
+package orgs
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/google/uuid"
+	"gorm.io/gorm"
+	"gorm.io/gorm/clause"
+
+	"github.com/expd/expd/models"
+	"github.com/expd/expd/plans"
+)
+
+// PlanChange is the plan an org gets from one payment-provider event.
+type PlanChange struct {
+	EventID        string
+	EventType      string
+	At             time.Time // the event's creation time: older events never override newer ones
+	OrgID          string    // expd's org id; empty or unknown: found by CustomerID
+	CustomerID     string
+	SubscriptionID string
+	Status         string // the subscription's status
+	Plan           plans.Name
+	// EndsSubscription marks a deleted subscription: it changes nothing
+	// when the org has moved on to another subscription.
+	EndsSubscription bool
+}
+
+// PlanOutcome tells what ApplyPlan did.
+type PlanOutcome string
+
+const (
+	PlanApplied           PlanOutcome = "applied"
+	PlanStale             PlanOutcome = "stale"              // an event at least as new was applied before
+	PlanDuplicate         PlanOutcome = "duplicate"          // this event was processed before
+	PlanUnknownOrg        PlanOutcome = "unknown_org"        // no live org has this id or customer
+	PlanOtherSubscription PlanOutcome = "other_subscription" // the ended subscription is not the org's
+)
+
+type paymentEvent struct {
+	EventID      string `gorm:"primaryKey"`
+	Type         string
+	OrgID        *string
+	EventCreated time.Time
+	Outcome      PlanOutcome
+	ProcessedAt  time.Time
+}
+
+func (paymentEvent) TableName() string { return "payment_events" }
+
+// ApplyPlan sets the org's plan and subscription from ch, at most once
+// per event and never from an event older than the last one applied. It
+// records the event and its outcome in the same transaction.
+func ApplyPlan(ctx context.Context, db *gorm.DB, ch PlanChange) (PlanOutcome, error) {
+	var outcome PlanOutcome
+	err := db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+		rec := paymentEvent{EventID: ch.EventID, Type: ch.EventType, EventCreated: ch.At.UTC(), Outcome: "pending", ProcessedAt: time.Now().UTC()}
+		res := tx.Clauses(clause.OnConflict{DoNothing: true}).Create(&rec)
+		if res.Error != nil {
+			return fmt.Errorf("record payment event: %w", res.Error)
+		}
+		if res.RowsAffected == 0 {
+			outcome = PlanDuplicate
+			return nil
+		}
+		org, found, err := billedOrg(tx, ch)
+		if err != nil {
+			return err
+		}
+		if outcome = decide(org, found, ch); outcome == PlanApplied {
+			if err := setPlan(tx, org.ID, ch); err != nil {
+				return err
+			}
+		}
+		var orgID *string
+		if found {
+			orgID = &org.ID
+		}
+		return wrap("record outcome", tx.Model(&rec).Updates(map[string]any{"outcome": outcome, "org_id": orgID}).Error)
+	})
+	if err != nil {
+		return "", fmt.Errorf("apply plan from event %s: %w", ch.EventID, err)
+	}
+	return outcome, nil
+}
+
+func decide(org models.Org, found bool, ch PlanChange) PlanOutcome {
+	switch {
+	case !found:
+		return PlanUnknownOrg
+	case ch.EndsSubscription && org.StripeSubscriptionID != nil && *org.StripeSubscriptionID != ch.SubscriptionID:
+		return PlanOtherSubscription
+	case org.PlanEventAt != nil && ch.At.Before(*org.PlanEventAt):
+		return PlanStale
+	}
+	return PlanApplied
+}
+
+func setPlan(tx *gorm.DB, orgID string, ch PlanChange) error {
+	set := map[string]any{
+		"plan": string(ch.Plan), "subscription_status": ch.Status, "plan_event_at": ch.At.UTC(), "updated_at": time.Now().UTC(),
+	}
+	if ch.SubscriptionID != "" {
+		set["stripe_subscription_id"] = ch.SubscriptionID
+	}
+	if ch.CustomerID != "" {
+		set["stripe_customer_id"] = ch.CustomerID
+	}
+	return wrap("set plan", tx.Model(&models.Org{}).Where("id = ?", orgID).Updates(set).Error)
+}
+
+// billedOrg finds the live org an event is for (by the org id the
+// checkout set, else by customer), locked for the update.
+func billedOrg(tx *gorm.DB, ch PlanChange) (models.Org, bool, error) {
+	q := tx.Where("deleted_at IS NULL")
+	if models.IsPostgres(tx) {
+		q = q.Clauses(clause.Locking{Strength: "UPDATE"})
+	}
+	if uuid.Validate(ch.OrgID) == nil {
+		if org, found, err := takeOrg(q.Session(&gorm.Session{}), "id = ?", ch.OrgID); found || err != nil {
+			return org, found, err
+		}
+	}
+	if ch.CustomerID != "" {
+		return takeOrg(q.Session(&gorm.Session{}), "stripe_customer_id = ?", ch.CustomerID)
+	}
+	return models.Org{}, false, nil
+}
+
+func takeOrg(q *gorm.DB, where, arg string) (models.Org, bool, error) {
+	var org models.Org
+	err := q.Where(where, arg).Take(&org).Error
+	if errors.Is(err, gorm.ErrRecordNotFound) {
+		return org, false, nil
+	}
+	return org, err == nil, wrap("find billed org", err)
+}
