@@ -9,12 +9,15 @@ import (
 	"time"
 
 	"gorm.io/gorm"
+
+	"github.com/expd/expd/billing"
 )
 
 // Activities carries the dependencies of all activities. No globals.
 type Activities struct {
-	DB  *gorm.DB
-	Now func() time.Time
+	DB      *gorm.DB
+	Now     func() time.Time
+	Billing *billing.Client // Stripe adapter; nil or unconfigured: events are applied from their payload
 }
 
 func (a *Activities) now() time.Time {

@@ -2,7 +2,6 @@ package orgs
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"time"
 
@@ -113,7 +112,7 @@ func DeleteMembership(ctx context.Context, db *gorm.DB, m MembershipData, at int
 
 func changeMembership(ctx context.Context, db *gorm.DB, m MembershipData, at int64, isDelete bool, set map[string]any) (bool, error) {
 	if m.ClerkOrgID == "" || m.ClerkUserID == "" {
-		return false, errors.New("membership names no org or no user")
+		return false, fmt.Errorf("%w: membership names no org or no user", ErrIncompleteChange)
 	}
 	return inTx(ctx, db, func(tx *gorm.DB) (bool, error) {
 		org, err := orgRow(tx, m.ClerkOrgID, "")
