@@ -10,5 +10,3 @@ func (h *handlers) ingestRoutes(v1, dash *gin.RouterGroup) {}
 func (h *handlers) identityRoutes(v1 *gin.RouterGroup) {}
 
 func (h *handlers) billingRoutes(v1, dash *gin.RouterGroup) {}
-
-func (h *handlers) resultsRoutes(dash *gin.RouterGroup) {}

@@ -1,0 +1,176 @@
+package api
+
+import (
+	"encoding/json"
+	"errors"
+	"net/http"
+	"time"
+
+	"github.com/gin-gonic/gin"
+
+	"github.com/expd/expd/results"
+	"github.com/expd/expd/validate"
+)
+
+// resultsRoutes: results of an experiment, its runs, and the metric
+// catalogue (results.go, runs.go, metrics.go).
+func (h *handlers) resultsRoutes(dash *gin.RouterGroup) {
+	dash.GET("/experiments/:id/results", h.getResults)
+	dash.POST("/experiments/:id/runs", h.startRun)
+	dash.GET("/experiments/:id/runs/:run_id", h.getRun)
+	dash.GET("/metrics", h.listMetrics)
+	dash.POST("/metrics", h.createMetric)
+}
+
+// resultsView is the body of GET /v1/experiments/:id/results.
+type resultsView struct {
+	ExperimentID      string             `json:"experiment_id"`
+	ComputedFor       string             `json:"computed_for"`
+	Kind              string             `json:"kind"`
+	AvailableDays     []string           `json:"available_days"`
+	ExperimentVersion int                `json:"experiment_version"`
+	Window            results.Window     `json:"window"`
+	SRMGate           string             `json:"srm_gate"`
+	SRM               json.RawMessage    `json:"srm"`
+	Preliminary       bool               `json:"preliminary"`
+	ComputedAt        *time.Time         `json:"computed_at"`
+	Metrics           []metricResultView `json:"metrics"`
+}
+
+// metricResultView is one MetricResult: a metric, a treatment arm against
+// control.
+type metricResultView struct {
+	Metric         string `json:"metric"`
+	MetricVersion  int    `json:"metric_version"`
+	Category       string `json:"category"`
+	Kind           string `json:"kind"`
+	Origin         string `json:"origin"`
+	Variant        string `json:"variant"`
+	ControlVariant string `json:"control_variant"`
+
+	Test      string  `json:"test"`
+	Statistic float64 `json:"statistic"`
+	PValue    float64 `json:"p_value"`
+	PValueFDR float64 `json:"p_value_fdr"`
+	Effect    float64 `json:"effect"`
+	CILow     float64 `json:"ci_low"`
+	CIHigh    float64 `json:"ci_high"`
+	// RelativeLift is null when undefined, with the reason beside it.
+	RelativeLift          *liftView `json:"relative_lift"`
+	RelativeLiftUndefined string    `json:"relative_lift_undefined,omitempty"`
+
+	NPerArm            map[string]int64 `json:"n_per_arm"`
+	SRMP               float64          `json:"srm_p"`
+	PermutationsUsed   int              `json:"permutations_used"`
+	SampleCapUsed      bool             `json:"sample_cap_used"`
+	WindowDays         int              `json:"window_days"`
+	RetentionTruncated bool             `json:"retention_truncated"`
+	Preliminary        bool             `json:"preliminary"`
+	Undefined          string           `json:"undefined,omitempty"`
+	Distribution       json.RawMessage  `json:"distribution"`
+}
+
+type liftView struct {
+	Value  float64 `json:"value"`
+	CILow  float64 `json:"ci_low"`
+	CIHigh float64 `json:"ci_high"`
+}
+
+// GET /v1/experiments/:id/results[?day=YYYY-MM-DD|manual-<instant>]
+func (h *handlers) getResults(c *gin.Context) {
+	ctx := c.Request.Context()
+	exp, err := h.experiments.Get(ctx, orgID(c), c.Param("id"))
+	if err != nil {
+		h.experimentError(c, err)
+		return
+	}
+	var requested string
+	if day, ok := c.GetQuery("day"); ok {
+		key, err := results.ParseKey(day)
+		if err != nil {
+			invalid(c, validate.New("day", "%v", err))
+			return
+		}
+		requested = key.ComputedFor
+	}
+	days, err := results.AvailableDays(ctx, h.deps.DB, orgID(c), exp.ID)
+	if err != nil {
+		internalError(c, err)
+		return
+	}
+	if len(days) == 0 {
+		writeProblem(c, Problem{Status: http.StatusNotFound, Code: "results_collecting", Hint: "collecting",
+			Detail: "no results yet: the daily pipeline (or a manual run) has not produced any for this experiment"})
+		return
+	}
+	computedFor := days[0]
+	if requested != "" {
+		if !contains(days, requested) {
+			problem(c, http.StatusNotFound, "run_not_found", "no results computed for "+requested+"; see available_days of the latest results")
+			return
+		}
+		computedFor = requested
+	}
+	view, err := h.resultsOf(c, exp.ID, computedFor)
+	if err != nil {
+		internalError(c, err)
+		return
+	}
+	view.AvailableDays = days
+	c.JSON(http.StatusOK, view)
+}
+
+func (h *handlers) resultsOf(c *gin.Context, experimentID, computedFor string) (resultsView, error) {
+	ctx := c.Request.Context()
+	run, err := results.LoadRun(ctx, h.deps.DB, orgID(c), experimentID, computedFor)
+	if err != nil {
+		return resultsView{}, err
+	}
+	rows, err := results.LoadRows(ctx, h.deps.DB, orgID(c), experimentID, computedFor)
+	if err != nil {
+		return resultsView{}, err
+	}
+	var srm struct {
+		Gate string `json:"gate"`
+	}
+	if err := json.Unmarshal(run.SRM, &srm); err != nil {
+		return resultsView{}, errors.Join(errors.New("decode srm of run "+computedFor), err)
+	}
+	v := resultsView{
+		ExperimentID: experimentID, ComputedFor: computedFor, Kind: run.Kind, ExperimentVersion: run.ExperimentVersion,
+		Window:  results.Window{Start: run.WindowStart, End: run.WindowEnd, Days: run.WindowDays, RetentionTruncated: run.RetentionTruncated},
+		SRMGate: srm.Gate, SRM: json.RawMessage(run.SRM), ComputedAt: run.FinishedAt,
+		Metrics: make([]metricResultView, len(rows)),
+	}
+	for i, r := range rows {
+		v.Metrics[i] = metricResult(r)
+		v.Preliminary = v.Preliminary || r.Preliminary
+	}
+	return v, nil
+}
+
+func metricResult(r results.Row) metricResultView {
+	v := metricResultView{
+		Metric: r.Metric, MetricVersion: r.MetricVersion, Category: r.Category, Kind: r.Kind, Origin: r.Origin,
+		Variant: r.Variant, ControlVariant: r.ControlVariant,
+		Test: r.Test, Statistic: r.Statistic, PValue: r.PValue, PValueFDR: r.PValueFDR,
+		Effect: r.Effect, CILow: r.CILow, CIHigh: r.CIHigh, RelativeLiftUndefined: r.RelUndefinedReason,
+		NPerArm: map[string]int64{r.ControlVariant: r.NControl, r.Variant: r.NTreatment},
+		SRMP:    r.SRMP, PermutationsUsed: r.PermutationsUsed, SampleCapUsed: r.SampleCapUsed,
+		WindowDays: r.WindowDays, RetentionTruncated: r.RetentionTruncated, Preliminary: r.Preliminary,
+		Undefined: r.Undefined, Distribution: json.RawMessage(r.Distribution),
+	}
+	if r.RelLift != nil && r.RelCILow != nil && r.RelCIHigh != nil {
+		v.RelativeLift = &liftView{Value: *r.RelLift, CILow: *r.RelCILow, CIHigh: *r.RelCIHigh}
+	}
+	return v
+}
+
+func contains(list []string, s string) bool {
+	for _, v := range list {
+		if v == s {
+			return true
+		}
+	}
+	return false
+}
