@@ -2,6 +2,7 @@ package billing
 
 import (
 	"errors"
+	"net/http"
 
 	"github.com/stripe/stripe-go/v76"
 	"github.com/stripe/stripe-go/v76/client"
@@ -44,3 +45,14 @@ func New(cfg Config) *Client {
 
 // Configured tells whether checkout, portal and subscription reads work.
 func (c *Client) Configured() bool { return c != nil && c.api != nil }
+
+// Permanent tells whether err is Stripe refusing the request itself (a
+// 4xx other than a conflict or rate limit), which no retry can fix.
+func Permanent(err error) bool {
+	var se *stripe.Error
+	if !errors.As(err, &se) {
+		return errors.Is(err, ErrNotConfigured)
+	}
+	return se.HTTPStatusCode >= 400 && se.HTTPStatusCode < 500 &&
+		se.HTTPStatusCode != http.StatusConflict && se.HTTPStatusCode != http.StatusTooManyRequests
+}

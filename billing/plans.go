@@ -33,6 +33,12 @@ func (c *Client) PlanForPrice(priceID string) (plans.Name, bool) {
 	return "", false
 }
 
+// PricesConfigured tells whether this environment knows its prices, so
+// that a price it cannot map is an error rather than a missing setting.
+func (c *Client) PricesConfigured() bool {
+	return c != nil && c.cfg.PricePro != "" && c.cfg.PriceBusiness != ""
+}
+
 func (c *Client) priceForPlan(p plans.Name) (string, bool) {
 	switch p {
 	case plans.Pro:
@@ -43,19 +49,28 @@ func (c *Client) priceForPlan(p plans.Name) (string, bool) {
 	return "", false
 }
 
-// EffectivePlan is the plan an org on paid plan gets while its subscription
-// has status, with a note for the dashboard when the plan is kept on grace.
-// Only active, trialing and past-due subscriptions grant the plan; every
-// other status (canceled, unpaid, incomplete, incomplete_expired, paused,
-// or a deleted subscription) leaves the org on free.
-func EffectivePlan(status string, paid plans.Name) (plans.Name, string) {
+// Grants tells whether a subscription with status gives its plan: active,
+// trialing and (on grace) past-due ones do; every other status (canceled,
+// unpaid, incomplete, incomplete_expired, paused) leaves the org on free.
+func Grants(status string) bool {
 	switch status {
-	case StatusActive, StatusTrialing:
-		return paid, ""
-	case StatusPastDue:
+	case StatusActive, StatusTrialing, StatusPastDue:
+		return true
+	}
+	return false
+}
+
+// EffectivePlan is the plan an org paying for paid gets while its
+// subscription has status, with a note for the dashboard when the plan is
+// kept on grace.
+func EffectivePlan(status string, paid plans.Name) (plans.Name, string) {
+	switch {
+	case !Grants(status):
+		return plans.Free, ""
+	case status == StatusPastDue:
 		return paid, NoticePastDue
 	}
-	return plans.Free, ""
+	return paid, ""
 }
 
 // Live tells whether a subscription with status still exists at the

@@ -30,3 +30,11 @@ func DailyResultsScheduleID(taskQueue string) string { return taskQueue + "/dail
 
 // RetentionScheduleID names the retention schedule of a task queue.
 func RetentionScheduleID(taskQueue string) string { return taskQueue + "/retention" }
+
+// IdentitySyncID is the one sync of an identity-provider webhook message:
+// identity/<svix-id>. Redeliveries share the svix-id and are refused.
+func IdentitySyncID(svixID string) string { return "identity/" + svixID }
+
+// PaymentEventID is the one application of a payment-provider event:
+// stripe/<event id>.
+func PaymentEventID(eventID string) string { return "stripe/" + eventID }
