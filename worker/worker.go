@@ -19,4 +19,6 @@ func Register(r worker.Registry, acts *activities.Activities) {
 	r.RegisterWorkflow(workflows.ExperimentResults)
 	r.RegisterWorkflow(workflows.DailyResults)
 	r.RegisterWorkflow(workflows.Retention)
+	r.RegisterWorkflow(workflows.IdentitySync)
+	r.RegisterWorkflow(workflows.PaymentEvent)
 }
