@@ -12,6 +12,7 @@ import (
 
 	"github.com/expd/expd/auth"
 	"github.com/expd/expd/experiments"
+	"github.com/expd/expd/ingest"
 	"github.com/expd/expd/ratelimit"
 	"github.com/expd/expd/sdkcache"
 )
@@ -26,6 +27,7 @@ type Deps struct {
 	Logger     *slog.Logger
 	SDK        *sdkcache.Cache    // per-instance cache of configs, keys and pins (config.go); nil: a fresh one
 	RateLimits *ratelimit.Limiter // per-org limits of the SDK routes (ratelimit.go); nil: the plan table's
+	Ingest     *ingest.Writer     // group-commit event writer (events.go); nil: one over DB
 }
 
 type handlers struct {

@@ -1,0 +1,159 @@
+package api
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"math"
+	"net/http"
+	"strconv"
+	"time"
+
+	"github.com/gin-gonic/gin"
+
+	"github.com/expd/expd/auth"
+	"github.com/expd/expd/ingest"
+	"github.com/expd/expd/sdkcache"
+	"github.com/expd/expd/validate"
+)
+
+// Bounds of POST /v1/events (docs/ingest.md); the Python SDK sends at most
+// as much.
+const (
+	eventsBodyLimit = 1 << 20
+	maxBatchEvents  = 1000
+	// unavailableRetryAfter is the Retry-After of a 503 while the database
+	// is unreachable: short, since the client backs off on its own too.
+	unavailableRetryAfter = 2
+)
+
+// ingestRoutes registers the write path. It relies on sdkRoutes having set
+// Deps.SDK and Deps.RateLimits (NewRouter calls it first).
+func (h *handlers) ingestRoutes(v1, dash *gin.RouterGroup) {
+	if h.deps.Ingest == nil {
+		h.deps.Ingest = ingest.NewWriter(h.deps.DB, ingest.Options{})
+	}
+	v1.POST("/events", h.requireSDKKey(auth.Publishable, auth.Secret), h.rateLimit("events"), limitBody(eventsBodyLimit), h.postEvents)
+	v1.POST("/events/import", h.requireSDKKey(auth.Secret), limitBody(importBodyLimit), h.importEvents)
+	v1.POST("/business-events", limitBody(businessEventBodyLimit), h.postBusinessEvent)
+	dash.POST("/business-events/secret", requireAdmin, h.rotateSigningSecret)
+	dash.GET("/experiments/:id/traffic", h.traffic)
+}
+
+// eventsEnvelope is the body of POST /v1/events. Events stay raw so that
+// one malformed event is rejected alone instead of failing the batch.
+type eventsEnvelope struct {
+	Events *[]json.RawMessage `json:"events"`
+}
+
+// ingestAck is the IngestAck of the spec, plus counts of duplicates and
+// the events refused by validation.
+type ingestAck struct {
+	Accepted      int                `json:"accepted"`
+	Duplicates    int                `json:"duplicates"`
+	ConfigVersion int64              `json:"config_version"`
+	Rejected      []ingest.Rejection `json:"rejected"`
+}
+
+// POST /v1/events: answers 202 only once the batch's transaction has
+// committed.
+func (h *handlers) postEvents(c *gin.Context) {
+	var env eventsEnvelope
+	if !decodeJSON(c, &env) {
+		return
+	}
+	switch {
+	case env.Events == nil:
+		invalid(c, validate.New("events", `is required: the body is {"events": [...]}`))
+		return
+	case len(*env.Events) == 0 || len(*env.Events) > maxBatchEvents:
+		invalid(c, validate.New("events", "must hold 1 to %d events", maxBatchEvents))
+		return
+	}
+	snap := orgSnapshot(c)
+	raws := make([][]byte, len(*env.Events))
+	for i, r := range *env.Events {
+		raws[i] = r
+	}
+	p := ingest.Preparer{
+		OrgID:  snap.OrgID,
+		Window: ingest.Window{Now: time.Now(), MaxAge: ingest.LiveMaxAge},
+		Source: ingest.SourceAPI,
+		Lookup: h.experimentLookup(c.Request.Context(), snap),
+	}
+	prep, err := p.Prepare(raws)
+	if err != nil {
+		h.writeFailed(c, err)
+		return
+	}
+	out, err := h.deps.Ingest.Write(c.Request.Context(), ingest.Batch{Tenant: tenantOf(snap), Rows: prep.Rows})
+	if err != nil {
+		h.writeFailed(c, err)
+		return
+	}
+	if prep.Rejected == nil {
+		prep.Rejected = []ingest.Rejection{}
+	}
+	c.JSON(http.StatusAccepted, ingestAck{Accepted: out.Accepted, Duplicates: out.Duplicates, ConfigVersion: snap.ConfigVersion, Rejected: prep.Rejected})
+}
+
+func tenantOf(snap *sdkcache.Snapshot) ingest.Tenant {
+	return ingest.Tenant{OrgID: snap.OrgID, Plan: snap.Plan, ConfigVersion: snap.ConfigVersion}
+}
+
+// experimentLookup resolves experiment refs from the org's cached
+// snapshot, and from the database for refs the snapshot does not know yet
+// (an experiment created within the cache's max age).
+func (h *handlers) experimentLookup(ctx context.Context, snap *sdkcache.Snapshot) ingest.Lookup {
+	return func(refs []string) (ingest.Refs, error) {
+		known := make(ingest.Refs, len(refs))
+		var missing []string
+		for _, r := range refs {
+			if e, ok := snap.Find(r); ok {
+				known[r] = e.ID
+			} else {
+				missing = append(missing, r)
+			}
+		}
+		if len(missing) == 0 {
+			return known, nil
+		}
+		fresh, err := ingest.LookupExperiments(ctx, h.deps.DB, snap.OrgID, missing)
+		if err != nil {
+			return nil, err
+		}
+		for ref, id := range fresh {
+			known[ref] = id
+		}
+		return known, nil
+	}
+}
+
+// writeFailed answers a failed write: 429 past the monthly allowance, 503
+// with Retry-After while the database is unreachable, 413 for a body
+// over the limit, else 500. Never 202: nothing of the batch is known to
+// be stored.
+func (h *handlers) writeFailed(c *gin.Context, err error) {
+	var allowance *ingest.AllowanceError
+	var tooBig *http.MaxBytesError
+	switch {
+	case errors.As(err, &allowance):
+		now := time.Now()
+		wait := ingest.NextMonth(now).Sub(now)
+		c.Header("Retry-After", strconv.Itoa(int(math.Ceil(wait.Seconds()))))
+		problem(c, http.StatusTooManyRequests, "event_allowance_exceeded", fmt.Sprintf(
+			"the %s plan's monthly_event_allowance of %d events is used up for %s (%d stored, this request adds %d); nothing of this request was stored",
+			allowance.Plan, allowance.Allowance, allowance.Month, allowance.Used, allowance.Adding))
+	case errors.As(err, &tooBig):
+		badInput(c, err)
+	case ingest.Unavailable(err):
+		slog.WarnContext(c.Request.Context(), "event write refused: database unavailable", "request_id", requestID(c), "error", err)
+		c.Header("Retry-After", strconv.Itoa(unavailableRetryAfter))
+		problem(c, http.StatusServiceUnavailable, "storage_unavailable",
+			"events could not be stored now; nothing of this request is acknowledged, retry with the same event ids")
+	default:
+		internalError(c, err)
+	}
+}

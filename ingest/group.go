@@ -1,0 +1,90 @@
+package ingest
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/expd/expd/models"
+)
+
+// commit stores a group of requests in one transaction and answers each.
+func (w *Writer) commit(group []*request) {
+	if len(group) == 0 {
+		return
+	}
+	now := w.opts.Now().UTC()
+	month := MonthOf(now)
+	owned, owner := splitOwnership(group)
+	outcomes := make([]Outcome, len(group))
+	var refusals []error
+	ctx, cancel := context.WithTimeout(context.Background(), w.opts.CommitTimeout)
+	defer cancel()
+	err := w.store.inTx(ctx, func(tx groupTx) error {
+		var err error
+		refusals, err = admit(ctx, tx, month, group, owned)
+		if err != nil {
+			return err
+		}
+		var rows []models.Event
+		for i, own := range owned {
+			if refusals[i] == nil {
+				rows = append(rows, own...)
+			}
+		}
+		for i := range rows {
+			rows[i].ReceivedAt = now
+		}
+		inserted, err := tx.insert(ctx, rows)
+		if err != nil {
+			return err
+		}
+		added := make(map[string]int64)
+		for _, k := range inserted {
+			outcomes[owner[k]].Accepted++
+			added[k.orgID]++
+		}
+		return tx.addUsage(ctx, month, added)
+	})
+	if err != nil {
+		err = classify(fmt.Errorf("commit %d events: %w", countRows(group), err))
+	}
+	for i, r := range group {
+		switch {
+		case err != nil:
+			r.done <- result{err: err}
+		case refusals[i] != nil:
+			r.done <- result{err: refusals[i]}
+		default:
+			o := outcomes[i]
+			o.Duplicates = len(r.batch.Rows) - o.Accepted
+			r.done <- result{outcome: o}
+		}
+	}
+}
+
+// splitOwnership gives each (org, event_id) of the group to the first
+// request that carries it: later copies (a retry racing the original, a
+// repeated id in one batch) are that request's duplicates.
+func splitOwnership(group []*request) ([][]models.Event, map[eventKey]int) {
+	owned := make([][]models.Event, len(group))
+	owner := make(map[eventKey]int, countRows(group))
+	for i, r := range group {
+		for j := range r.batch.Rows {
+			k := keyOf(&r.batch.Rows[j])
+			if _, taken := owner[k]; taken {
+				continue
+			}
+			owner[k] = i
+			owned[i] = append(owned[i], r.batch.Rows[j])
+		}
+	}
+	return owned, owner
+}
+
+func countRows(group []*request) int {
+	n := 0
+	for _, r := range group {
+		n += len(r.batch.Rows)
+	}
+	return n
+}

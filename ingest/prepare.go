@@ -1,0 +1,158 @@
+package ingest
+
+import (
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/expd/expd/models"
+	"github.com/expd/expd/validate"
+)
+
+// Sources of stored events (the events.source column).
+const (
+	SourceAPI     = "api"
+	SourceImport  = "import"
+	SourceWebhook = "webhook"
+)
+
+// Rejection is one event refused by validation; the rest of its batch is
+// still stored.
+type Rejection struct {
+	Index   int    `json:"index"`
+	EventID string `json:"event_id"`
+	Reason  string `json:"reason"`
+}
+
+// Lookup resolves experiment refs of the preparing org (see
+// LookupExperiments).
+type Lookup func(refs []string) (Refs, error)
+
+// Preparer turns wire events of one org into rows to store.
+type Preparer struct {
+	OrgID  string
+	Window Window
+	Source string
+	Lookup Lookup
+}
+
+// Prepared is a batch after validation: the rows to store and the events
+// refused, in input order.
+type Prepared struct {
+	Rows     []models.Event
+	Rejected []Rejection
+}
+
+type checked struct {
+	index int
+	ev    *Event
+	ts    time.Time
+}
+
+// Prepare validates raw events (JSON objects) and resolves their
+// experiments. A Rejection's Index is the event's position in raws. Only
+// a failing lookup is an error; everything wrong with an event is a
+// Rejection.
+func (p Preparer) Prepare(raws [][]byte) (Prepared, error) {
+	evs := make([]Event, len(raws))
+	errs := make([]error, len(raws))
+	for i, raw := range raws {
+		evs[i], errs[i] = Decode(raw)
+	}
+	return p.prepare(evs, errs)
+}
+
+// PrepareEvents is Prepare for events decoded already.
+func (p Preparer) PrepareEvents(evs []Event) (Prepared, error) {
+	return p.prepare(evs, make([]error, len(evs)))
+}
+
+// prepare checks evs, except those whose decoding failed (errs[i]).
+func (p Preparer) prepare(evs []Event, errs []error) (Prepared, error) {
+	var out Prepared
+	good := make([]checked, 0, len(evs))
+	refSet := make(map[string]bool)
+	for i := range evs {
+		ev, err := &evs[i], errs[i]
+		var ts time.Time
+		if err == nil {
+			ts, err = ev.Check(p.Window)
+		}
+		if err != nil {
+			out.Rejected = append(out.Rejected, Rejection{Index: i, EventID: ev.EventID, Reason: reason(err)})
+			continue
+		}
+		good = append(good, checked{index: i, ev: ev, ts: ts})
+		refSet[ev.ExperimentID] = true
+	}
+	if len(good) == 0 {
+		return out, nil
+	}
+	refs := make([]string, 0, len(refSet))
+	for r := range refSet {
+		refs = append(refs, r)
+	}
+	known, err := p.Lookup(refs)
+	if err != nil {
+		return Prepared{}, err
+	}
+	out.Rows = make([]models.Event, 0, len(good))
+	for _, c := range good {
+		expID, ok := known[c.ev.ExperimentID]
+		if !ok {
+			out.Rejected = append(out.Rejected, Rejection{Index: c.index, EventID: c.ev.EventID,
+				Reason: "experiment_id: no experiment with this id or name in your org"})
+			continue
+		}
+		out.Rows = append(out.Rows, c.ev.row(p.OrgID, expID, c.ts, p.Source))
+	}
+	// Unknown experiments are found after validation; keep input order.
+	slices.SortFunc(out.Rejected, func(a, b Rejection) int { return a.Index - b.Index })
+	return out, nil
+}
+
+// row is the stored form of a checked event.
+func (e *Event) row(orgID, experimentID string, ts time.Time, source string) models.Event {
+	r := models.Event{
+		OrgID: orgID, EventID: e.EventID, Type: e.Type, ExperimentID: experimentID, UserID: e.UserID,
+		Ts: ts, ConfigVersion: e.ConfigVersion, Source: source,
+	}
+	if e.Variant != nil {
+		r.Variant = *e.Variant
+	}
+	switch e.Type {
+	case TypeModelCall:
+		r.Model, r.LatencyMs, r.CostUSD, r.TimeToFirstTokenMs = e.Model, e.LatencyMs, e.CostUSD, e.TimeToFirstTokenMs
+		r.InputTokens, r.OutputTokens, r.TotalTokens = e.InputTokens, e.OutputTokens, e.TotalTokens
+		r.Error, r.Prompt, r.Response = e.Error, e.Prompt, e.Response
+		// The total_tokens metric reads one column; fill it as the SDK does.
+		if r.TotalTokens == nil && r.InputTokens != nil {
+			total := *r.InputTokens
+			if r.OutputTokens != nil {
+				total += *r.OutputTokens
+			}
+			r.TotalTokens = &total
+		}
+	case TypeBusinessEvent:
+		r.BusinessMetric, r.Value = e.BusinessMetric, e.Value
+		// A business event without a value counts one occurrence.
+		if r.Value == nil {
+			one := 1.0
+			r.Value = &one
+		}
+	}
+	return r
+}
+
+// reason is the one-line text of a rejection: "field: why; field: why".
+func reason(err error) string {
+	fields := validate.Fields(err)
+	if fields == nil {
+		return err.Error()
+	}
+	parts := make([]string, len(fields))
+	for i, f := range fields {
+		parts[i] = f.Field + ": " + f.Reason
+	}
+	return strings.Join(parts, "; ")
+}

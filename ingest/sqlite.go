@@ -1,0 +1,156 @@
+package ingest
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+
+	"gorm.io/gorm"
+
+	"github.com/expd/expd/assignments"
+	"github.com/expd/expd/models"
+)
+
+// sqliteStore runs the write path with multi-row INSERTs: SQLite has one
+// writer and no COPY, and a statement of many rows costs little more
+// than one of a single row.
+type sqliteStore struct{ db *gorm.DB }
+
+func (sqliteStore) concurrency() int { return 1 }
+
+func (s sqliteStore) inTx(ctx context.Context, fn func(tx groupTx) error) error {
+	return s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error { return fn(sqliteTx{tx: tx}) })
+}
+
+type sqliteTx struct{ tx *gorm.DB }
+
+// sqliteRowsPerStatement keeps a statement's parameters (22 per row)
+// under SQLite's limit of 32,766.
+const sqliteRowsPerStatement = 500
+
+var rowPlaceholders = "(" + strings.TrimSuffix(strings.Repeat("?, ", len(eventColumns)), ", ") + ")"
+
+func (s sqliteTx) lockUsage(ctx context.Context, month string, orgs []string) (map[string]int64, error) {
+	values := strings.TrimSuffix(strings.Repeat("(?, ?, 0), ", len(orgs)), ", ")
+	args := make([]any, 0, 2*len(orgs))
+	for _, org := range orgs {
+		args = append(args, org, month)
+	}
+	// The writer lock SQLite takes for this upsert is held to commit.
+	rows, err := s.tx.Raw(`INSERT INTO event_usage (org_id, month, events) VALUES `+values+
+		` ON CONFLICT (org_id, month) DO UPDATE SET events = event_usage.events RETURNING org_id, events`, args...).Rows()
+	if err != nil {
+		return nil, fmt.Errorf("lock usage: %w", err)
+	}
+	defer rows.Close()
+	out := make(map[string]int64)
+	for rows.Next() {
+		var org string
+		var n int64
+		if err := rows.Scan(&org, &n); err != nil {
+			return nil, fmt.Errorf("read usage: %w", err)
+		}
+		out[org] = n
+	}
+	return out, rows.Err()
+}
+
+func (s sqliteTx) existing(ctx context.Context, orgID string, eventIDs []string) (map[string]bool, error) {
+	out := make(map[string]bool)
+	for chunk := range slices.Chunk(eventIDs, sqliteRowsPerStatement) {
+		var found []string
+		err := s.tx.Table("events").Where("org_id = ? AND event_id IN ?", orgID, chunk).Pluck("event_id", &found).Error
+		if err != nil {
+			return nil, fmt.Errorf("find stored events: %w", err)
+		}
+		for _, id := range found {
+			out[id] = true
+		}
+	}
+	return out, nil
+}
+
+func (s sqliteTx) insert(ctx context.Context, rows []models.Event) ([]eventKey, error) {
+	var inserted []eventKey
+	for chunk := range slices.Chunk(rows, sqliteRowsPerStatement) {
+		keys, err := s.insertChunk(chunk)
+		if err != nil {
+			return nil, err
+		}
+		inserted = append(inserted, keys...)
+	}
+	if err := assignments.PinFirst(ctx, s.tx, firstExposures(rows)); err != nil {
+		return nil, err
+	}
+	return inserted, nil
+}
+
+func (s sqliteTx) insertChunk(chunk []models.Event) ([]eventKey, error) {
+	args := make([]any, 0, len(chunk)*len(eventColumns))
+	for i := range chunk {
+		r := &chunk[i]
+		args = append(args, r.OrgID, r.EventID, r.Type, r.ExperimentID, r.UserID, r.Variant, r.Ts, r.ReceivedAt, r.ConfigVersion,
+			r.Model, r.LatencyMs, r.InputTokens, r.OutputTokens, r.TotalTokens, r.CostUSD, r.TimeToFirstTokenMs,
+			r.Error, r.BusinessMetric, r.Value, r.Prompt, r.Response, r.Source)
+	}
+	values := strings.TrimSuffix(strings.Repeat(rowPlaceholders+", ", len(chunk)), ", ")
+	res, err := s.tx.Raw(`INSERT INTO events (`+columnList+`) VALUES `+values+
+		` ON CONFLICT (org_id, event_id) DO NOTHING RETURNING org_id, event_id`, args...).Rows()
+	if err != nil {
+		return nil, fmt.Errorf("insert events: %w", err)
+	}
+	defer res.Close()
+	keys := make([]eventKey, 0, len(chunk))
+	for res.Next() {
+		var k eventKey
+		if err := res.Scan(&k.orgID, &k.eventID); err != nil {
+			return nil, fmt.Errorf("read inserted events: %w", err)
+		}
+		keys = append(keys, k)
+	}
+	return keys, res.Err()
+}
+
+// firstExposures is the earliest exposure of each (experiment, user).
+func firstExposures(rows []models.Event) []assignments.Pin {
+	type pinKey struct{ experimentID, userID string }
+	first := make(map[pinKey]int)
+	var order []pinKey
+	for i := range rows {
+		r := &rows[i]
+		if r.Type != TypeExposure {
+			continue
+		}
+		k := pinKey{r.ExperimentID, r.UserID}
+		j, seen := first[k]
+		if !seen {
+			order = append(order, k)
+		}
+		if !seen || r.Ts.Before(rows[j].Ts) {
+			first[k] = i
+		}
+	}
+	pins := make([]assignments.Pin, len(order))
+	for n, k := range order {
+		r := &rows[first[k]]
+		pins[n] = assignments.Pin{OrgID: r.OrgID, ExperimentID: r.ExperimentID, UserID: r.UserID, Variant: r.Variant, Source: assignments.SourceExposure}
+	}
+	return pins
+}
+
+func (s sqliteTx) addUsage(ctx context.Context, month string, added map[string]int64) error {
+	orgs := make([]string, 0, len(added))
+	for org := range added {
+		orgs = append(orgs, org)
+	}
+	slices.Sort(orgs)
+	for _, org := range orgs {
+		err := s.tx.Exec(`INSERT INTO event_usage (org_id, month, events) VALUES (?, ?, ?)
+ON CONFLICT (org_id, month) DO UPDATE SET events = event_usage.events + excluded.events`, org, month, added[org]).Error
+		if err != nil {
+			return fmt.Errorf("add usage: %w", err)
+		}
+	}
+	return nil
+}

@@ -1,0 +1,36 @@
+package ingest
+
+import (
+	"context"
+
+	"github.com/expd/expd/models"
+)
+
+// store is one database dialect's way to run the write path.
+type store interface {
+	// inTx runs fn in one transaction and commits when fn returns nil.
+	inTx(ctx context.Context, fn func(tx groupTx) error) error
+	// concurrency is the default number of group transactions in flight.
+	concurrency() int
+}
+
+// groupTx is what the write path does inside a transaction.
+type groupTx interface {
+	// lockUsage creates the month's usage rows of orgs (sorted, so two
+	// transactions lock them in the same order) and returns their values,
+	// holding the rows' locks until the transaction ends.
+	lockUsage(ctx context.Context, month string, orgs []string) (map[string]int64, error)
+	// existing returns which of the org's event ids are already stored.
+	existing(ctx context.Context, orgID string, eventIDs []string) (map[string]bool, error)
+	// insert stores rows, skipping (org_id, event_id) already stored, pins
+	// the first exposure of each (experiment, user), and returns how many
+	// rows of each org were stored now, keyed by eventKey.
+	insert(ctx context.Context, rows []models.Event) ([]eventKey, error)
+	// addUsage raises the month's usage counters.
+	addUsage(ctx context.Context, month string, added map[string]int64) error
+}
+
+// eventKey is the primary key of the events table.
+type eventKey struct{ orgID, eventID string }
+
+func keyOf(e *models.Event) eventKey { return eventKey{e.OrgID, e.EventID} }

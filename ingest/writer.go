@@ -1,0 +1,156 @@
+package ingest
+
+import (
+	"context"
+	"sync"
+	"time"
+
+	"gorm.io/gorm"
+
+	"github.com/expd/expd/models"
+)
+
+// Options tune a Writer; zero values take the defaults.
+type Options struct {
+	// MaxGroupRows caps the rows merged into one transaction (10,000).
+	MaxGroupRows int
+	// MaxQueuedRows caps the rows waiting for a transaction; past it Write
+	// fails with ErrOverloaded at once instead of queueing (200,000).
+	MaxQueuedRows int
+	// Concurrency is the number of group transactions in flight at once:
+	// 2 on PostgreSQL, so one group's COPY overlaps another's commit
+	// flush; 1 on SQLite, which has a single writer.
+	Concurrency int
+	// CommitTimeout bounds one group transaction (10 s).
+	CommitTimeout time.Duration
+	// Now is the clock of received_at and of the usage month.
+	Now func() time.Time
+}
+
+// Writer stores batches of events with group commit: concurrent Write
+// calls queue their rows, and whichever caller finds a free transaction
+// slot commits everything queued so far in one transaction. There is no
+// background goroutine to start or stop; under load the work is handed
+// from one caller's goroutine to a fresh one so no caller waits on
+// others' groups.
+type Writer struct {
+	store store
+	opts  Options
+
+	mu       sync.Mutex
+	queue    []*request
+	queued   int // rows in queue
+	inFlight int // group transactions running
+}
+
+// Batch is one caller's validated rows (see Preparer) for one org.
+type Batch struct {
+	Tenant Tenant
+	Rows   []models.Event
+}
+
+// Outcome counts a batch's rows once committed: Accepted were stored now,
+// Duplicates were already stored (same org and event_id) or repeated.
+type Outcome struct {
+	Accepted   int `json:"accepted"`
+	Duplicates int `json:"duplicates"`
+}
+
+type request struct {
+	batch Batch
+	done  chan result
+}
+
+type result struct {
+	outcome Outcome
+	err     error
+}
+
+// NewWriter returns a writer on db (PostgreSQL or SQLite).
+func NewWriter(db *gorm.DB, opts Options) *Writer {
+	var s store = sqliteStore{db: db}
+	if models.IsPostgres(db) {
+		s = postgresStore{db: db}
+	}
+	if opts.Concurrency <= 0 {
+		opts.Concurrency = s.concurrency()
+	}
+	if opts.MaxGroupRows <= 0 {
+		opts.MaxGroupRows = 10_000
+	}
+	if opts.MaxQueuedRows <= 0 {
+		opts.MaxQueuedRows = 200_000
+	}
+	if opts.CommitTimeout <= 0 {
+		opts.CommitTimeout = 10 * time.Second
+	}
+	if opts.Now == nil {
+		opts.Now = time.Now
+	}
+	return &Writer{store: s, opts: opts}
+}
+
+// Write stores b and returns once the transaction holding it has
+// committed, or with the error that kept it from committing: an
+// *AllowanceError (nothing of b stored), ErrOverloaded or an
+// *UnavailableError (retry), or another storage error. If ctx ends first
+// the rows may still be stored; a retry with the same event ids is safe.
+func (w *Writer) Write(ctx context.Context, b Batch) (Outcome, error) {
+	if len(b.Rows) == 0 {
+		return Outcome{}, nil
+	}
+	r := &request{batch: b, done: make(chan result, 1)}
+	w.mu.Lock()
+	if w.queued+len(b.Rows) > w.opts.MaxQueuedRows {
+		w.mu.Unlock()
+		return Outcome{}, ErrOverloaded
+	}
+	w.queue = append(w.queue, r)
+	w.queued += len(b.Rows)
+	lead := w.inFlight < w.opts.Concurrency
+	if lead {
+		w.inFlight++
+	}
+	w.mu.Unlock()
+	if lead {
+		w.flush()
+	}
+	select {
+	case res := <-r.done:
+		return res.outcome, res.err
+	case <-ctx.Done():
+		return Outcome{}, ctx.Err()
+	}
+}
+
+// flush commits one group, then hands the slot on to a new goroutine while
+// more is queued, so the calling request can answer.
+func (w *Writer) flush() {
+	group := w.take()
+	w.commit(group)
+	w.mu.Lock()
+	more := len(w.queue) > 0
+	if !more {
+		w.inFlight--
+	}
+	w.mu.Unlock()
+	if more {
+		go w.flush()
+	}
+}
+
+// take dequeues requests up to MaxGroupRows (always at least one).
+func (w *Writer) take() []*request {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	n, rows := 0, 0
+	for n < len(w.queue) && (n == 0 || rows+len(w.queue[n].batch.Rows) <= w.opts.MaxGroupRows) {
+		rows += len(w.queue[n].batch.Rows)
+		n++
+	}
+	group := append([]*request(nil), w.queue[:n]...)
+	clear(w.queue[:n])
+	w.queue = w.queue[n:]
+	w.queued -= rows
+	return group
+}
