@@ -13,7 +13,8 @@ import (
 
 // Arm holds the exposed users of one arm and their per-user value of each
 // metric: Values[m][u] is user u's value of metric m, NaN when a mean
-// metric has no value for the user.
+// metric has no value for the user. A metric that could not be resolved
+// has no values.
 type Arm struct {
 	UserIDs []string
 	Values  [][]float64
@@ -51,8 +52,12 @@ func Aggregate(ctx context.Context, db *gorm.DB, orgID, experimentID string, w W
 	sums := make([]sql.NullFloat64, len(ms))
 	counts := make([]int64, len(ms))
 	dest := []any{&user, &variant}
-	for i := range ms {
-		dest = append(dest, &sums[i], &counts[i])
+	var computed []int // metrics with columns, in column order
+	for i, m := range ms {
+		if m.Problem == "" {
+			dest = append(dest, &sums[i], &counts[i])
+			computed = append(computed, i)
+		}
 	}
 	n := 0
 	for rows.Next() {
@@ -65,8 +70,8 @@ func Aggregate(ctx context.Context, db *gorm.DB, orgID, experimentID string, w W
 			continue
 		}
 		arm.UserIDs = append(arm.UserIDs, user)
-		for i, m := range ms {
-			v, ok := perUserValue(m.Kind, sums[i].Float64, counts[i])
+		for _, i := range computed {
+			v, ok := perUserValue(ms[i].Kind, sums[i].Float64, counts[i])
 			if !ok {
 				v = math.NaN()
 			}

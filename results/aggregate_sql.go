@@ -20,8 +20,8 @@ type aggregateQuery struct {
 	Args []any
 }
 
-// buildAggregateQuery writes the query for the metrics (resolved, without
-// Problem) over events of one experiment in [start, end).
+// buildAggregateQuery writes the query for the metrics over events of one
+// experiment in [start, end). Metrics with a Problem get no columns.
 func buildAggregateQuery(db *gorm.DB, orgID, experimentID string, w Window, ms []metrics.Resolved) (aggregateQuery, error) {
 	float := "REAL"
 	if models.IsPostgres(db) {
@@ -30,6 +30,9 @@ func buildAggregateQuery(db *gorm.DB, orgID, experimentID string, w Window, ms [
 	var cols []string
 	var colArgs []any
 	for i, m := range ms {
+		if m.Problem != "" {
+			continue
+		}
 		cond, value, args, err := metricExpr(m, float)
 		if err != nil {
 			return aggregateQuery{}, err
@@ -50,7 +53,7 @@ func buildAggregateQuery(db *gorm.DB, orgID, experimentID string, w Window, ms [
 )
 `
 	args := []any{orgID, experimentID, w.Start, w.End}
-	if len(ms) == 0 {
+	if len(cols) == 0 {
 		return aggregateQuery{SQL: exposed + "SELECT user_id, variant FROM exposed", Args: args}, nil
 	}
 	sql := exposed + "SELECT x.user_id, x.variant,\n  " + strings.Join(cols, ",\n  ") + `

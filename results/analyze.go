@@ -103,7 +103,7 @@ type cappedArm struct {
 // values returns the kept users' values of metric mi, leaving out users
 // without a value (NaN: a mean metric with no matching events).
 func (c cappedArm) values(mi int) []float64 {
-	if c.arm == nil {
+	if c.arm == nil || len(c.arm.Values[mi]) == 0 {
 		return nil
 	}
 	out := make([]float64, 0, len(c.keep))

@@ -1,0 +1,188 @@
+// Package resultstest builds synthetic experiments with a known effect for
+// the results pipeline's tests: users with their events, the config that
+// measures them, and the per-user values computed in Go, independently of
+// the SQL aggregation under test.
+package resultstest
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"testing"
+	"time"
+
+	"gorm.io/gorm"
+
+	"github.com/expd/expd/bucketing"
+	"github.com/expd/expd/experiments"
+	"github.com/expd/expd/models"
+)
+
+// The synthetic experiment's true effects, treatment minus control.
+const (
+	BaseLatencyMs      = 200.0
+	LatencyEffectMs    = 20.0
+	LatencyNoiseMs     = 30.0
+	CallsPerUser       = 3
+	ControlConversion  = 0.2
+	TreatmentConversion = 0.3
+)
+
+// Arms of the synthetic experiment, control first.
+var Arms = []string{"control", "treatment"}
+
+// User is one synthetic user and what they did.
+type User struct {
+	ID        string
+	Variant   string
+	Latencies []float64
+	Converted bool
+	Revenue   float64
+}
+
+// Users builds perArm users in each arm, deterministically from seed.
+func Users(perArm int, seed uint64) []User {
+	rng := rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15))
+	var out []User
+	for armIndex, arm := range Arms {
+		effect, conversion := 0.0, ControlConversion
+		if armIndex > 0 {
+			effect, conversion = LatencyEffectMs, TreatmentConversion
+		}
+		for i := range perArm {
+			u := User{ID: fmt.Sprintf("u-%d-%s-%d", seed, arm, i), Variant: arm}
+			for range CallsPerUser {
+				u.Latencies = append(u.Latencies, BaseLatencyMs+effect+rng.NormFloat64()*LatencyNoiseMs)
+			}
+			if rng.Float64() < conversion {
+				u.Converted, u.Revenue = true, 10+40*rng.Float64()
+			}
+			out = append(out, u)
+		}
+	}
+	return out
+}
+
+// Metrics measured by Config: built-ins listed without a source, so the
+// catalogue supplies it.
+var Metrics = []string{"latency_ms", "conversion", "revenue"}
+
+// Config is an experiment config measuring Metrics over Arms, 50/50.
+func Config(name string) experiments.Config {
+	shared := false
+	ms := []experiments.Metric{
+		{Name: "latency_ms", Kind: "mean", Category: "guardrail", MethodDefault: "welch_t", MetricVersion: 1, SharedOrgWide: &shared},
+		{Name: "conversion", Kind: "proportion", Category: "primary", MethodDefault: "z_test", MetricVersion: 1, SharedOrgWide: &shared},
+		{Name: "revenue", Kind: "sum", Category: "secondary", MethodDefault: "welch_t", MetricVersion: 1, SharedOrgWide: &shared},
+	}
+	return experiments.Config{
+		Name: name, Salt: "resultstest-salt", BucketCount: 1000,
+		Allocation: []bucketing.Slice{{Variant: Arms[0], Weight: 50}, {Variant: Arms[1], Weight: 50}},
+		Metrics:    ms,
+	}
+}
+
+// Values returns each arm's per-user values of a metric of Config,
+// computed from the users directly.
+func Values(users []User, metric string) map[string][]float64 {
+	out := map[string][]float64{}
+	for _, u := range users {
+		var v float64
+		switch metric {
+		case "latency_ms":
+			for _, l := range u.Latencies {
+				v += l
+			}
+			v /= float64(len(u.Latencies))
+		case "conversion":
+			if u.Converted {
+				v = 1
+			}
+		case "revenue":
+			v = u.Revenue
+		default:
+			panic("resultstest: unknown metric " + metric)
+		}
+		out[u.Variant] = append(out[u.Variant], v)
+	}
+	return out
+}
+
+// Events are the users' events: an exposure at `at`, then the model calls
+// and, for converted users, a conversion and a revenue event, each a
+// millisecond apart.
+func Events(orgID, experimentID string, users []User, at time.Time) []models.Event {
+	var out []models.Event
+	for _, u := range users {
+		t, seq := at, 0
+		next := func(typ string) models.Event {
+			t, seq = t.Add(time.Millisecond), seq+1
+			return models.Event{OrgID: orgID, EventID: fmt.Sprintf("%s-%s-%d", experimentID, u.ID, seq), Type: typ, ExperimentID: experimentID,
+				UserID: u.ID, Variant: u.Variant, Ts: t.UTC(), ReceivedAt: t.UTC(), Source: "api"}
+		}
+		out = append(out, next("exposure"))
+		for _, l := range u.Latencies {
+			e := next("model_call")
+			e.LatencyMs = &l
+			out = append(out, e)
+		}
+		if u.Converted {
+			conv, rev := next("business_event"), next("business_event")
+			one, revenue, convName, revName := 1.0, u.Revenue, "conversion", "revenue"
+			conv.BusinessMetric, conv.Value = &convName, &one
+			rev.BusinessMetric, rev.Value = &revName, &revenue
+			out = append(out, conv, rev)
+		}
+	}
+	return out
+}
+
+// Wire is an event as POST /v1/events takes it.
+func Wire(e models.Event) map[string]any {
+	m := map[string]any{
+		"event_id": e.EventID, "type": e.Type, "experiment_id": e.ExperimentID, "user_id": e.UserID,
+		"variant": e.Variant, "timestamp": e.Ts.Format(time.RFC3339Nano),
+	}
+	if e.LatencyMs != nil {
+		m["latency_ms"] = *e.LatencyMs
+	}
+	if e.BusinessMetric != nil {
+		m["business_metric"], m["value"] = *e.BusinessMetric, *e.Value
+	}
+	return m
+}
+
+// Insert writes events straight into the events table.
+func Insert(t testing.TB, db *gorm.DB, events []models.Event) {
+	t.Helper()
+	if err := db.CreateInBatches(events, 500).Error; err != nil {
+		t.Fatalf("insert %d events: %v", len(events), err)
+	}
+}
+
+// Experiment creates an experiment of cfg (Config, or a variation of it)
+// in an existing org through the experiments store and returns it.
+func Experiment(t testing.TB, db *gorm.DB, orgID string, cfg experiments.Config) experiments.Experiment {
+	t.Helper()
+	exp, err := experiments.Store{DB: db}.Create(t.Context(), orgID, "resultstest", cfg)
+	if err != nil {
+		t.Fatalf("create experiment: %v", err)
+	}
+	return exp
+}
+
+// Backdate moves an experiment's start (and its versions) back by d, as if
+// it had been created earlier.
+func Backdate(t testing.TB, db *gorm.DB, experimentID string, d time.Duration) {
+	t.Helper()
+	var exp models.Experiment
+	if err := db.Where("id = ?", experimentID).Take(&exp).Error; err != nil {
+		t.Fatal(err)
+	}
+	start := exp.CreatedAt.Add(-d)
+	if err := db.Model(&models.Experiment{}).Where("id = ?", experimentID).Update("created_at", start).Error; err != nil {
+		t.Fatal(err)
+	}
+	if err := db.Model(&models.ExperimentVersion{}).Where("experiment_id = ?", experimentID).Update("created_at", start).Error; err != nil {
+		t.Fatal(err)
+	}
+}
