@@ -19,11 +19,11 @@ import (
 
 // The synthetic experiment's true effects, treatment minus control.
 const (
-	BaseLatencyMs      = 200.0
-	LatencyEffectMs    = 20.0
-	LatencyNoiseMs     = 30.0
-	CallsPerUser       = 3
-	ControlConversion  = 0.2
+	BaseLatencyMs       = 200.0
+	LatencyEffectMs     = 20.0
+	LatencyNoiseMs      = 30.0
+	CallsPerUser        = 3
+	ControlConversion   = 0.2
 	TreatmentConversion = 0.3
 )
 
