@@ -11,6 +11,7 @@ import (
 	"gorm.io/gorm"
 
 	"github.com/expd/expd/auth"
+	"github.com/expd/expd/billing"
 	"github.com/expd/expd/experiments"
 	"github.com/expd/expd/ingest"
 	"github.com/expd/expd/ratelimit"
@@ -28,6 +29,8 @@ type Deps struct {
 	SDK        *sdkcache.Cache    // per-instance cache of configs, keys and pins (config.go); nil: a fresh one
 	RateLimits *ratelimit.Limiter // per-org limits of the SDK routes (ratelimit.go); nil: the plan table's
 	Ingest     *ingest.Writer     // group-commit event writer (events.go); nil: one over DB
+	Billing    *billing.Client    // the Stripe adapter (billing.go); nil or unconfigured: billing_configured false
+	SvixSecret string             // CLERK_WEBHOOK_SECRET (whsec_...) of the identity webhook; empty: every delivery gets 401
 }
 
 type handlers struct {

@@ -25,9 +25,10 @@ var ErrIncompleteChange = errors.New("incomplete identity change")
 // ApplyIdentityChange applies ch and tells whether it changed the store
 // (false: older than what is stored, or a replay).
 func ApplyIdentityChange(ctx context.Context, db *gorm.DB, ch IdentityChange) (bool, error) {
+	if err := ch.validate(); err != nil {
+		return false, err
+	}
 	switch {
-	case (ch.User != nil && ch.User.ClerkUserID == "") || (ch.Org != nil && ch.Org.ClerkOrgID == ""):
-		return false, fmt.Errorf("%w: no identity-provider id", ErrIncompleteChange)
 	case ch.User != nil && ch.Deleted:
 		return DeleteUser(ctx, db, ch.User.ClerkUserID, ch.At)
 	case ch.User != nil:

@@ -111,10 +111,16 @@ func DeleteMembership(ctx context.Context, db *gorm.DB, m MembershipData, at int
 }
 
 func changeMembership(ctx context.Context, db *gorm.DB, m MembershipData, at int64, isDelete bool, set map[string]any) (bool, error) {
-	if m.ClerkOrgID == "" || m.ClerkUserID == "" {
+	partial := m.ClerkOrgID == "" || m.ClerkUserID == ""
+	if partial && !isDelete {
 		return false, fmt.Errorf("%w: membership names no org or no user", ErrIncompleteChange)
 	}
 	return inTx(ctx, db, func(tx *gorm.DB) (bool, error) {
+		if partial {
+			// A delete that names only the membership: end the row that
+			// holds it, if any.
+			return applyIfNewer(tx.Model(&models.Membership{}).Where("clerk_membership_id = ?", m.ClerkMembershipID), at, isDelete, set)
+		}
 		org, err := orgRow(tx, m.ClerkOrgID, "")
 		if err != nil {
 			return false, err

@@ -1,0 +1,39 @@
+package api
+
+import (
+	"errors"
+	"io"
+	"net/http"
+
+	"github.com/gin-gonic/gin"
+
+	"github.com/expd/expd/billing"
+	"github.com/expd/expd/workflows"
+)
+
+// paymentSignatureHeader carries Stripe's "t=<unix>,v1=<hex>" signature
+// under the spec's neutral name.
+const paymentSignatureHeader = "Payment-Signature"
+
+// paymentWebhook verifies a payment event and hands the plan-changing
+// types to the PaymentEvent workflow; other types are acknowledged.
+func (h *handlers) paymentWebhook(c *gin.Context) {
+	payload, err := io.ReadAll(c.Request.Body)
+	if err != nil {
+		badInput(c, err)
+		return
+	}
+	ev, err := h.deps.Billing.ReadEvent(payload, c.GetHeader(paymentSignatureHeader))
+	switch {
+	case errors.Is(err, billing.ErrSignature):
+		problem(c, http.StatusUnauthorized, "invalid_signature", "missing, invalid or stale "+paymentSignatureHeader)
+		return
+	case err != nil:
+		problem(c, http.StatusBadRequest, "malformed_event", err.Error())
+		return
+	case !billing.Handled(ev.Type):
+		c.Status(http.StatusNoContent)
+		return
+	}
+	h.startWebhookWorkflow(c, workflows.PaymentEventID(ev.ID), workflows.PaymentEvent, workflows.PaymentEventInput{Event: ev})
+}
