@@ -220,10 +220,13 @@ type ListRunningResult struct {
 // org that has not been deleted, by id.
 func (a *Activities) ListRunningExperiments(ctx context.Context, in ListRunningInput) (ListRunningResult, error) {
 	var refs []ExperimentRef
-	err := a.DB.WithContext(ctx).Table("experiments AS e").Select("e.org_id AS org_id, e.id AS id").
+	q := a.DB.WithContext(ctx).Table("experiments AS e").Select("e.org_id AS org_id, e.id AS id").
 		Joins("JOIN orgs o ON o.id = e.org_id").
-		Where("e.status = ? AND o.deleted_at IS NULL AND e.id > ?", experiments.StatusRunning, in.AfterID).
-		Order("e.id").Limit(in.Limit).Scan(&refs).Error
+		Where("e.status = ? AND o.deleted_at IS NULL", experiments.StatusRunning)
+	if in.AfterID != "" { // "" is no UUID, so PostgreSQL cannot compare with it
+		q = q.Where("e.id > ?", in.AfterID)
+	}
+	err := q.Order("e.id").Limit(in.Limit).Scan(&refs).Error
 	if err != nil {
 		return ListRunningResult{}, fmt.Errorf("list running experiments: %w", err)
 	}

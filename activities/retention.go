@@ -33,7 +33,11 @@ type ListOrgsResult struct {
 // ListOrgsForRetention returns one page of orgs with their plan's retention.
 func (a *Activities) ListOrgsForRetention(ctx context.Context, in ListOrgsInput) (ListOrgsResult, error) {
 	var rows []models.Org
-	if err := a.DB.WithContext(ctx).Select("id", "plan").Where("id > ?", in.AfterID).Order("id").Limit(in.Limit).Find(&rows).Error; err != nil {
+	q := a.DB.WithContext(ctx).Select("id", "plan")
+	if in.AfterID != "" { // "" is no UUID, so PostgreSQL cannot compare with it
+		q = q.Where("id > ?", in.AfterID)
+	}
+	if err := q.Order("id").Limit(in.Limit).Find(&rows).Error; err != nil {
 		return ListOrgsResult{}, fmt.Errorf("list orgs: %w", err)
 	}
 	out := ListOrgsResult{Orgs: make([]RetentionOrg, len(rows))}

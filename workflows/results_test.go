@@ -1,0 +1,168 @@
+package workflows_test
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	enumspb "go.temporal.io/api/enums/v1"
+	"go.temporal.io/sdk/activity"
+	"go.temporal.io/sdk/client"
+	"go.temporal.io/sdk/temporal"
+	"go.temporal.io/sdk/worker"
+	"gorm.io/gorm"
+
+	"github.com/expd/expd/activities"
+	"github.com/expd/expd/internal/temporaltest"
+	"github.com/expd/expd/internal/testenv"
+	"github.com/expd/expd/results"
+	"github.com/expd/expd/results/resultstest"
+	expdworker "github.com/expd/expd/worker"
+	"github.com/expd/expd/workflows"
+)
+
+// dayFixture is an experiment started three days ago whose users all
+// arrived yesterday (UTC), ready for yesterday's nightly run.
+type dayFixture struct {
+	db    *gorm.DB
+	orgID string
+	expID string
+	day   string
+	users []resultstest.User
+}
+
+func newDayFixture(t *testing.T, name string, perArm int) dayFixture {
+	t.Helper()
+	db := testenv.DB(t)
+	org := testenv.NewOrg(t, db, testenv.Signer(t))
+	exp := resultstest.Experiment(t, db, org.ID, resultstest.Config(name))
+	resultstest.Backdate(t, db, exp.ID, 72*time.Hour)
+	yesterday := time.Now().UTC().Truncate(24*time.Hour).AddDate(0, 0, -1)
+	users := resultstest.Users(perArm, 11)
+	resultstest.Insert(t, db, resultstest.Events(org.ID, exp.ID, users, yesterday.Add(12*time.Hour)))
+	return dayFixture{db: db, orgID: org.ID, expID: exp.ID, day: results.NightlyKey(yesterday).ComputedFor, users: users}
+}
+
+func (f dayFixture) input() workflows.ExperimentResultsInput {
+	return workflows.ExperimentResultsInput{OrgID: f.orgID, ExperimentID: f.expID, ComputedFor: f.day}
+}
+
+func (f dayFixture) rows(t *testing.T) []results.Row {
+	t.Helper()
+	rows, err := results.LoadRows(context.Background(), f.db, f.orgID, f.expID, f.day)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return rows
+}
+
+func runOptions(tenv *temporaltest.Env, id string) client.StartWorkflowOptions {
+	return client.StartWorkflowOptions{ID: id, TaskQueue: tenv.TaskQueue,
+		WorkflowIDReusePolicy:                    enumspb.WORKFLOW_ID_REUSE_POLICY_ALLOW_DUPLICATE_FAILED_ONLY,
+		WorkflowExecutionErrorWhenAlreadyStarted: true}
+}
+
+func execute(t *testing.T, tenv *temporaltest.Env, opts client.StartWorkflowOptions, in workflows.ExperimentResultsInput) workflows.ExperimentResultsResult {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+	defer cancel()
+	run, err := tenv.Client.ExecuteWorkflow(ctx, opts, workflows.ExperimentResults, in)
+	if err != nil {
+		t.Fatalf("start %s: %v", opts.ID, err)
+	}
+	var out workflows.ExperimentResultsResult
+	if err := run.Get(ctx, &out); err != nil {
+		t.Fatalf("run %s: %v", opts.ID, err)
+	}
+	return out
+}
+
+func TestSameDayTwiceGivesTheSameRowsOnce(t *testing.T) {
+	f := newDayFixture(t, "twice", 150)
+	tenv := temporaltest.Start(t)
+	tenv.NewWorker(func(r worker.Registry) { expdworker.Register(r, &activities.Activities{DB: f.db}) })
+	id := workflows.ResultsWorkflowID(f.expID, f.day)
+
+	first := execute(t, tenv, runOptions(tenv, id), f.input())
+	if first.Rows != len(resultstest.Metrics) || first.Users != 300 || first.SRMGate != "pass" {
+		t.Fatalf("first run = %+v, want %d rows over 300 users", first, len(resultstest.Metrics))
+	}
+	before := f.rows(t)
+
+	// Temporal refuses a second start of a completed day...
+	_, err := tenv.Client.ExecuteWorkflow(context.Background(), runOptions(tenv, id), workflows.ExperimentResults, f.input())
+	if !temporal.IsWorkflowExecutionAlreadyStartedError(err) {
+		t.Fatalf("second start of %s: %v, want already started", id, err)
+	}
+	// ...and the daily workflow counts it as done instead of recomputing it.
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	daily, err := tenv.Client.ExecuteWorkflow(ctx, client.StartWorkflowOptions{TaskQueue: tenv.TaskQueue}, workflows.DailyResults, workflows.DailyResultsInput{Day: f.day})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var totals workflows.DailyResultsResult
+	if err := daily.Get(ctx, &totals); err != nil {
+		t.Fatal(err)
+	}
+	if totals.AlreadyDone < 1 || totals.Failed != 0 {
+		t.Fatalf("daily totals %+v, want the day already done", totals)
+	}
+
+	// Even a forced recomputation of the day (another workflow id) writes
+	// the same rows in place.
+	again := execute(t, tenv, runOptions(tenv, id+"/forced"), f.input())
+	after := f.rows(t)
+	if again.Rows != first.Rows || len(after) != len(before) {
+		t.Fatalf("recomputation: %d rows stored, %d before", len(after), len(before))
+	}
+	for i := range before {
+		b, a := before[i], after[i]
+		if a.Metric != b.Metric || a.PValue != b.PValue || a.Effect != b.Effect || a.CILow != b.CILow || a.PValueFDR != b.PValueFDR {
+			t.Errorf("row %s/%s changed: %+v -> %+v", b.Metric, b.Variant, b, a)
+		}
+	}
+}
+
+func TestRunCompletesOnANewWorkerAfterTheFirstOneDies(t *testing.T) {
+	f := newDayFixture(t, "killed", 150)
+	tenv := temporaltest.Start(t)
+	acts := &activities.Activities{DB: f.db}
+	started := make(chan struct{}, 1)
+	first := tenv.NewWorker(func(r worker.Registry) {
+		expdworker.Register(r, acts)
+		// This worker dies in the middle of the analysis.
+		r.RegisterActivityWithOptions(func(ctx context.Context, _ activities.RunInput) (activities.AnalyzeResult, error) {
+			started <- struct{}{}
+			<-ctx.Done()
+			return activities.AnalyzeResult{}, ctx.Err()
+		}, activity.RegisterOptions{Name: "AnalyzeExperiment", DisableAlreadyRegisteredCheck: true})
+	})
+	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+	defer cancel()
+	run, err := tenv.Client.ExecuteWorkflow(ctx, runOptions(tenv, workflows.ResultsWorkflowID(f.expID, f.day)), workflows.ExperimentResults, f.input())
+	if err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-started:
+	case <-ctx.Done():
+		t.Fatal("the analysis never started")
+	}
+	first.Stop()
+	tenv.NewWorker(func(r worker.Registry) { expdworker.Register(r, acts) })
+
+	var out workflows.ExperimentResultsResult
+	if err := run.Get(ctx, &out); err != nil {
+		t.Fatalf("run after the worker died: %v", err)
+	}
+	rows := f.rows(t)
+	if out.Rows != len(resultstest.Metrics) || len(rows) != len(resultstest.Metrics) {
+		t.Fatalf("result %+v with %d stored rows, want %d once", out, len(rows), len(resultstest.Metrics))
+	}
+	var runs int64
+	f.db.Model(&results.Run{}).Where("experiment_id = ?", f.expID).Count(&runs)
+	if runs != 1 {
+		t.Fatalf("%d run records, want 1", runs)
+	}
+}
