@@ -1,0 +1,242 @@
+package api_test
+
+import (
+	"bytes"
+	"context"
+	"log/slog"
+	"net/http"
+	"sync"
+	"testing"
+	"time"
+
+	enumspb "go.temporal.io/api/enums/v1"
+	"go.temporal.io/sdk/worker"
+	"google.golang.org/protobuf/proto"
+
+	"github.com/expd/expd/activities"
+	"github.com/expd/expd/api"
+	"github.com/expd/expd/auth"
+	"github.com/expd/expd/internal/temporaltest"
+	"github.com/expd/expd/internal/testenv"
+	"github.com/expd/expd/models"
+	"github.com/expd/expd/workflows"
+	expdworker "github.com/expd/expd/worker"
+)
+
+// newKeysEnv is an SDK env whose key rotations run on the in-process
+// Temporal server, with a worker of its own task queue.
+func newKeysEnv(t *testing.T, tune ...func(*api.Deps)) (*testenv.Env, *temporaltest.Env) {
+	t.Helper()
+	tenv := temporaltest.Start(t)
+	env := newSDKEnv(t, append([]func(*api.Deps){func(d *api.Deps) {
+		d.Temporal, d.TaskQueue = tenv.Client, tenv.TaskQueue
+	}}, tune...)...)
+	tenv.NewWorker(func(r worker.Registry) { expdworker.Register(r, &activities.Activities{DB: env.DB}) })
+	return env, tenv
+}
+
+type keyBody struct {
+	Scope     string    `json:"scope"`
+	Key       string    `json:"key"`
+	CreatedAt time.Time `json:"created_at"`
+}
+
+func rotate(t *testing.T, env *testenv.Env, org testenv.Org, scope string) keyBody {
+	t.Helper()
+	r := env.Do(t, "POST", "/v1/keys", map[string]string{"scope": scope}, testenv.Bearer(org.AdminToken)...)
+	if r.Status != http.StatusCreated {
+		t.Fatalf("rotate %s: %d %s", scope, r.Status, r.Body)
+	}
+	var k keyBody
+	r.JSON(t, &k)
+	return k
+}
+
+func configStatus(t *testing.T, env *testenv.Env, key string) int {
+	t.Helper()
+	return getConfig(t, env, key).Status
+}
+
+func TestRotationRevokesTheOldKeyAtOnce(t *testing.T) {
+	env, _ := newKeysEnv(t)
+	org := env.NewOrg(t)
+	for _, c := range []struct {
+		scope, old string
+	}{{"secret", org.SecretKey}, {"publishable", org.PublishableKey}} {
+		if s := configStatus(t, env, c.old); s != http.StatusOK { // now cached
+			t.Fatalf("old %s key before rotation: %d", c.scope, s)
+		}
+		k := rotate(t, env, org, c.scope)
+		if scope, ok := auth.ScopeOfKey(k.Key); !ok || string(scope) != c.scope || k.Scope != c.scope || time.Since(k.CreatedAt) > time.Minute {
+			t.Fatalf("new %s key: %+v", c.scope, k)
+		}
+		if s := configStatus(t, env, c.old); s != http.StatusUnauthorized {
+			t.Fatalf("old %s key right after rotation: %d, want 401", c.scope, s)
+		}
+		if s := configStatus(t, env, k.Key); s != http.StatusOK {
+			t.Fatalf("new %s key: %d, want 200", c.scope, s)
+		}
+	}
+}
+
+// A second API instance that had the old key cached refuses it right
+// after the rotation too: the rotation's NOTIFY reaches its listener.
+func TestRotationRevokesTheOldKeyOnEveryInstance(t *testing.T) {
+	env, _ := newKeysEnv(t)
+	if !models.IsPostgres(env.DB) {
+		t.Skip("instances share rotations through PostgreSQL NOTIFY; SQLite (expd dev) runs one instance")
+	}
+	other := secondInstance(t, env)
+	ctx, cancel := context.WithCancel(context.Background())
+	t.Cleanup(cancel)
+	go other.Deps.SDK.Listen(ctx)
+	org := env.NewOrg(t)
+	// Wait until the listener has started (it forgets all keys when it does), then cache the key.
+	time.Sleep(200 * time.Millisecond)
+	if s := configStatus(t, other, org.SecretKey); s != http.StatusOK {
+		t.Fatalf("old key on the other instance: %d", s)
+	}
+	k := rotate(t, env, org, "secret")
+	if s := configStatus(t, other, org.SecretKey); s != http.StatusUnauthorized {
+		t.Fatalf("old key on the other instance right after rotation: %d, want 401", s)
+	}
+	if s := configStatus(t, other, k.Key); s != http.StatusOK {
+		t.Fatalf("new key on the other instance: %d", s)
+	}
+}
+
+func TestConcurrentRotationsLeaveOneValidKey(t *testing.T) {
+	env, _ := newKeysEnv(t)
+	org := env.NewOrg(t)
+	const n = 4
+	keys := make([]string, n)
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			r := env.Do(t, "POST", "/v1/keys", map[string]string{"scope": "secret"}, testenv.Bearer(org.AdminToken)...)
+			var k keyBody
+			if r.Status == http.StatusCreated {
+				r.JSON(t, &k)
+			}
+			keys[i] = k.Key
+		}()
+	}
+	wg.Wait()
+	valid := 0
+	for i, k := range keys {
+		if k == "" {
+			t.Fatalf("rotation %d did not answer 201", i)
+		}
+		if configStatus(t, env, k) == http.StatusOK {
+			valid++
+		}
+	}
+	var live int64
+	env.DB.Model(&models.APIKey{}).Where("org_id = ? AND scope = ? AND revoked_at IS NULL", org.ID, "secret").Count(&live)
+	if valid != 1 || live != 1 || configStatus(t, env, org.SecretKey) != http.StatusUnauthorized {
+		t.Fatalf("%d of %d issued keys work, %d live rows; want exactly one", valid, n, live)
+	}
+}
+
+// The plaintext of a new key appears neither in the workflow's history
+// (which does carry its hash) nor in any log line.
+func TestKeyPlaintextStaysOutOfHistoryAndLogs(t *testing.T) {
+	var logs bytes.Buffer
+	logger := slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	prevDefault := slog.Default()
+	slog.SetDefault(logger)
+	t.Cleanup(func() { slog.SetDefault(prevDefault) })
+	env, tenv := newKeysEnv(t, func(d *api.Deps) { d.Logger = logger })
+	org := env.NewOrg(t)
+
+	for _, scope := range []string{"secret", "publishable"} {
+		k := rotate(t, env, org, scope)
+		history := workflowHistory(t, tenv, workflows.KeyRotationID(org.ID, scope))
+		if !bytes.Contains(history, []byte(auth.HashKey(k.Key))) {
+			t.Fatalf("%s: the history does not carry the key's hash; the check below would prove nothing", scope)
+		}
+		if bytes.Contains(history, []byte(k.Key)) {
+			t.Fatalf("%s key plaintext found in workflow history", scope)
+		}
+		if bytes.Contains(logs.Bytes(), []byte(k.Key)) {
+			t.Fatalf("%s key plaintext found in logs", scope)
+		}
+	}
+	if !bytes.Contains(logs.Bytes(), []byte("/v1/keys")) {
+		t.Fatal("no request was logged; the log check proves nothing")
+	}
+}
+
+func workflowHistory(t *testing.T, tenv *temporaltest.Env, id string) []byte {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	it := tenv.Client.GetWorkflowHistory(ctx, id, "", false, enumspb.HISTORY_EVENT_FILTER_TYPE_ALL_EVENT)
+	var all []byte
+	for it.HasNext() {
+		ev, err := it.Next()
+		if err != nil {
+			t.Fatal(err)
+		}
+		raw, err := proto.Marshal(ev)
+		if err != nil {
+			t.Fatal(err)
+		}
+		all = append(all, raw...)
+	}
+	return all
+}
+
+func TestPublishableKeyCanBeReadAgainSecretNever(t *testing.T) {
+	env, _ := newKeysEnv(t)
+	org := env.NewOrg(t)
+	pk := rotate(t, env, org, "publishable")
+	r := env.Do(t, "GET", "/v1/keys/publishable", nil, testenv.Bearer(org.AdminToken)...)
+	var got keyBody
+	if r.Status != http.StatusOK {
+		t.Fatalf("GET publishable: %d %s", r.Status, r.Body)
+	}
+	r.JSON(t, &got)
+	if got.Key != pk.Key || got.Scope != "publishable" {
+		t.Fatalf("read back %+v, want %s", got, pk.Key)
+	}
+	sk := rotate(t, env, org, "secret")
+	for _, path := range []string{"/v1/keys/secret", "/v1/keys"} {
+		r := env.Do(t, "GET", path, nil, testenv.Bearer(org.AdminToken)...)
+		if r.Status < 400 || bytes.Contains(r.Body, []byte(sk.Key)) {
+			t.Fatalf("GET %s: %d %s; a secret key must never be readable", path, r.Status, r.Body)
+		}
+	}
+}
+
+func TestKeyRoutesNeedAnAdmin(t *testing.T) {
+	env, _ := newKeysEnv(t)
+	org := env.NewOrg(t)
+	r := env.Do(t, "POST", "/v1/keys", map[string]string{"scope": "secret"}, testenv.Bearer(org.MemberToken)...)
+	if p := testenv.ExpectProblem(t, r, http.StatusForbidden); p.Code != "admin_required" {
+		t.Fatalf("member rotation: %+v", p)
+	}
+	r = env.Do(t, "GET", "/v1/keys/publishable", nil, testenv.Bearer(org.MemberToken)...)
+	testenv.ExpectProblem(t, r, http.StatusForbidden)
+	r = env.Do(t, "POST", "/v1/keys", map[string]string{"scope": "secret"}, testenv.APIKey(org.SecretKey)...)
+	testenv.ExpectProblem(t, r, http.StatusUnauthorized)
+	if s := configStatus(t, env, org.SecretKey); s != http.StatusOK {
+		t.Fatalf("refused rotations must leave the key valid: %d", s)
+	}
+	r = env.Do(t, "POST", "/v1/keys", map[string]string{"scope": "root"}, testenv.Bearer(org.AdminToken)...)
+	if p := testenv.ExpectProblem(t, r, http.StatusBadRequest); !p.HasFieldError("scope") {
+		t.Fatalf("bad scope: %+v", p)
+	}
+}
+
+func TestRotationWithoutTemporalIsUnavailable(t *testing.T) {
+	env := newSDKEnv(t)
+	org := env.NewOrg(t)
+	r := env.Do(t, "POST", "/v1/keys", map[string]string{"scope": "secret"}, testenv.Bearer(org.AdminToken)...)
+	testenv.ExpectProblem(t, r, http.StatusServiceUnavailable)
+	if s := configStatus(t, env, org.SecretKey); s != http.StatusOK {
+		t.Fatalf("key after a refused rotation: %d", s)
+	}
+}
