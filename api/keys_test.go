@@ -19,8 +19,8 @@ import (
 	"github.com/expd/expd/internal/temporaltest"
 	"github.com/expd/expd/internal/testenv"
 	"github.com/expd/expd/models"
-	"github.com/expd/expd/workflows"
 	expdworker "github.com/expd/expd/worker"
+	"github.com/expd/expd/workflows"
 )
 
 // newKeysEnv is an SDK env whose key rotations run on the in-process
