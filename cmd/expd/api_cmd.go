@@ -43,7 +43,11 @@ func runAPI(ctx context.Context, cfg Config, args []string) error {
 	if err != nil {
 		return fmt.Errorf("listen on %s: %w", *addr, err)
 	}
+	deps, err := apiDeps(ctx, cfg, db, verifier, tc)
+	if err != nil {
+		return err
+	}
 	gin.SetMode(gin.ReleaseMode)
-	slog.Info("expd api listening", "addr", ln.Addr().String())
-	return serveHTTP(ctx, ln, api.NewRouter(apiDeps(db, verifier, tc, cfg.TaskQueue)))
+	slog.Info("expd api listening", "addr", ln.Addr().String(), "billing_configured", deps.Billing.Configured())
+	return serveHTTP(ctx, ln, api.NewRouter(deps))
 }

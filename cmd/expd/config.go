@@ -1,8 +1,13 @@
 package main
 
 import (
+	"fmt"
 	"os"
 	"strings"
+	"time"
+
+	"github.com/expd/expd/billing"
+	"github.com/expd/expd/ratelimit"
 )
 
 // Config is the environment of DESIGN.md §3.
@@ -13,7 +18,11 @@ type Config struct {
 	TaskQueue         string
 	ClerkJWTKey       string
 	ClerkJWKSURL      string
+	ClerkWebhookKey   string
 	LogLevel          string
+	Billing           billing.Config
+	RateLimits        string        // EXPD_RATE_LIMITS
+	SDKCacheMaxAge    time.Duration // EXPD_SDK_CACHE_MAX_AGE
 }
 
 func configFromEnv() Config {
@@ -23,10 +32,29 @@ func configFromEnv() Config {
 		TemporalNamespace: envOr("TEMPORAL_NAMESPACE", "default"),
 		TaskQueue:         envOr("EXPD_TASK_QUEUE", "expd"),
 		// Keys pasted into env files often carry literal "\n".
-		ClerkJWTKey:  strings.ReplaceAll(os.Getenv("CLERK_JWT_KEY"), `\n`, "\n"),
-		ClerkJWKSURL: os.Getenv("CLERK_JWKS_URL"),
-		LogLevel:     envOr("EXPD_LOG_LEVEL", "info"),
+		ClerkJWTKey:     strings.ReplaceAll(os.Getenv("CLERK_JWT_KEY"), `\n`, "\n"),
+		ClerkJWKSURL:    os.Getenv("CLERK_JWKS_URL"),
+		ClerkWebhookKey: os.Getenv("CLERK_WEBHOOK_SECRET"),
+		LogLevel:        envOr("EXPD_LOG_LEVEL", "info"),
+		Billing:         billing.ConfigFromEnv(os.Getenv),
+		RateLimits:      os.Getenv("EXPD_RATE_LIMITS"),
 	}
+}
+
+// validate parses the settings that can be malformed, so a bad value
+// stops the process at start instead of surfacing on first use.
+func (c *Config) validate() error {
+	if v := os.Getenv("EXPD_SDK_CACHE_MAX_AGE"); v != "" {
+		d, err := time.ParseDuration(v)
+		if err != nil || d <= 0 {
+			return fmt.Errorf("EXPD_SDK_CACHE_MAX_AGE: want a positive duration such as 1s, got %q", v)
+		}
+		c.SDKCacheMaxAge = d
+	}
+	if _, err := ratelimit.ParseOverrides(c.RateLimits); err != nil {
+		return fmt.Errorf("EXPD_RATE_LIMITS: %w", err)
+	}
+	return nil
 }
 
 func envOr(name, def string) string {

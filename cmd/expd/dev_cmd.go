@@ -56,7 +56,7 @@ func runDev(ctx context.Context, cfg Config, args []string) error {
 		return err
 	}
 	defer tc.Close()
-	w, err := startWorker(tc, cfg.TaskQueue, newActivities(db))
+	w, err := startWorker(ctx, tc, cfg.TaskQueue, newActivities(db, cfg))
 	if err != nil {
 		return err
 	}
@@ -77,9 +77,13 @@ func runDev(ctx context.Context, cfg Config, args []string) error {
 			return err
 		}
 	}
+	deps, err := apiDeps(ctx, cfg, db, verifier, tc)
+	if err != nil {
+		return err
+	}
 	printDevBanner(creds, temporalAddr, uiAddr, dir)
 	gin.SetMode(gin.ReleaseMode)
-	return serveHTTP(ctx, ln, api.NewRouter(apiDeps(db, verifier, tc, cfg.TaskQueue)))
+	return serveHTTP(ctx, ln, api.NewRouter(deps))
 }
 
 func printDevBanner(c DevCredentials, temporalAddr, uiAddr, dir string) {

@@ -40,6 +40,10 @@ Environment:
   STRIPE_PRICE_PRO        Stripe price id of the pro plan
   STRIPE_PRICE_BUSINESS   Stripe price id of the business plan
   STRIPE_API_BASE         Stripe API base URL (tests point it at stripe-mock)
+  EXPD_DASHBOARD_ORIGINS  comma-separated origins checkout/portal may return to
+  EXPD_RATE_LIMITS        per-plan overrides of /v1/assign and /v1/events rates,
+                          e.g. "free=20:40,enterprise=off" (rate per second:burst)
+  EXPD_SDK_CACHE_MAX_AGE  how long the SDK cache serves without revalidating (default 1s)
   EXPD_LOG_LEVEL          debug, info (default), warn, error
 `
 
@@ -60,6 +64,10 @@ func main() {
 	}
 	cfg := configFromEnv()
 	slog.SetDefault(newLogger(cfg.LogLevel))
+	if err := cfg.validate(); err != nil {
+		slog.Error("bad configuration", "error", err)
+		os.Exit(2)
+	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	if err := run(ctx, cfg, args); err != nil {

@@ -16,8 +16,13 @@ import (
 	"github.com/expd/expd/activities"
 	"github.com/expd/expd/api"
 	"github.com/expd/expd/auth"
+	"github.com/expd/expd/billing"
+	"github.com/expd/expd/ingest"
 	"github.com/expd/expd/models"
+	"github.com/expd/expd/ratelimit"
+	"github.com/expd/expd/sdkcache"
 	"github.com/expd/expd/worker"
+	"github.com/expd/expd/workflows"
 )
 
 // openMigratedDB opens the database and checks that its schema is current
@@ -66,12 +71,16 @@ func dialTemporal(ctx context.Context, address, namespace string) (client.Client
 	return c, nil
 }
 
-func newActivities(db *gorm.DB) *activities.Activities {
-	return &activities.Activities{DB: db}
+func newActivities(db *gorm.DB, cfg Config) *activities.Activities {
+	return &activities.Activities{DB: db, Billing: billing.New(cfg.Billing)}
 }
 
-// startWorker runs expd's workflows and activities until ctx ends.
-func startWorker(c client.Client, taskQueue string, acts *activities.Activities) (sdkworker.Worker, error) {
+// startWorker runs expd's workflows and activities, after creating or
+// updating the schedules (daily results, retention) idempotently.
+func startWorker(ctx context.Context, c client.Client, taskQueue string, acts *activities.Activities) (sdkworker.Worker, error) {
+	if err := workflows.EnsureSchedules(ctx, c, taskQueue); err != nil {
+		return nil, fmt.Errorf("ensure schedules: %w", err)
+	}
 	w := sdkworker.New(c, taskQueue, sdkworker.Options{})
 	worker.Register(w, acts)
 	if err := w.Start(); err != nil {
@@ -95,6 +104,21 @@ func serveHTTP(ctx context.Context, ln net.Listener, h http.Handler) error {
 	return srv.Shutdown(shutdownCtx)
 }
 
-func apiDeps(db *gorm.DB, v *auth.Verifier, c client.Client, taskQueue string) api.Deps {
-	return api.Deps{DB: db, Verifier: v, Temporal: c, TaskQueue: taskQueue, Logger: slog.Default()}
+// apiDeps builds the router's dependencies and starts the per-instance
+// SDK cache's key-rotation listener (PostgreSQL) for the life of ctx.
+func apiDeps(ctx context.Context, cfg Config, db *gorm.DB, v *auth.Verifier, c client.Client) (api.Deps, error) {
+	overrides, err := ratelimit.ParseOverrides(cfg.RateLimits)
+	if err != nil {
+		return api.Deps{}, err
+	}
+	cache := sdkcache.New(db, sdkcache.Options{MaxAge: cfg.SDKCacheMaxAge})
+	go cache.Listen(ctx)
+	return api.Deps{
+		DB: db, Verifier: v, Temporal: c, TaskQueue: cfg.TaskQueue, Logger: slog.Default(),
+		SDK:        cache,
+		RateLimits: ratelimit.New(overrides, nil),
+		Ingest:     ingest.NewWriter(db, ingest.Options{}),
+		Billing:    billing.New(cfg.Billing),
+		SvixSecret: cfg.ClerkWebhookKey,
+	}, nil
 }

@@ -24,7 +24,7 @@ func runWorker(ctx context.Context, cfg Config, args []string) error {
 		return err
 	}
 	defer tc.Close()
-	w, err := startWorker(tc, cfg.TaskQueue, newActivities(db))
+	w, err := startWorker(ctx, tc, cfg.TaskQueue, newActivities(db, cfg))
 	if err != nil {
 		return err
 	}
