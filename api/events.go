@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"log/slog"
 	"math"
 	"net/http"
 	"strconv"
@@ -149,7 +148,7 @@ func (h *handlers) writeFailed(c *gin.Context, err error) {
 	case errors.As(err, &tooBig):
 		badInput(c, err)
 	case ingest.Unavailable(err):
-		slog.WarnContext(c.Request.Context(), "event write refused: database unavailable", "request_id", requestID(c), "error", err)
+		h.deps.Logger.WarnContext(c.Request.Context(), "event write refused: database unavailable", "request_id", requestID(c), "error", err)
 		c.Header("Retry-After", strconv.Itoa(unavailableRetryAfter))
 		problem(c, http.StatusServiceUnavailable, "storage_unavailable",
 			"events could not be stored now; nothing of this request is acknowledged, retry with the same event ids")

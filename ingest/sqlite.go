@@ -95,8 +95,11 @@ func (s sqliteTx) insertChunk(chunk []models.Event) ([]eventKey, error) {
 			r.Error, r.BusinessMetric, r.Value, r.Prompt, r.Response, r.Source)
 	}
 	values := strings.TrimSuffix(strings.Repeat(rowPlaceholders+", ", len(chunk)), ", ")
-	res, err := s.tx.Raw(`INSERT INTO events (`+columnList+`) VALUES `+values+
-		` ON CONFLICT (org_id, event_id) DO NOTHING RETURNING org_id, event_id`, args...).Rows()
+	// OR IGNORE rather than ON CONFLICT DO NOTHING: no constraint can
+	// abort the statement half-way, so SQLite writes no statement journal
+	// (a temporary file) for it; the rows are validated already.
+	res, err := s.tx.Raw(`INSERT OR IGNORE INTO events (`+columnList+`) VALUES `+values+
+		` RETURNING org_id, event_id`, args...).Rows()
 	if err != nil {
 		return nil, fmt.Errorf("insert events: %w", err)
 	}
