@@ -68,10 +68,13 @@ type result struct {
 
 // NewWriter returns a writer on db (PostgreSQL or SQLite).
 func NewWriter(db *gorm.DB, opts Options) *Writer {
-	var s store = sqliteStore{db: db}
 	if models.IsPostgres(db) {
-		s = postgresStore{db: db}
+		return newWriter(postgresStore{db: db}, opts)
 	}
+	return newWriter(sqliteStore{db: db}, opts)
+}
+
+func newWriter(s store, opts Options) *Writer {
 	if opts.Concurrency <= 0 {
 		opts.Concurrency = s.concurrency()
 	}

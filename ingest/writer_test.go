@@ -1,0 +1,163 @@
+package ingest
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/expd/expd/models"
+	"github.com/expd/expd/plans"
+)
+
+// fakeStore records transactions; insert takes a while so that concurrent
+// writers pile up behind it, and fail makes every transaction fail.
+type fakeStore struct {
+	mu     sync.Mutex
+	txs    int
+	stored map[eventKey]bool
+	fail   error
+}
+
+func (s *fakeStore) concurrency() int { return 1 }
+
+func (s *fakeStore) inTx(ctx context.Context, fn func(groupTx) error) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.txs++
+	if s.fail != nil {
+		return s.fail
+	}
+	return fn(fakeTx{s})
+}
+
+type fakeTx struct{ s *fakeStore }
+
+func (fakeTx) lockUsage(context.Context, string, []string) (map[string]int64, error) {
+	return map[string]int64{}, nil
+}
+
+func (t fakeTx) existing(_ context.Context, org string, ids []string) (map[string]bool, error) {
+	out := map[string]bool{}
+	for _, id := range ids {
+		if t.s.stored[eventKey{org, id}] {
+			out[id] = true
+		}
+	}
+	return out, nil
+}
+
+func (t fakeTx) insert(_ context.Context, rows []models.Event) ([]eventKey, error) {
+	time.Sleep(5 * time.Millisecond)
+	var out []eventKey
+	for i := range rows {
+		if k := keyOf(&rows[i]); !t.s.stored[k] {
+			t.s.stored[k] = true
+			out = append(out, k)
+		}
+	}
+	return out, nil
+}
+
+func (fakeTx) addUsage(context.Context, string, map[string]int64) error { return nil }
+
+func rowsOf(org string, ids ...string) []models.Event {
+	out := make([]models.Event, len(ids))
+	for i, id := range ids {
+		out[i] = models.Event{OrgID: org, EventID: id}
+	}
+	return out
+}
+
+func TestWriterMergesConcurrentBatchesIntoFewTransactions(t *testing.T) {
+	fs := &fakeStore{stored: map[eventKey]bool{}}
+	w := newWriter(fs, Options{})
+	const writers = 40
+	outcomes := make([]Outcome, writers)
+	var wg sync.WaitGroup
+	for i := 0; i < writers; i++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			// Each writer repeats the shared id "dup" and has one of its own.
+			b := Batch{Tenant: Tenant{OrgID: "o", Plan: plans.Enterprise}, Rows: rowsOf("o", "dup", fmt.Sprint("own-", i))}
+			o, err := w.Write(context.Background(), b)
+			if err != nil {
+				t.Error(err)
+			}
+			outcomes[i] = o
+		}()
+	}
+	wg.Wait()
+	accepted, duplicates := 0, 0
+	for _, o := range outcomes {
+		accepted += o.Accepted
+		duplicates += o.Duplicates
+	}
+	if accepted != writers+1 || duplicates != writers-1 {
+		t.Fatalf("accepted %d duplicates %d, want %d and %d", accepted, duplicates, writers+1, writers-1)
+	}
+	if fs.txs >= writers/2 {
+		t.Fatalf("%d transactions for %d concurrent writes: not grouped", fs.txs, writers)
+	}
+	t.Logf("%d concurrent writes in %d transactions", writers, fs.txs)
+}
+
+func TestWriterReportsUnavailableAndOverload(t *testing.T) {
+	fs := &fakeStore{stored: map[eventKey]bool{}, fail: fmt.Errorf("begin: %w", io.ErrUnexpectedEOF)}
+	w := newWriter(fs, Options{MaxQueuedRows: 3})
+	b := Batch{Tenant: Tenant{OrgID: "o"}, Rows: rowsOf("o", "a")}
+	if _, err := w.Write(context.Background(), b); !Unavailable(err) {
+		t.Fatalf("lost connection: %v, want unavailable", err)
+	}
+	fs.fail = errors.New("syntax error at or near")
+	if _, err := w.Write(context.Background(), b); err == nil || Unavailable(err) {
+		t.Fatalf("SQL error: %v, want a plain error", err)
+	}
+	big := Batch{Tenant: Tenant{OrgID: "o"}, Rows: rowsOf("o", "a", "b", "c", "d")}
+	if _, err := w.Write(context.Background(), big); !errors.Is(err, ErrOverloaded) {
+		t.Fatalf("over the queue bound: %v", err)
+	}
+}
+
+func TestAllowanceRefusesWholeBatchesAndCountsDuplicatesFree(t *testing.T) {
+	fs := &fakeStore{stored: map[eventKey]bool{{"o", "old"}: true}}
+	tx := fakeTx{fs}
+	free := Tenant{OrgID: "o", Plan: plans.Free}
+	limit := free.Allowance()
+	group := []*request{
+		{batch: Batch{Tenant: free, Rows: rowsOf("o", "old", "n1")}}, // one new
+		{batch: Batch{Tenant: free, Rows: rowsOf("o", "n2", "n3")}},  // two new: over
+		{batch: Batch{Tenant: free, Rows: rowsOf("o", "old")}},       // duplicates only
+	}
+	owned, _ := splitOwnership(group)
+	usage := usageTx{fakeTx: tx, used: limit - 2}
+	refusals, err := admit(context.Background(), usage, "2026-11", group, owned)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var over *AllowanceError
+	if refusals[0] != nil || !errors.As(refusals[1], &over) || refusals[2] != nil {
+		t.Fatalf("refusals %v: want only the second batch refused", refusals)
+	}
+	if over.Adding != 2 || over.Used != limit-1 || over.Allowance != limit {
+		t.Fatalf("refusal %+v", over)
+	}
+}
+
+// usageTx reports a fixed usage for every org.
+type usageTx struct {
+	fakeTx
+	used int64
+}
+
+func (u usageTx) lockUsage(_ context.Context, _ string, orgs []string) (map[string]int64, error) {
+	out := map[string]int64{}
+	for _, o := range orgs {
+		out[o] = u.used
+	}
+	return out, nil
+}
