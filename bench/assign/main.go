@@ -6,8 +6,8 @@
 //
 //	go run ./bench/assign [-duration 3s] [-concurrency 32] [-users 10000]
 //
-// DATABASE_URL selects PostgreSQL (a fresh schema is not made: use a
-// scratch database); otherwise a SQLite file in a temporary directory.
+// DATABASE_URL selects PostgreSQL (a fresh schema, dropped at exit);
+// otherwise a SQLite file in a temporary directory.
 package main
 
 import (

@@ -7,8 +7,8 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/url"
 	"os"
-	"path/filepath"
 
 	"github.com/gin-gonic/gin"
 	"gorm.io/gorm"
@@ -73,23 +73,43 @@ func startTargets(databaseURL string, users int) (*targets, func(), error) {
 	}, nil
 }
 
+// openDB opens a SQLite file in a temporary directory, or, with a
+// PostgreSQL URL, a fresh schema of that database; cleanup removes either.
 func openDB(databaseURL string) (*gorm.DB, func(), error) {
-	dir := ""
 	if databaseURL == "" {
-		var err error
-		if dir, err = os.MkdirTemp("", "expd-bench-"); err != nil {
+		dir, err := os.MkdirTemp("", "expd-bench-")
+		if err != nil {
 			return nil, nil, err
 		}
+		db, err := models.Open("", dir)
+		return migrated(db, err, func() { _ = os.RemoveAll(dir) })
 	}
-	cleanup := func() { _ = os.RemoveAll(dir) }
-	db, err := models.Open(databaseURL, filepath.Join(dir, "data"))
+	admin, err := models.Open(databaseURL, "")
 	if err != nil {
-		cleanup()
 		return nil, nil, err
 	}
-	if _, err := models.Migrate(db); err != nil {
+	schema := fmt.Sprintf("bench_assign_%d", os.Getpid())
+	if err := admin.Exec("CREATE SCHEMA " + schema).Error; err != nil {
+		return nil, nil, fmt.Errorf("create schema: %w", err)
+	}
+	u, err := url.Parse(databaseURL)
+	if err != nil {
+		return nil, nil, err
+	}
+	q := u.Query()
+	q.Set("search_path", schema)
+	u.RawQuery = q.Encode()
+	db, err := models.Open(u.String(), "")
+	return migrated(db, err, func() { _ = admin.Exec("DROP SCHEMA " + schema + " CASCADE").Error })
+}
+
+func migrated(db *gorm.DB, err error, cleanup func()) (*gorm.DB, func(), error) {
+	if err == nil {
+		_, err = models.Migrate(db)
+	}
+	if err != nil {
 		cleanup()
-		return nil, nil, fmt.Errorf("migrate: %w", err)
+		return nil, nil, fmt.Errorf("open and migrate: %w", err)
 	}
 	return db, cleanup, nil
 }
