@@ -20,7 +20,7 @@ import (
 // it share one transaction and no second pool has to be sized.
 type postgresStore struct{ db *gorm.DB }
 
-func (postgresStore) concurrency() int { return 2 }
+func (postgresStore) concurrency() int { return 4 }
 
 func (s postgresStore) inTx(ctx context.Context, fn func(tx groupTx) error) error {
 	sqlDB, err := s.db.DB()
@@ -162,10 +162,12 @@ func (p *pgTx) stage(ctx context.Context, rows []models.Event) error {
 	return nil
 }
 
-// copySource feeds rows to COPY; uuids go binary, so they are parsed here.
+// copySource feeds rows to COPY. Uuids are parsed here into [16]byte,
+// which pgx encodes directly (a uuid.UUID would go through its
+// driver.Valuer, several times slower).
 func copySource(rows []models.Event) (pgx.CopyFromSource, error) {
-	ids := make(map[string]uuid.UUID)
-	parse := func(s string) (uuid.UUID, error) {
+	ids := make(map[string][16]byte)
+	parse := func(s string) ([16]byte, error) {
 		if u, ok := ids[s]; ok {
 			return u, nil
 		}

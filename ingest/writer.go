@@ -18,8 +18,8 @@ type Options struct {
 	// fails with ErrOverloaded at once instead of queueing (200,000).
 	MaxQueuedRows int
 	// Concurrency is the number of group transactions in flight at once:
-	// 2 on PostgreSQL, so one group's COPY overlaps another's commit
-	// flush; 1 on SQLite, which has a single writer.
+	// 4 on PostgreSQL, so groups' COPYs overlap other groups' commit
+	// flushes; 1 on SQLite, which has a single writer.
 	Concurrency int
 	// CommitTimeout bounds one group transaction (10 s).
 	CommitTimeout time.Duration

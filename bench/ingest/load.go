@@ -1,0 +1,146 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/google/uuid"
+)
+
+// batch is one request's events, encoded once before timing starts.
+type batch struct {
+	events []map[string]any
+	body   []byte
+}
+
+// makeBatches builds requests of a realistic mix: half exposures, 40%
+// model calls with short prompt and response, 10% business events.
+func makeBatches(experimentID string, requests, size int) []batch {
+	now := time.Now().UTC()
+	out := make([]batch, requests)
+	for r := range out {
+		evs := make([]map[string]any, size)
+		for i := range evs {
+			evs[i] = benchEvent(experimentID, r*size+i, now)
+		}
+		body, _ := json.Marshal(map[string]any{"events": evs})
+		out[r] = batch{events: evs, body: body}
+	}
+	return out
+}
+
+func benchEvent(experimentID string, n int, now time.Time) map[string]any {
+	e := map[string]any{
+		"event_id": uuid.NewString(), "experiment_id": experimentID, "user_id": fmt.Sprintf("user-%d", n/3),
+		"variant": []string{"control", "treatment"}[n%2], "timestamp": now.Add(-time.Duration(n%3600) * time.Second).Format(time.RFC3339Nano),
+	}
+	switch n % 10 {
+	case 0, 1, 2, 3, 4:
+		e["type"], e["config_version"] = "exposure", 1
+	case 5, 6, 7, 8:
+		e["type"], e["model"], e["latency_ms"], e["input_tokens"], e["output_tokens"], e["cost_usd"] =
+			"model_call", "gpt-4o-mini", float64(200+n%900), 120+n%50, 40+n%30, 0.00042
+		e["prompt"] = "You are a helpful support agent. Answer the customer's question briefly."
+		e["response"] = "Thanks for reaching out! You can reset your password from the account page."
+	default:
+		e["type"], e["business_metric"], e["value"] = "business_event", "conversion", 1.0
+	}
+	return e
+}
+
+// loadResult is the outcome of timed requests or copies.
+type loadResult struct {
+	events, rows int
+	bytes        int64
+	elapsed      time.Duration
+	latencies    []time.Duration
+}
+
+func (r loadResult) rate() float64 {
+	n := r.events
+	if n == 0 {
+		n = r.rows
+	}
+	return float64(n) / r.elapsed.Seconds()
+}
+
+func (r loadResult) quantile(q float64) time.Duration {
+	if len(r.latencies) == 0 {
+		return 0
+	}
+	s := slices.Clone(r.latencies)
+	slices.Sort(s)
+	return s[min(len(s)-1, int(q*float64(len(s))))].Round(100 * time.Microsecond)
+}
+
+// postAll sends every batch from clients goroutines; every answer must be
+// a 202 storing the whole batch.
+func postAll(ctx context.Context, env *benchEnv, batches []batch, clients int) (loadResult, error) {
+	httpc := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: clients, MaxConnsPerHost: clients}}
+	work := make(chan batch)
+	var (
+		mu       sync.Mutex
+		res      loadResult
+		firstErr error
+		wg       sync.WaitGroup
+	)
+	start := time.Now()
+	for c := 0; c < clients; c++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for b := range work {
+				t0 := time.Now()
+				n, err := post(ctx, httpc, env, b.body)
+				took := time.Since(t0)
+				mu.Lock()
+				res.latencies = append(res.latencies, took)
+				res.events += n
+				if err != nil && firstErr == nil {
+					firstErr = err
+				}
+				mu.Unlock()
+			}
+		}()
+	}
+	for _, b := range batches {
+		work <- b
+	}
+	close(work)
+	wg.Wait()
+	res.elapsed = time.Since(start)
+	return res, firstErr
+}
+
+func post(ctx context.Context, httpc *http.Client, env *benchEnv, body []byte) (int, error) {
+	req, err := http.NewRequestWithContext(ctx, "POST", env.baseURL+"/v1/events", bytes.NewReader(body))
+	if err != nil {
+		return 0, err
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("X-API-Key", env.publishable)
+	resp, err := httpc.Do(req)
+	if err != nil {
+		return 0, err
+	}
+	defer resp.Body.Close()
+	raw, err := io.ReadAll(resp.Body)
+	if err != nil {
+		return 0, err
+	}
+	var ack struct {
+		Accepted int `json:"accepted"`
+		Rejected []any
+	}
+	if resp.StatusCode != http.StatusAccepted || json.Unmarshal(raw, &ack) != nil || len(ack.Rejected) > 0 {
+		return 0, fmt.Errorf("POST /v1/events: %d %s", resp.StatusCode, raw)
+	}
+	return ack.Accepted, nil
+}

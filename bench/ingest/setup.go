@@ -1,0 +1,159 @@
+package main
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"net/url"
+
+	"github.com/gin-gonic/gin"
+	"github.com/google/uuid"
+	"gorm.io/gorm"
+
+	"github.com/expd/expd/api"
+	"github.com/expd/expd/auth"
+	"github.com/expd/expd/bucketing"
+	"github.com/expd/expd/experiments"
+	"github.com/expd/expd/keys"
+	"github.com/expd/expd/models"
+	"github.com/expd/expd/orgs"
+	"github.com/expd/expd/ratelimit"
+)
+
+// benchEnv is a database with two orgs on the enterprise plan (no
+// allowance, the per-org rate limit off in-process): one receives the
+// API's events, the other the raw COPY of the same rows.
+type benchEnv struct {
+	db           *gorm.DB
+	dsn          string
+	baseURL      string
+	publishable  string
+	secret       string
+	apiOrg       string
+	copyOrg      string
+	experimentID string
+	tearDown     func()
+}
+
+func setUp(ctx context.Context, cfg config) (*benchEnv, error) {
+	env := &benchEnv{dsn: cfg.databaseURL, baseURL: cfg.target, tearDown: func() {}}
+	if cfg.target == "" {
+		if err := env.freshSchema(); err != nil {
+			return nil, err
+		}
+	}
+	db, err := models.Open(env.dsn, "")
+	if err != nil {
+		return nil, err
+	}
+	env.db = db
+	if cfg.target == "" {
+		if _, err := models.Migrate(db); err != nil {
+			return nil, err
+		}
+	}
+	if env.apiOrg, env.experimentID, err = newOrg(ctx, db); err != nil {
+		return nil, err
+	}
+	if env.copyOrg, _, err = newOrg(ctx, db); err != nil {
+		return nil, err
+	}
+	if env.publishable, err = issueKey(ctx, db, env.apiOrg, auth.Publishable); err != nil {
+		return nil, err
+	}
+	if env.secret, err = issueKey(ctx, db, env.apiOrg, auth.Secret); err != nil {
+		return nil, err
+	}
+	if cfg.target == "" {
+		return env, env.serve()
+	}
+	return env, nil
+}
+
+// freshSchema points dsn at a new schema, dropped by tearDown.
+func (e *benchEnv) freshSchema() error {
+	admin, err := models.Open(e.dsn, "")
+	if err != nil {
+		return err
+	}
+	var b [4]byte
+	_, _ = rand.Read(b[:])
+	schema := "bench_" + hex.EncodeToString(b[:])
+	if err := admin.Exec("CREATE SCHEMA " + schema).Error; err != nil {
+		return err
+	}
+	e.tearDown = func() {
+		_ = admin.Exec("DROP SCHEMA " + schema + " CASCADE").Error
+	}
+	u, err := url.Parse(e.dsn)
+	if err != nil {
+		return err
+	}
+	q := u.Query()
+	q.Set("search_path", schema)
+	u.RawQuery = q.Encode()
+	e.dsn = u.String()
+	return nil
+}
+
+// serve runs the real router on a loopback port, as `expd api` does.
+func (e *benchEnv) serve() error {
+	gin.SetMode(gin.ReleaseMode)
+	signer, err := auth.NewSigner()
+	if err != nil {
+		return err
+	}
+	off, err := ratelimit.ParseOverrides("*=off")
+	if err != nil {
+		return err
+	}
+	router := api.NewRouter(api.Deps{DB: e.db, Verifier: signer.Verifier(), RateLimits: ratelimit.New(off, nil),
+		Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return err
+	}
+	go func() { _ = http.Serve(ln, router) }()
+	e.baseURL = "http://" + ln.Addr().String()
+	return nil
+}
+
+func newOrg(ctx context.Context, db *gorm.DB) (orgID, experimentID string, err error) {
+	clerk := "org_bench_" + uuid.NewString()[:8]
+	org, err := orgs.Ensure(ctx, db, clerk, clerk)
+	if err != nil {
+		return "", "", err
+	}
+	if err := db.Exec("UPDATE orgs SET plan = 'enterprise' WHERE id = ?", org.ID).Error; err != nil {
+		return "", "", err
+	}
+	exp, err := experiments.Store{DB: db}.Create(ctx, org.ID, "bench", experiments.Config{
+		Name: "bench-exp", Salt: "benchSALT", BucketCount: 10000,
+		Allocation: []bucketing.Slice{{Variant: "control", Weight: 50}, {Variant: "treatment", Weight: 50}},
+		Metrics:    []experiments.Metric{},
+	})
+	if err != nil {
+		return "", "", fmt.Errorf("create experiment: %w", err)
+	}
+	return org.ID, exp.ID, nil
+}
+
+func issueKey(ctx context.Context, db *gorm.DB, orgID string, scope auth.Scope) (string, error) {
+	k, err := auth.GenerateKey(scope)
+	if err != nil {
+		return "", err
+	}
+	in := keys.StoreInput{OrgID: orgID, Scope: scope, Hash: k.Hash, Prefix: k.Prefix, Actor: "bench"}
+	if scope == auth.Publishable {
+		in.Publishable = k.Plain
+	}
+	if _, err := keys.Store(ctx, db, in); err != nil {
+		return "", err
+	}
+	return k.Plain, nil
+}
