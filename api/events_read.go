@@ -1,0 +1,129 @@
+package api
+
+import (
+	"net/http"
+	"strconv"
+	"time"
+
+	"github.com/gin-gonic/gin"
+
+	"github.com/expd/expd/ingest"
+	"github.com/expd/expd/models"
+	"github.com/expd/expd/validate"
+)
+
+// Bounds of GET /v1/experiments/:id/events (docs/events-read.md).
+const (
+	defaultEventsLimit = 100
+	maxEventsLimit     = 1000
+)
+
+// storedEvent is one events row as the read-back route shows it: every
+// stored column, null where the event's type does not carry the field.
+type storedEvent struct {
+	EventID            string   `json:"event_id"`
+	Type               string   `json:"type"`
+	ExperimentID       string   `json:"experiment_id"`
+	UserID             string   `json:"user_id"`
+	Variant            *string  `json:"variant"`
+	Timestamp          string   `json:"timestamp"`
+	ReceivedAt         string   `json:"received_at"`
+	ConfigVersion      *int64   `json:"config_version"`
+	Model              *string  `json:"model"`
+	LatencyMs          *float64 `json:"latency_ms"`
+	InputTokens        *int64   `json:"input_tokens"`
+	OutputTokens       *int64   `json:"output_tokens"`
+	TotalTokens        *int64   `json:"total_tokens"`
+	CostUSD            *float64 `json:"cost_usd"`
+	TimeToFirstTokenMs *float64 `json:"time_to_first_token_ms"`
+	Error              *string  `json:"error"`
+	BusinessMetric     *string  `json:"business_metric"`
+	Value              *float64 `json:"value"`
+	Prompt             *string  `json:"prompt"`
+	Response           *string  `json:"response"`
+	Source             string   `json:"source"`
+}
+
+type eventsPage struct {
+	ExperimentID string        `json:"experiment_id"`
+	Events       []storedEvent `json:"events"`
+}
+
+// eventsFilter is the validated query of the read-back route.
+type eventsFilter struct {
+	eventType string
+	userID    string
+	limit     int
+}
+
+func parseEventsFilter(c *gin.Context) (eventsFilter, error) {
+	f := eventsFilter{eventType: c.Query("type"), userID: c.Query("user_id"), limit: defaultEventsLimit}
+	var errs validate.Errors
+	switch f.eventType {
+	case "", ingest.TypeExposure, ingest.TypeModelCall, ingest.TypeBusinessEvent:
+	default:
+		errs.Add("type", "must be %s, %s or %s", ingest.TypeExposure, ingest.TypeModelCall, ingest.TypeBusinessEvent)
+	}
+	if _, given := c.GetQuery("user_id"); given {
+		checkID(&errs, "user_id", f.userID, ingest.MaxUserIDLen)
+	}
+	if raw, given := c.GetQuery("limit"); given {
+		n, err := strconv.Atoi(raw)
+		if err != nil || n < 1 || n > maxEventsLimit {
+			errs.Add("limit", "must be an integer from 1 to %d", maxEventsLimit)
+		}
+		f.limit = n
+	}
+	return f, errs.Err()
+}
+
+// GET /v1/experiments/:id/events?type=&user_id=&limit= (additive): the
+// experiment's stored events, newest first, for the dashboard's recent
+// events and for reading events back in tests.
+func (h *handlers) listEvents(c *gin.Context) {
+	ctx := c.Request.Context()
+	filter, err := parseEventsFilter(c)
+	if err != nil {
+		invalid(c, err)
+		return
+	}
+	exp, err := h.experiments.Get(ctx, orgID(c), c.Param("id"))
+	if err != nil {
+		h.experimentError(c, err)
+		return
+	}
+	q := h.deps.DB.WithContext(ctx).Where("org_id = ? AND experiment_id = ?", orgID(c), exp.ID)
+	if filter.eventType != "" {
+		q = q.Where("type = ?", filter.eventType)
+	}
+	if filter.userID != "" {
+		q = q.Where("user_id = ?", filter.userID)
+	}
+	var rows []models.Event
+	// event_id breaks ties between events of the same instant, so pages are stable.
+	if err := q.Order("ts DESC, event_id DESC").Limit(filter.limit).Find(&rows).Error; err != nil {
+		internalError(c, err)
+		return
+	}
+	page := eventsPage{ExperimentID: exp.ID, Events: make([]storedEvent, len(rows))}
+	for i, r := range rows {
+		page.Events[i] = showEvent(r)
+	}
+	c.JSON(http.StatusOK, page)
+}
+
+func showEvent(r models.Event) storedEvent {
+	e := storedEvent{
+		EventID: r.EventID, Type: r.Type, ExperimentID: r.ExperimentID, UserID: r.UserID,
+		Timestamp: r.Ts.UTC().Format(time.RFC3339Nano), ReceivedAt: r.ReceivedAt.UTC().Format(time.RFC3339Nano),
+		ConfigVersion: r.ConfigVersion, Model: r.Model, LatencyMs: r.LatencyMs, InputTokens: r.InputTokens,
+		OutputTokens: r.OutputTokens, TotalTokens: r.TotalTokens, CostUSD: r.CostUSD,
+		TimeToFirstTokenMs: r.TimeToFirstTokenMs, Error: r.Error, BusinessMetric: r.BusinessMetric,
+		Value: r.Value, Prompt: r.Prompt, Response: r.Response, Source: r.Source,
+	}
+	// The column holds '' for events sent without a variant.
+	if r.Variant != "" {
+		e.Variant = &r.Variant
+	}
+	return e
+}
