@@ -63,6 +63,7 @@ func NewRouter(deps Deps) *gin.Engine {
 	dash.GET("/experiments/:id", h.getExperiment)
 	dash.PUT("/experiments/:id", h.updateExperiment)
 	dash.GET("/experiments/:id/versions/:version", h.getExperimentVersion)
+	dash.GET("/experiments/:id/events", h.listEvents)
 
 	h.sdkRoutes(v1)           // /v1/config, /v1/assign (config.go, assign.go)
 	h.keyRoutes(dash)         // /v1/keys (keys.go)
