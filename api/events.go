@@ -99,7 +99,7 @@ func (h *handlers) postEvents(c *gin.Context) {
 }
 
 func tenantOf(snap *sdkcache.Snapshot) ingest.Tenant {
-	return ingest.Tenant{OrgID: snap.OrgID, Plan: snap.Plan, ConfigVersion: snap.ConfigVersion}
+	return ingest.Tenant{OrgID: snap.OrgID, Plan: snap.Plan}
 }
 
 // experimentLookup resolves experiment refs from the org's cached
