@@ -23,9 +23,6 @@ import (
 const (
 	eventsBodyLimit = 1 << 20
 	maxBatchEvents  = 1000
-	// unavailableRetryAfter is the Retry-After of a 503 while the database
-	// is unreachable: short, since the client backs off on its own too.
-	unavailableRetryAfter = 2
 )
 
 // ingestRoutes registers the write path. It relies on sdkRoutes having set
@@ -148,9 +145,7 @@ func (h *handlers) writeFailed(c *gin.Context, err error) {
 	case errors.As(err, &tooBig):
 		badInput(c, err)
 	case ingest.Unavailable(err):
-		h.deps.Logger.WarnContext(c.Request.Context(), "event write refused: database unavailable", "request_id", requestID(c), "error", err)
-		c.Header("Retry-After", strconv.Itoa(unavailableRetryAfter))
-		problem(c, http.StatusServiceUnavailable, "storage_unavailable",
+		databaseUnavailable(c, err, "storage_unavailable",
 			"events could not be stored now; nothing of this request is acknowledged, retry with the same event ids")
 	default:
 		internalError(c, err)

@@ -5,9 +5,11 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"strconv"
 
 	"github.com/gin-gonic/gin"
 
+	"github.com/expd/expd/models"
 	"github.com/expd/expd/validate"
 )
 
@@ -61,9 +63,18 @@ func invalid(c *gin.Context, err error) {
 	writeProblem(c, Problem{Status: http.StatusBadRequest, Code: "validation_failed", Detail: detail, Errors: fields})
 }
 
-// internalError logs err with the request's context and answers 500
-// without leaking its text.
+// databaseRetryAfter is the Retry-After (seconds) of a 503 while the
+// database is unreachable.
+const databaseRetryAfter = 2
+
+// internalError logs err with the request's context and answers without
+// leaking its text: 503 with Retry-After when the database is unreachable
+// (the client should retry), 500 otherwise.
 func internalError(c *gin.Context, err error) {
+	if models.IsUnavailable(err) {
+		databaseUnavailable(c, err, "database_unavailable", "the database is unreachable; retry after the Retry-After delay")
+		return
+	}
 	slog.ErrorContext(c.Request.Context(), "request failed", "request_id", requestID(c), "path", c.FullPath(), "error", err)
 	problem(c, http.StatusInternalServerError, "internal", "the server failed to handle the request; quote the request_id when reporting it")
 }
@@ -92,4 +103,12 @@ func methodNotAllowed(c *gin.Context) {
 // recovery turns a panic into a 500 problem instead of a dropped connection.
 func recovery(c *gin.Context, recovered any) {
 	internalError(c, fmt.Errorf("panic: %v", recovered))
+}
+
+// databaseUnavailable answers 503 with Retry-After for a failure that a
+// retry may cure, logging it as a warning.
+func databaseUnavailable(c *gin.Context, err error, code, detail string) {
+	slog.WarnContext(c.Request.Context(), "database unavailable", "request_id", requestID(c), "path", c.FullPath(), "error", err)
+	c.Header("Retry-After", strconv.Itoa(databaseRetryAfter))
+	problem(c, http.StatusServiceUnavailable, code, detail)
 }

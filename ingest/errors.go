@@ -1,17 +1,10 @@
 package ingest
 
 import (
-	"context"
-	"database/sql"
-	"database/sql/driver"
 	"errors"
 	"fmt"
-	"io"
-	"net"
-	"strings"
 
-	"github.com/jackc/pgx/v5/pgconn"
-
+	"github.com/expd/expd/models"
 	"github.com/expd/expd/plans"
 )
 
@@ -51,29 +44,8 @@ func Unavailable(err error) bool {
 
 // classify wraps connection-level failures in UnavailableError.
 func classify(err error) error {
-	if err == nil || !transient(err) {
+	if err == nil || !models.IsUnavailable(err) {
 		return err
 	}
 	return &UnavailableError{Err: err}
-}
-
-func transient(err error) bool {
-	var netErr net.Error
-	var connectErr *pgconn.ConnectError
-	var pgErr *pgconn.PgError
-	switch {
-	case errors.Is(err, io.EOF), errors.Is(err, io.ErrUnexpectedEOF), errors.Is(err, driver.ErrBadConn),
-		errors.Is(err, sql.ErrConnDone), errors.Is(err, context.DeadlineExceeded),
-		errors.As(err, &netErr), errors.As(err, &connectErr):
-		return true
-	case errors.As(err, &pgErr):
-		// 08: connection exception; 53: insufficient resources; 57P0x:
-		// admin shutdown, crash shutdown, cannot connect now.
-		return strings.HasPrefix(pgErr.Code, "08") || strings.HasPrefix(pgErr.Code, "53") ||
-			pgErr.Code == "57P01" || pgErr.Code == "57P02" || pgErr.Code == "57P03"
-	}
-	msg := err.Error()
-	// pgx reports a connection it already closed by this text only; SQLite
-	// reports a writer lock held past busy_timeout as SQLITE_BUSY.
-	return strings.Contains(msg, "conn closed") || strings.Contains(msg, "SQLITE_BUSY") || strings.Contains(msg, "database is locked")
 }
