@@ -51,16 +51,11 @@ func runDev(ctx context.Context, cfg Config, args []string) error {
 		defer srv.Stop()
 		temporalAddr, uiAddr = srv.FrontendAddress(), srv.UIAddress()
 	}
-	tc, err := dialTemporal(ctx, temporalAddr, cfg.TemporalNamespace)
+	tc, stopWorker, err := temporalWithWorker(ctx, cfg, temporalAddr, db)
 	if err != nil {
 		return err
 	}
-	defer tc.Close()
-	w, err := startWorker(ctx, tc, cfg.TaskQueue, newActivities(db, cfg))
-	if err != nil {
-		return err
-	}
-	defer w.Stop()
+	defer stopWorker()
 
 	ln, err := net.Listen("tcp", *addr)
 	if err != nil {

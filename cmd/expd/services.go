@@ -75,6 +75,21 @@ func newActivities(db *gorm.DB, cfg Config) *activities.Activities {
 	return &activities.Activities{DB: db, Billing: billing.New(cfg.Billing)}
 }
 
+// temporalWithWorker connects to Temporal and runs expd's worker on it.
+// The returned stop ends both.
+func temporalWithWorker(ctx context.Context, cfg Config, address string, db *gorm.DB) (client.Client, func(), error) {
+	tc, err := dialTemporal(ctx, address, cfg.TemporalNamespace)
+	if err != nil {
+		return nil, nil, err
+	}
+	w, err := startWorker(ctx, tc, cfg.TaskQueue, newActivities(db, cfg))
+	if err != nil {
+		tc.Close()
+		return nil, nil, err
+	}
+	return tc, func() { w.Stop(); tc.Close() }, nil
+}
+
 // startWorker runs expd's workflows and activities, after creating or
 // updating the schedules (daily results, retention) idempotently.
 func startWorker(ctx context.Context, c client.Client, taskQueue string, acts *activities.Activities) (sdkworker.Worker, error) {

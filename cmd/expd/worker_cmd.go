@@ -19,16 +19,11 @@ func runWorker(ctx context.Context, cfg Config, args []string) error {
 	if err != nil {
 		return err
 	}
-	tc, err := dialTemporal(ctx, cfg.TemporalAddress, cfg.TemporalNamespace)
+	_, stop, err := temporalWithWorker(ctx, cfg, cfg.TemporalAddress, db)
 	if err != nil {
 		return err
 	}
-	defer tc.Close()
-	w, err := startWorker(ctx, tc, cfg.TaskQueue, newActivities(db, cfg))
-	if err != nil {
-		return err
-	}
-	defer w.Stop()
+	defer stop()
 	slog.Info("expd worker running", "task_queue", cfg.TaskQueue)
 	<-ctx.Done()
 	return nil
