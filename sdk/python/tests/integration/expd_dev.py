@@ -1,0 +1,137 @@
+"""Building the expd binary once per test run, and running ``expd dev`` as a child process."""
+
+import atexit
+import json
+import os
+import queue
+import shutil
+import signal
+import subprocess
+import tempfile
+import threading
+import unittest
+from typing import Any, Dict, Optional
+
+from helpers import REPO_ROOT
+
+# A cold start creates the SQLite databases and the embedded Temporal server's schema.
+START_TIMEOUT = 120.0
+STOP_TIMEOUT = 30.0
+# Forced so a test run never touches a shared database or Temporal, whatever the caller's
+# environment: SQLite and embedded Temporal in the data dir. Rate limits are off because the
+# tests call /v1/assign thousands of times (the free plan allows 50 requests/s).
+DEV_ENV = {"DATABASE_URL": "", "TEMPORAL_ADDRESS": "", "EXPD_LOG_LEVEL": "warn", "EXPD_RATE_LIMITS": "*=off"}
+
+_build_lock = threading.Lock()
+_build: Dict[str, Any] = {}
+
+
+def expd_binary() -> str:
+    """The path of an expd binary built from this checkout, built once per process.
+
+    Raises ``unittest.SkipTest`` when ``go`` is not on PATH; a failed build is an error
+    (remembered, so later test modules fail fast instead of building again).
+    """
+    with _build_lock:
+        if not _build:
+            _build.update(_go_build())
+    if "error" in _build:
+        raise RuntimeError(_build["error"])
+    return _build["path"]
+
+
+def _go_build() -> Dict[str, str]:
+    go = shutil.which("go")
+    if go is None:
+        raise unittest.SkipTest("integration tests against expd dev need Go on PATH to build expd: go not found")
+    directory = tempfile.mkdtemp(prefix="expd-bin-")
+    atexit.register(shutil.rmtree, directory, True)
+    path = os.path.join(directory, "expd")
+    build = subprocess.run([go, "build", "-o", path, "./cmd/expd"], cwd=REPO_ROOT, capture_output=True, text=True)
+    if build.returncode != 0:
+        return {"error": f"go build ./cmd/expd failed:\n{build.stdout}{build.stderr}"}
+    return {"path": path}
+
+
+class ExpdDev:
+    """One ``expd dev`` process on a data dir. ``restart()`` keeps the port and the data."""
+
+    def __init__(self, data_dir: str) -> None:
+        self.data_dir = data_dir
+        self.port = 0
+        self.credentials: Dict[str, str] = {}
+        self._process: Optional[subprocess.Popen] = None
+        os.makedirs(data_dir, exist_ok=True)
+        self._log_path = os.path.join(data_dir, "expd-dev.log")
+
+    @property
+    def base_url(self) -> str:
+        return self.credentials["base_url"]
+
+    @property
+    def api_key(self) -> str:
+        """The dev org's publishable key, what an application embeds."""
+        return self.credentials["publishable_key"]
+
+    @property
+    def identity_jwt(self) -> str:
+        """The dev admin's session token for dashboard routes."""
+        return self.credentials["identity_jwt"]
+
+    def start(self) -> "ExpdDev":
+        args = [expd_binary(), "dev", "--addr", f"127.0.0.1:{self.port}", "--data-dir", self.data_dir,
+                "--temporal-port", "0", "--temporal-http-port", "0", "--ui-port", "-1"]
+        with open(self._log_path, "ab") as log:
+            self._process = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=log,
+                                             env={**os.environ, **DEV_ENV})
+        base_url = self._wait_for_banner(self._process)
+        if base_url is None:
+            self.stop()
+            raise RuntimeError(f"expd dev did not print its API address; its log ends:\n{self.log_tail()}")
+        self.port = int(base_url.rsplit(":", 1)[1])
+        with open(os.path.join(self.data_dir, "dev-credentials.json"), encoding="utf-8") as handle:
+            self.credentials = json.load(handle)
+        if self.credentials.get("base_url") != base_url:
+            raise RuntimeError(f"dev-credentials.json names {self.credentials.get('base_url')}, not {base_url}")
+        return self
+
+    def stop(self) -> None:
+        """Stop with SIGINT (a clean shutdown), killing only if it outlives STOP_TIMEOUT."""
+        process, self._process = self._process, None
+        if process is None:
+            return
+        if process.poll() is None:
+            process.send_signal(signal.SIGINT)
+            try:
+                process.wait(STOP_TIMEOUT)
+            except subprocess.TimeoutExpired:
+                process.kill()
+                process.wait()
+        process.stdout.close()
+
+    def restart(self) -> None:
+        self.stop()
+        self.start()
+
+    def log_tail(self, lines: int = 30) -> str:
+        with open(self._log_path, encoding="utf-8", errors="replace") as handle:
+            return "".join(handle.readlines()[-lines:])
+
+    @staticmethod
+    def _wait_for_banner(process: subprocess.Popen) -> Optional[str]:
+        """The URL of the banner's ``API:`` line, or None if the process ended or timed out first."""
+        found: "queue.Queue[Optional[str]]" = queue.Queue()
+
+        def read() -> None:
+            # Keeps draining stdout after the banner so the child never blocks writing to it.
+            for raw in process.stdout:
+                line = raw.decode("utf-8", "replace").strip()
+                if line.startswith("API:"):
+                    found.put(line[len("API:"):].strip())
+            found.put(None)
+
+        threading.Thread(target=read, name="expd-dev-stdout", daemon=True).start()
+        try:
+            return found.get(timeout=START_TIMEOUT)
+        except queue.Empty:
+            return None
