@@ -4,9 +4,10 @@ import logging
 import os
 import shutil
 import tempfile
+import time
 import unittest
 import uuid
-from typing import Any, Dict, List, Optional
+from typing import Any, Callable, Dict, List, Optional
 
 from expd import Client
 from helpers.cases import FAST, BackendTestCase
@@ -80,6 +81,27 @@ class LiveTestCase(unittest.TestCase):
 
         self.eventually(enough, timeout, f"fewer than {count} events stored (query {query})")
         return found
+
+    def assert_never_blocks(self, call: Callable[[int], Any], times: int = 500) -> str:
+        """Time ``call(n)`` ``times`` times; fail if any call looks like it waited on the network.
+
+        Waiting on the network would take a connect or request timeout (seconds). A call may
+        still wait for the GIL (switch interval 5 ms) while a client thread runs, and a loaded
+        machine preempts now and then: the bounds allow that and nothing more. Returns the
+        measured summary.
+        """
+        durations = []
+        for n in range(times):
+            started = time.perf_counter()
+            call(n)
+            durations.append((time.perf_counter() - started) * 1000)
+        durations.sort()
+        median, p99, worst = durations[times // 2], durations[times * 99 // 100], durations[-1]
+        summary = f"median {median:.3f} ms, p99 {p99:.3f} ms, worst {worst:.3f} ms over {times} calls"
+        self.assertLess(median, 1.0, summary)
+        self.assertLess(p99, 5.0, summary)
+        self.assertLess(worst, 50.0, summary)
+        return summary
 
     def _close_clients(self) -> None:
         for client in self._clients:

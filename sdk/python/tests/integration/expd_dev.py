@@ -113,6 +113,13 @@ class ExpdDev:
         self.stop()
         self.start()
 
+    def pause(self) -> None:
+        """Freeze the process (SIGSTOP): connections are accepted by the kernel but never answered."""
+        self._process.send_signal(signal.SIGSTOP)
+
+    def resume(self) -> None:
+        self._process.send_signal(signal.SIGCONT)
+
     def log_tail(self, lines: int = 30) -> str:
         with open(self._log_path, encoding="utf-8", errors="replace") as handle:
             return "".join(handle.readlines()[-lines:])
