@@ -10,7 +10,7 @@ from typing import Any, Dict, Iterable, Mapping, Optional, Tuple
 from . import _lifecycle
 from ._backoff import Backoff
 from ._config import Experiment
-from ._events import BUSINESS_EVENT, EVENT_TYPES, EXPOSURE, new_event
+from ._events import BUSINESS_EVENT, EVENT_TYPES, EXPOSURE, MODEL_CALL, bound_model_call_text, new_event
 from ._exposures import ExposureLog
 from ._http import HttpClient
 from ._model_call import ModelCall
@@ -309,7 +309,7 @@ class Client:
         return found
 
     def _record(self, event_type: str, fields: Dict[str, Any]) -> bool:
-        """Canonicalise the experiment, fill a missing variant, stamp and enqueue one event."""
+        """Canonicalise the experiment, fill a missing variant, bound its text, stamp and enqueue one event."""
         snapshot = self._poller.snapshot
         found = snapshot.find(str(fields.get("experiment_id"))) if snapshot is not None else None
         if found is not None:
@@ -320,6 +320,8 @@ class Client:
                     fields["variant"] = variant
         if fields.get("variant") is None:
             fields.pop("variant", None)
+        if event_type == MODEL_CALL:
+            bound_model_call_text(fields)
         return self._sender.enqueue(new_event(event_type, fields))
 
     def _reset_after_fork(self) -> None:

@@ -12,6 +12,11 @@ MODEL_CALL = "model_call"
 BUSINESS_EVENT = "business_event"
 EVENT_TYPES = frozenset((EXPOSURE, MODEL_CALL, BUSINESS_EVENT))
 
+# The server's bounds on text fields, in UTF-8 bytes: a longer field gets the whole event
+# rejected, so long prompts, responses and error pages are cut instead.
+MODEL_CALL_TEXT_BYTES = {"prompt": 64 * 1024, "response": 64 * 1024, "error": 4 * 1024, "model": 256}
+_MAX_UTF8_BYTES_PER_CHAR = 4
+
 
 # track() stamps events on the caller's thread: formatting the seconds once per second keeps it cheap.
 _last_second = (-1, "")
@@ -46,6 +51,23 @@ def parse_rfc3339(value: str) -> float:
     if parsed.tzinfo is None:
         parsed = parsed.replace(tzinfo=timezone.utc)
     return parsed.timestamp()
+
+
+def cut_utf8(text: str, max_bytes: int) -> str:
+    """``text`` cut to at most ``max_bytes`` of UTF-8, never inside a character."""
+    encoded = text.encode("utf-8", "replace")
+    if len(encoded) <= max_bytes:
+        return text
+    return encoded[:max_bytes].decode("utf-8", "ignore")
+
+
+def bound_model_call_text(fields: Dict[str, Any]) -> None:
+    """Cut a model_call's text fields to the server's bounds, in place."""
+    for name, max_bytes in MODEL_CALL_TEXT_BYTES.items():
+        value = fields.get(name)
+        # Most text is far shorter than any bound: skip encoding it.
+        if isinstance(value, str) and len(value) * _MAX_UTF8_BYTES_PER_CHAR > max_bytes:
+            fields[name] = cut_utf8(value, max_bytes)
 
 
 def new_event(event_type: str, fields: Dict[str, Any], now: Optional[float] = None) -> Dict[str, Any]:

@@ -12,6 +12,9 @@ from .recording import Traffic
 
 CHAT = {"model": "gpt-4o-mini", "messages": [{"role": "system", "content": "Be kind."},
                                              {"role": "user", "content": "hi"}]}
+# The server's bounds of an event's text fields (ingest/check.go).
+MAX_TEXT_BYTES = 64 * 1024
+MAX_ERROR_BYTES = 4 * 1024
 # Fields a stored event shows as the client sent them (the timestamp is compared as an instant).
 SENT_AS_IS = ("type", "experiment_id", "user_id", "variant", "config_version", "model", "latency_ms",
               "input_tokens", "output_tokens", "total_tokens", "cost_usd", "time_to_first_token_ms", "error",
@@ -105,6 +108,21 @@ class EventsLiveTest(LiveTestCase):
         self.assertEqual((call["error"], call["input_tokens"], call["response"]),
                          ("ProviderError: upstream overloaded", None, None))
         self.assertIsNotNone(call["latency_ms"])
+
+    def test_a_call_with_a_long_prompt_and_error_is_stored_with_its_text_cut_to_the_servers_bounds(self):
+        # Long contexts (retrieval, chat history) and HTML error pages exceed what the server takes.
+        failure = ProviderError("<html>" + "x" * 10_000)
+        wrapped = self.client.wrap(FakeOpenAI(fail=failure), self.exp["name"])
+        document = "é" * 50_000  # 100,000 bytes of UTF-8
+        with self.client.as_user("reader"):
+            with self.assertRaises(ProviderError):
+                wrapped.chat.completions.create(model="m", messages=[{"role": "user", "content": document}])
+        call = self.by_type(self.stored_for("reader", 2))["model_call"]
+        # Cut at a character boundary: up to 3 bytes short of the bound.
+        self.assertIn(len(call["prompt"].encode("utf-8")), range(MAX_TEXT_BYTES - 3, MAX_TEXT_BYTES + 1))
+        self.assertTrue(call["prompt"].startswith('[{"role": "user", "content": "éé'))
+        self.assertEqual(len(call["error"].encode("utf-8")), MAX_ERROR_BYTES)
+        self.assertTrue(call["error"].startswith("ProviderError: <html>xx"))
 
     def test_a_wrapped_async_call_is_stored(self):
         wrapped = self.client.wrap(FakeAsyncOpenAI(reply="async hello"), self.exp["name"])
