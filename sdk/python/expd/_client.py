@@ -126,7 +126,11 @@ class Client:
 
     @property
     def dropped_events(self) -> int:
-        """Events lost: queue full, refused by the server, or undeliverable without a spill file."""
+        """Events lost: queue full, refused by the server, or undeliverable without a spill file.
+
+        Refused covers a batch answered with an error status and single events in an
+        ack's ``rejected`` list.
+        """
         return self._sender.dropped
 
     def wait_until_ready(self, timeout: float) -> bool:

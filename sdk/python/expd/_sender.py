@@ -230,9 +230,11 @@ class EventSender:
         ack = response.body if isinstance(response.body, dict) else {}
         rejected = ack.get("rejected") or []
         if rejected:
+            # Refused for what they are (a bad field): sending them again cannot help.
+            self._count_dropped(len(rejected))
             first = rejected[0] if isinstance(rejected[0], dict) else {}
             logger.warning(
-                "expd: server rejected %d of %d events (first: event %s, %s)",
+                "expd: server rejected %d of %d events, dropped (first: event %s, %s)",
                 len(rejected), count, first.get("event_id"), first.get("reason"),
             )
         version = ack.get("config_version")

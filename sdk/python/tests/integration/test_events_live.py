@@ -70,6 +70,15 @@ class EventsLiveTest(LiveTestCase):
             {"model": "m-1", "latency_ms": 12.5, "input_tokens": 3, "output_tokens": 4, "total_tokens": 7,
              "cost_usd": 0.001, "prompt": "question", "response": "answer", "error": None})
 
+    def test_an_event_the_server_rejects_is_logged_and_counted_as_dropped(self):
+        with self.assertLogs("expd", "WARNING") as logs:
+            self.client.track("model_call", {"experiment_id": self.exp["id"], "user_id": "sloppy", "model": "m"})
+            self.client.track_business(self.exp["id"], "sloppy", "conversion")
+            self.assertTrue(self.client.flush(10.0))
+        self.assertIn("latency_ms: is required for model_call events", "\n".join(logs.output))
+        self.assertEqual(self.client.dropped_events, 1)
+        self.assertEqual([e["type"] for e in self.api.events(self.exp["id"], user_id="sloppy")], ["business_event"])
+
     def test_a_wrapped_chat_call_stores_an_exposure_and_a_measured_model_call(self):
         wrapped = self.client.wrap(FakeOpenAI(reply="Hello there", delay=0.03), self.exp["name"])
         with self.client.as_user("chatter"):
