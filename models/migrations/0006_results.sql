@@ -2,6 +2,11 @@
 -- rows of each run, comparisons staged between the analysis and publication
 -- activities, and org-wide shared metric definitions.
 
+-- The aggregation joins each exposed user to their own events: without
+-- this index SQLite (which has no hash join) would scan all of the
+-- experiment's events once per user.
+CREATE INDEX events_experiment_user_ts ON events (experiment_id, user_id, ts);
+
 -- One record per (experiment, computed_for): a nightly day (YYYY-MM-DD) or a
 -- manual run (manual-<RFC 3339 instant>). window_end orders available_days.
 CREATE TABLE result_runs (
