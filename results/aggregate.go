@@ -28,6 +28,13 @@ type Sample struct {
 	Unattributed int64
 }
 
+// AggregateSQL returns the run's aggregation statement and its arguments,
+// for EXPLAIN and for timing the bare query (bench/results).
+func AggregateSQL(db *gorm.DB, orgID, experimentID string, w Window, ms []metrics.Resolved) (string, []any, error) {
+	q, err := buildAggregateQuery(db, orgID, experimentID, w, ms)
+	return q.SQL, q.Args, err
+}
+
 // progressEvery is how many users are read between progress reports.
 const progressEvery = 50_000
 

@@ -1,0 +1,139 @@
+// Command results benchmarks one full results run against the bare SQL
+// aggregation of the same per-user values, on PostgreSQL (DATABASE_URL).
+//
+// It creates a schema of its own, fills one experiment with -users users
+// and -per-user events each (an exposure, model calls, one business
+// event) spread over 14 days, then times, in the same session:
+//
+//   - bare SQL: the run's aggregation statement, computed in the database
+//     (SELECT count(*) over it) and read out row by row;
+//   - full run: the ExperimentResults workflow on an in-process Temporal
+//     server with a real worker (load, aggregate + statistics for 6
+//     metrics, Benjamini–Hochberg, upsert).
+//
+// Usage: DATABASE_URL=postgres://... go run ./bench/results [-users 1000000]
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"log"
+	"os"
+	"time"
+
+	"go.temporal.io/sdk/client"
+	sdkworker "go.temporal.io/sdk/worker"
+	servertest "go.temporal.io/server/temporaltest"
+	"gorm.io/gorm"
+
+	"github.com/expd/expd/activities"
+	"github.com/expd/expd/metrics"
+	"github.com/expd/expd/results"
+	"github.com/expd/expd/worker"
+	"github.com/expd/expd/workflows"
+)
+
+func main() {
+	users := flag.Int("users", 1_000_000, "users in the experiment (half per arm)")
+	perUser := flag.Int("per-user", 10, "events per user: 1 exposure, per-user-2 model calls, 1 business event")
+	keep := flag.Bool("keep", false, "keep the benchmark schema")
+	flag.Parse()
+	if err := run(*users, *perUser, *keep); err != nil {
+		log.Fatal(err)
+	}
+}
+
+func run(users, perUser int, keep bool) error {
+	ctx := context.Background()
+	base := os.Getenv("DATABASE_URL")
+	if base == "" {
+		return fmt.Errorf("set DATABASE_URL to a PostgreSQL database")
+	}
+	db, drop, err := openSchema(base, keep)
+	if err != nil {
+		return err
+	}
+	defer drop()
+	f, err := seed(ctx, db, users, perUser)
+	if err != nil {
+		return err
+	}
+	log.Printf("seeded %d users, %d events in %s", users, users*perUser, f.seedTime.Round(time.Millisecond))
+
+	bareCount, bareRead, err := timeBareSQL(ctx, db, f)
+	if err != nil {
+		return err
+	}
+	full, out, err := timeFullRun(ctx, db, f)
+	if err != nil {
+		return err
+	}
+	fmt.Printf("users=%d events=%d metrics=%d\n", users, users*perUser, len(f.cfgMetrics))
+	fmt.Printf("bare SQL aggregation (in database):  %s\n", bareCount.Round(time.Millisecond))
+	fmt.Printf("bare SQL aggregation (rows read out): %s\n", bareRead.Round(time.Millisecond))
+	fmt.Printf("full run (workflow):                  %s  (%d users, %d rows, SRM %s)\n", full.Round(time.Millisecond), out.Users, out.Rows, out.SRMGate)
+	fmt.Printf("ratio full / bare (rows read out):    %.2f\n", full.Seconds()/bareRead.Seconds())
+	fmt.Printf("ratio full / bare (in database):      %.2f\n", full.Seconds()/bareCount.Seconds())
+	return nil
+}
+
+// timeBareSQL times the run's own aggregation statement twice: computed
+// entirely in the database, and with every per-user row read by the client.
+func timeBareSQL(ctx context.Context, db *gorm.DB, f fixture) (inDB, readOut time.Duration, err error) {
+	ms, err := metrics.Resolve(ctx, metrics.Store{DB: db}, f.orgID, f.cfgMetrics)
+	if err != nil {
+		return 0, 0, err
+	}
+	sql, args, err := results.AggregateSQL(db, f.orgID, f.expID, f.window, ms)
+	if err != nil {
+		return 0, 0, err
+	}
+	start := time.Now()
+	var n int64
+	if err := db.WithContext(ctx).Raw("SELECT count(*) FROM ("+sql+") q", args...).Scan(&n).Error; err != nil {
+		return 0, 0, fmt.Errorf("bare aggregation: %w", err)
+	}
+	inDB = time.Since(start)
+	start = time.Now()
+	rows, err := db.WithContext(ctx).Raw(sql, args...).Rows()
+	if err != nil {
+		return 0, 0, fmt.Errorf("bare aggregation rows: %w", err)
+	}
+	defer rows.Close()
+	cols, _ := rows.Columns()
+	dest := make([]any, len(cols))
+	for i := range dest {
+		dest[i] = new(any)
+	}
+	read := 0
+	for rows.Next() {
+		if err := rows.Scan(dest...); err != nil {
+			return 0, 0, err
+		}
+		read++
+	}
+	readOut = time.Since(start)
+	log.Printf("bare aggregation: %d users", read)
+	return inDB, readOut, rows.Err()
+}
+
+// timeFullRun runs ExperimentResults on an in-process Temporal server.
+func timeFullRun(ctx context.Context, db *gorm.DB, f fixture) (time.Duration, workflows.ExperimentResultsResult, error) {
+	srv := servertest.NewServer()
+	defer srv.Stop()
+	c := srv.GetDefaultClient()
+	const queue = "bench-results"
+	w := srv.NewWorker(queue, func(r sdkworker.Registry) { worker.Register(r, &activities.Activities{DB: db}) })
+	defer w.Stop()
+	key := results.ManualKey(time.Now())
+	start := time.Now()
+	run, err := c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: workflows.ResultsWorkflowID(f.expID, key.ComputedFor), TaskQueue: queue},
+		workflows.ExperimentResults, workflows.ExperimentResultsInput{OrgID: f.orgID, ExperimentID: f.expID, ComputedFor: key.ComputedFor})
+	if err != nil {
+		return 0, workflows.ExperimentResultsResult{}, err
+	}
+	var out workflows.ExperimentResultsResult
+	err = run.Get(ctx, &out)
+	return time.Since(start), out, err
+}
