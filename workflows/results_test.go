@@ -2,10 +2,12 @@ package workflows_test
 
 import (
 	"context"
+	"errors"
 	"testing"
 	"time"
 
 	enumspb "go.temporal.io/api/enums/v1"
+	"go.temporal.io/api/serviceerror"
 	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/temporal"
@@ -77,26 +79,33 @@ func execute(t *testing.T, tenv *temporaltest.Env, opts client.StartWorkflowOpti
 	return out
 }
 
-func TestSameDayTwiceGivesTheSameRowsOnce(t *testing.T) {
+func TestScheduledDayRunsOnceAndRerunsGiveTheSameRows(t *testing.T) {
 	f := newDayFixture(t, "twice", 150)
 	tenv := temporaltest.Start(t)
 	tenv.NewWorker(func(r worker.Registry) { expdworker.Register(r, &activities.Activities{DB: f.db}) })
 	id := workflows.ResultsWorkflowID(f.expID, f.day)
+	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+	defer cancel()
 
-	first := execute(t, tenv, runOptions(tenv, id), f.input())
+	// The daily schedule, triggered now, computes yesterday.
+	if err := workflows.EnsureSchedules(ctx, tenv.Client, tenv.TaskQueue); err != nil {
+		t.Fatal(err)
+	}
+	if err := tenv.Client.ScheduleClient().GetHandle(ctx, workflows.DailyResultsScheduleID(tenv.TaskQueue)).Trigger(ctx, client.ScheduleTriggerOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	first := awaitWorkflow(ctx, t, tenv, id)
 	if first.Rows != len(resultstest.Metrics) || first.Users != 300 || first.SRMGate != "pass" {
-		t.Fatalf("first run = %+v, want %d rows over 300 users", first, len(resultstest.Metrics))
+		t.Fatalf("scheduled run = %+v, want %d rows over 300 users", first, len(resultstest.Metrics))
 	}
 	before := f.rows(t)
 
 	// Temporal refuses a second start of a completed day...
-	_, err := tenv.Client.ExecuteWorkflow(context.Background(), runOptions(tenv, id), workflows.ExperimentResults, f.input())
+	_, err := tenv.Client.ExecuteWorkflow(ctx, runOptions(tenv, id), workflows.ExperimentResults, f.input())
 	if !temporal.IsWorkflowExecutionAlreadyStartedError(err) {
 		t.Fatalf("second start of %s: %v, want already started", id, err)
 	}
 	// ...and the daily workflow counts it as done instead of recomputing it.
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-	defer cancel()
 	daily, err := tenv.Client.ExecuteWorkflow(ctx, client.StartWorkflowOptions{TaskQueue: tenv.TaskQueue}, workflows.DailyResults, workflows.DailyResultsInput{Day: f.day})
 	if err != nil {
 		t.Fatal(err)
@@ -105,7 +114,7 @@ func TestSameDayTwiceGivesTheSameRowsOnce(t *testing.T) {
 	if err := daily.Get(ctx, &totals); err != nil {
 		t.Fatal(err)
 	}
-	if totals.AlreadyDone < 1 || totals.Failed != 0 {
+	if totals.AlreadyDone != 1 || totals.Completed != 0 || totals.Failed != 0 {
 		t.Fatalf("daily totals %+v, want the day already done", totals)
 	}
 
@@ -121,6 +130,24 @@ func TestSameDayTwiceGivesTheSameRowsOnce(t *testing.T) {
 		if a.Metric != b.Metric || a.PValue != b.PValue || a.Effect != b.Effect || a.CILow != b.CILow || a.PValueFDR != b.PValueFDR {
 			t.Errorf("row %s/%s changed: %+v -> %+v", b.Metric, b.Variant, b, a)
 		}
+	}
+}
+
+// awaitWorkflow waits for a workflow that something else starts, and
+// returns its result.
+func awaitWorkflow(ctx context.Context, t *testing.T, tenv *temporaltest.Env, id string) workflows.ExperimentResultsResult {
+	t.Helper()
+	for {
+		var out workflows.ExperimentResultsResult
+		err := tenv.Client.GetWorkflow(ctx, id, "").Get(ctx, &out)
+		var notFound *serviceerror.NotFound
+		switch {
+		case err == nil:
+			return out
+		case !errors.As(err, &notFound) || ctx.Err() != nil:
+			t.Fatalf("workflow %s: %v", id, err)
+		}
+		time.Sleep(100 * time.Millisecond)
 	}
 }
 
