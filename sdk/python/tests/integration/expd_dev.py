@@ -84,6 +84,8 @@ class ExpdDev:
         with open(self._log_path, "ab") as log:
             self._process = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=log,
                                              env={**os.environ, **DEV_ENV})
+        # A test run cut short (Ctrl-C) skips class cleanups; the exit hook still stops the server.
+        atexit.register(self.stop)
         base_url = self._wait_for_banner(self._process)
         if base_url is None:
             self.stop()
@@ -100,6 +102,7 @@ class ExpdDev:
         process, self._process = self._process, None
         if process is None:
             return
+        atexit.unregister(self.stop)
         if process.poll() is None:
             process.send_signal(signal.SIGINT)
             try:
