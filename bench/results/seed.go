@@ -132,7 +132,10 @@ FROM generate_series(0, ? - 1) AS u, generate_series(0, ? - 1) AS k,
 	if err != nil {
 		return fixture{}, fmt.Errorf("generate events: %w", err)
 	}
-	if err := db.Exec("ANALYZE events").Error; err != nil {
+	// VACUUM sets the hint bits and visibility map that the first scan
+	// after a bulk load would otherwise write, so neither timed query pays
+	// for the load.
+	if err := db.Exec("VACUUM ANALYZE events").Error; err != nil {
 		return fixture{}, err
 	}
 	key := results.ManualKey(time.Now())
