@@ -4,8 +4,6 @@ import (
 	"context"
 	"fmt"
 	"net/http"
-	"strings"
-	"unicode/utf8"
 
 	"github.com/gin-gonic/gin"
 
@@ -39,24 +37,9 @@ type assignResponse struct {
 
 func (r assignRequest) validate() error {
 	var errs validate.Errors
-	checkID(&errs, "experiment_id", r.ExperimentID, maxRefBytes)
-	checkID(&errs, "user_id", r.UserID, maxUserIDBytes)
+	errs.Text("experiment_id", r.ExperimentID, maxRefBytes, true)
+	errs.Text("user_id", r.UserID, maxUserIDBytes, true)
 	return errs.Err()
-}
-
-// checkID requires a non-empty UTF-8 string without NUL (PostgreSQL text
-// cannot hold one) of at most max bytes.
-func checkID(errs *validate.Errors, field, v string, max int) {
-	switch {
-	case v == "":
-		errs.Add(field, "is required")
-	case len(v) > max:
-		errs.Add(field, "must be at most %d bytes", max)
-	case strings.IndexByte(v, 0) >= 0:
-		errs.Add(field, "must not contain NUL characters")
-	case !utf8.ValidString(v):
-		errs.Add(field, "must be valid UTF-8")
-	}
 }
 
 // POST /v1/assign: the user's variant of a running experiment, sticky

@@ -65,7 +65,7 @@ func parseEventsFilter(c *gin.Context) (eventsFilter, error) {
 		errs.Add("type", "must be %s, %s or %s", ingest.TypeExposure, ingest.TypeModelCall, ingest.TypeBusinessEvent)
 	}
 	if _, given := c.GetQuery("user_id"); given {
-		checkID(&errs, "user_id", f.userID, ingest.MaxUserIDLen)
+		errs.Text("user_id", f.userID, ingest.MaxUserIDLen, true)
 	}
 	if raw, given := c.GetQuery("limit"); given {
 		n, err := strconv.Atoi(raw)

@@ -2,9 +2,7 @@ package ingest
 
 import (
 	"regexp"
-	"strings"
 	"time"
-	"unicode/utf8"
 
 	"github.com/expd/expd/validate"
 )
@@ -49,8 +47,8 @@ func (e *Event) Check(w Window) (time.Time, error) {
 	case len(e.EventID) > MaxEventIDLen || !eventIDPattern.MatchString(e.EventID):
 		errs.Add("event_id", "must be 1 to %d printable ASCII characters without spaces", MaxEventIDLen)
 	}
-	checkText(&errs, "experiment_id", e.ExperimentID, MaxRefLen, true)
-	checkText(&errs, "user_id", e.UserID, MaxUserIDLen, true)
+	errs.Text("experiment_id", e.ExperimentID, MaxRefLen, true)
+	errs.Text("user_id", e.UserID, MaxUserIDLen, true)
 	ts := checkTimestamp(&errs, e.Timestamp, w)
 	if e.Variant != nil && !variantPattern.MatchString(*e.Variant) {
 		errs.Add("variant", "must be a variant name (letters, digits, '.', '_', '-'; at most 64)")
@@ -166,21 +164,6 @@ func nonNegative(errs *validate.Errors, field string, v *float64) {
 
 func optionalText(errs *validate.Errors, field string, v *string, max int) {
 	if v != nil {
-		checkText(errs, field, *v, max, false)
-	}
-}
-
-// checkText bounds a string in bytes. NUL is refused because PostgreSQL
-// text cannot hold it: one such event must not fail a whole group commit.
-func checkText(errs *validate.Errors, field, v string, max int, required bool) {
-	switch {
-	case v == "" && required:
-		errs.Add(field, "is required")
-	case len(v) > max:
-		errs.Add(field, "must be at most %d bytes", max)
-	case strings.IndexByte(v, 0) >= 0:
-		errs.Add(field, "must not contain NUL characters")
-	case !utf8.ValidString(v):
-		errs.Add(field, "must be valid UTF-8")
+		errs.Text(field, *v, max, false)
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"unicode/utf8"
 )
 
 // FieldError names one bad field by its JSON path ("allocation[1].weight").
@@ -22,6 +23,21 @@ type Errors struct{ list []FieldError }
 // Add records a bad field.
 func (e *Errors) Add(field, format string, args ...any) {
 	e.list = append(e.list, FieldError{Field: field, Reason: fmt.Sprintf(format, args...)})
+}
+
+// Text checks a string field: required when asked, at most max bytes,
+// valid UTF-8 and free of NUL (PostgreSQL text cannot hold one).
+func (e *Errors) Text(field, v string, max int, required bool) {
+	switch {
+	case v == "" && required:
+		e.Add(field, "is required")
+	case len(v) > max:
+		e.Add(field, "must be at most %d bytes", max)
+	case strings.IndexByte(v, 0) >= 0:
+		e.Add(field, "must not contain NUL characters")
+	case !utf8.ValidString(v):
+		e.Add(field, "must be valid UTF-8")
+	}
 }
 
 // Err returns nil when nothing was added, else an *Error.

@@ -15,6 +15,7 @@ import (
 	"github.com/expd/expd/keys"
 	"github.com/expd/expd/models"
 	"github.com/expd/expd/orgs"
+	"github.com/expd/expd/plans"
 )
 
 const (
@@ -48,6 +49,13 @@ func devCredentials(ctx context.Context, db *gorm.DB, dir, baseURL string) (DevC
 	org, err := orgs.Ensure(ctx, db, devClerkOrgID, "dev")
 	if err != nil {
 		return DevCredentials{}, nil, fmt.Errorf("dev org: %w", err)
+	}
+	// The dev org starts on enterprise so local load tests are not throttled
+	// by the free plan's rate and monthly allowance; a plan set later (by a
+	// payment webhook or by hand) is kept.
+	if err := db.WithContext(ctx).Model(&models.Org{}).Where("id = ? AND plan = ?", org.ID, plans.Free).
+		Update("plan", plans.Enterprise).Error; err != nil {
+		return DevCredentials{}, nil, fmt.Errorf("dev org plan: %w", err)
 	}
 	path := filepath.Join(dir, credentialsFile)
 	var creds DevCredentials
