@@ -50,9 +50,9 @@ func devCredentials(ctx context.Context, db *gorm.DB, dir, baseURL string) (DevC
 	if err != nil {
 		return DevCredentials{}, nil, fmt.Errorf("dev org: %w", err)
 	}
-	// The dev org starts on enterprise so local load tests are not throttled
-	// by the free plan's rate and monthly allowance; a plan set later (by a
-	// payment webhook or by hand) is kept.
+	// The dev org runs on enterprise so local load tests are not throttled
+	// by the free plan's rate and monthly allowance; a paid plan set later
+	// (by a payment webhook or by hand) is kept, free is lifted at start.
 	if err := db.WithContext(ctx).Model(&models.Org{}).Where("id = ? AND plan = ?", org.ID, plans.Free).
 		Update("plan", plans.Enterprise).Error; err != nil {
 		return DevCredentials{}, nil, fmt.Errorf("dev org plan: %w", err)
