@@ -7,20 +7,10 @@ import (
 	"github.com/gin-gonic/gin"
 
 	"github.com/expd/expd/auth"
-	"github.com/expd/expd/ratelimit"
-	"github.com/expd/expd/sdkcache"
 )
 
-// sdkRoutes serves what the SDKs call with an org API key. It runs first
-// in NewRouter and fills in the per-instance cache and rate limiter when
-// the caller gave none, so the later groups (ingest) share them.
+// sdkRoutes serves what the SDKs call with an org API key.
 func (h *handlers) sdkRoutes(v1 *gin.RouterGroup) {
-	if h.deps.SDK == nil {
-		h.deps.SDK = sdkcache.New(h.deps.DB, sdkcache.Options{})
-	}
-	if h.deps.RateLimits == nil {
-		h.deps.RateLimits = ratelimit.New(nil, nil)
-	}
 	sdk := v1.Group("", h.requireSDKKey(auth.Publishable, auth.Secret))
 	sdk.GET("/config", h.getConfig)
 	sdk.POST("/assign", limitBody(assignBodyLimit), h.rateLimit("assign"), h.assign)

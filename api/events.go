@@ -28,9 +28,6 @@ const (
 // ingestRoutes registers the write path. It relies on sdkRoutes having set
 // Deps.SDK and Deps.RateLimits (NewRouter calls it first).
 func (h *handlers) ingestRoutes(v1, dash *gin.RouterGroup) {
-	if h.deps.Ingest == nil {
-		h.deps.Ingest = ingest.NewWriter(h.deps.DB, ingest.Options{})
-	}
 	v1.POST("/events", h.requireSDKKey(auth.Publishable, auth.Secret), h.rateLimit("events"), limitBody(eventsBodyLimit), h.postEvents)
 	v1.POST("/events/import", h.requireSDKKey(auth.Secret), limitBody(importBodyLimit), h.importEvents)
 	v1.POST("/business-events", limitBody(businessEventBodyLimit), h.postBusinessEvent)

@@ -37,6 +37,7 @@ func (h *handlers) createExperiment(c *gin.Context) {
 		h.experimentError(c, err)
 		return
 	}
+	h.deps.SDK.Configs.Expire(orgID(c))
 	c.Header("Location", "/v1/experiments/"+exp.ID)
 	c.JSON(http.StatusCreated, exp)
 }
@@ -77,6 +78,7 @@ func (h *handlers) updateExperiment(c *gin.Context) {
 		h.experimentError(c, err)
 		return
 	}
+	h.deps.SDK.Configs.Expire(orgID(c))
 	c.JSON(http.StatusOK, exp)
 }
 

@@ -43,6 +43,16 @@ func NewRouter(deps Deps) *gin.Engine {
 	if deps.Logger == nil {
 		deps.Logger = slog.Default()
 	}
+	// Per-instance state the caller did not share gets a fresh default.
+	if deps.SDK == nil {
+		deps.SDK = sdkcache.New(deps.DB, sdkcache.Options{})
+	}
+	if deps.RateLimits == nil {
+		deps.RateLimits = ratelimit.New(nil, nil)
+	}
+	if deps.Ingest == nil {
+		deps.Ingest = ingest.NewWriter(deps.DB, ingest.Options{})
+	}
 	h := &handlers{deps: deps, experiments: experiments.Store{DB: deps.DB}}
 
 	r := gin.New()

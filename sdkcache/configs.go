@@ -52,6 +52,13 @@ func (c *Configs) Get(ctx context.Context, orgID string) (*Snapshot, error) {
 	return c.revalidate(ctx, orgID, e)
 }
 
+// Expire makes the next Get of the org revalidate at once. The API calls
+// it after an experiment change so this instance serves the new config
+// immediately; other instances see it within MaxAge.
+func (c *Configs) Expire(orgID string) {
+	c.entry(orgID).checked.Store(0)
+}
+
 func (c *Configs) entry(orgID string) *configEntry {
 	if e, ok := c.entries.Load(orgID); ok {
 		return e.(*configEntry)
