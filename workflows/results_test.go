@@ -3,11 +3,13 @@ package workflows_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"testing"
 	"time"
 
 	enumspb "go.temporal.io/api/enums/v1"
 	"go.temporal.io/api/serviceerror"
+	"go.temporal.io/api/workflowservice/v1"
 	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/temporal"
@@ -99,6 +101,7 @@ func TestScheduledDayRunsOnceAndRerunsGiveTheSameRows(t *testing.T) {
 		t.Fatalf("scheduled run = %+v, want %d rows over 300 users", first, len(resultstest.Metrics))
 	}
 	before := f.rows(t)
+	expectTagged(ctx, t, tenv, f, id)
 
 	// Temporal refuses a second start of a completed day...
 	_, err := tenv.Client.ExecuteWorkflow(ctx, runOptions(tenv, id), workflows.ExperimentResults, f.input())
@@ -130,6 +133,26 @@ func TestScheduledDayRunsOnceAndRerunsGiveTheSameRows(t *testing.T) {
 		if a.Metric != b.Metric || a.PValue != b.PValue || a.Effect != b.Effect || a.CILow != b.CILow || a.PValueFDR != b.PValueFDR {
 			t.Errorf("row %s/%s changed: %+v -> %+v", b.Metric, b.Variant, b, a)
 		}
+	}
+}
+
+// expectTagged waits for visibility (written asynchronously) to list the
+// run under its org and experiment search attributes.
+func expectTagged(ctx context.Context, t *testing.T, tenv *temporaltest.Env, f dayFixture, id string) {
+	t.Helper()
+	query := fmt.Sprintf("%s = '%s' AND %s = '%s'", workflows.SearchAttributeOrgID, f.orgID, workflows.SearchAttributeExperimentID, f.expID)
+	for {
+		resp, err := tenv.Client.ListWorkflow(ctx, &workflowservice.ListWorkflowExecutionsRequest{Namespace: tenv.Namespace, Query: query})
+		if err != nil {
+			t.Fatalf("list %s: %v", query, err)
+		}
+		if ex := resp.GetExecutions(); len(ex) == 1 && ex[0].GetExecution().GetWorkflowId() == id {
+			return
+		}
+		if ctx.Err() != nil {
+			t.Fatalf("no run of %s found by its search attributes: %v", id, resp.GetExecutions())
+		}
+		time.Sleep(100 * time.Millisecond)
 	}
 }
 
