@@ -17,6 +17,7 @@ import (
 	"github.com/expd/expd/api"
 	"github.com/expd/expd/auth"
 	"github.com/expd/expd/billing"
+	"github.com/expd/expd/devserver"
 	"github.com/expd/expd/ingest"
 	"github.com/expd/expd/models"
 	"github.com/expd/expd/ratelimit"
@@ -81,6 +82,14 @@ func temporalWithWorker(ctx context.Context, cfg Config, address string, db *gor
 	tc, err := dialTemporal(ctx, address, cfg.TemporalNamespace)
 	if err != nil {
 		return nil, nil, err
+	}
+	// Result runs are started with the ExpdOrgID/ExpdExperimentID search
+	// attributes, so operators find them in the UI; a namespace without
+	// them would refuse those starts.
+	if err := devserver.EnsureSearchAttributes(ctx, tc, cfg.TemporalNamespace); err != nil {
+		tc.Close()
+		return nil, nil, fmt.Errorf("register search attributes %s and %s (Keyword) on namespace %s: %w",
+			devserver.SearchAttributeOrgID, devserver.SearchAttributeExperimentID, cfg.TemporalNamespace, err)
 	}
 	w, err := startWorker(ctx, tc, cfg.TaskQueue, newActivities(db, cfg))
 	if err != nil {
