@@ -18,30 +18,13 @@ const (
 	maxEventsLimit     = 1000
 )
 
-// storedEvent is one events row as the read-back route shows it: every
-// stored column, null where the event's type does not carry the field.
+// storedEvent is one events row as the read-back route shows it: the
+// fields an event is sent with (the same wire shape as ingest), null where
+// its type does not carry them, plus what the server stamped on it.
 type storedEvent struct {
-	EventID            string   `json:"event_id"`
-	Type               string   `json:"type"`
-	ExperimentID       string   `json:"experiment_id"`
-	UserID             string   `json:"user_id"`
-	Variant            *string  `json:"variant"`
-	Timestamp          string   `json:"timestamp"`
-	ReceivedAt         string   `json:"received_at"`
-	ConfigVersion      *int64   `json:"config_version"`
-	Model              *string  `json:"model"`
-	LatencyMs          *float64 `json:"latency_ms"`
-	InputTokens        *int64   `json:"input_tokens"`
-	OutputTokens       *int64   `json:"output_tokens"`
-	TotalTokens        *int64   `json:"total_tokens"`
-	CostUSD            *float64 `json:"cost_usd"`
-	TimeToFirstTokenMs *float64 `json:"time_to_first_token_ms"`
-	Error              *string  `json:"error"`
-	BusinessMetric     *string  `json:"business_metric"`
-	Value              *float64 `json:"value"`
-	Prompt             *string  `json:"prompt"`
-	Response           *string  `json:"response"`
-	Source             string   `json:"source"`
+	ingest.Event
+	ReceivedAt string `json:"received_at"`
+	Source     string `json:"source"`
 }
 
 type eventsPage struct {
@@ -114,12 +97,16 @@ func (h *handlers) listEvents(c *gin.Context) {
 
 func showEvent(r models.Event) storedEvent {
 	e := storedEvent{
-		EventID: r.EventID, Type: r.Type, ExperimentID: r.ExperimentID, UserID: r.UserID,
-		Timestamp: r.Ts.UTC().Format(time.RFC3339Nano), ReceivedAt: r.ReceivedAt.UTC().Format(time.RFC3339Nano),
-		ConfigVersion: r.ConfigVersion, Model: r.Model, LatencyMs: r.LatencyMs, InputTokens: r.InputTokens,
-		OutputTokens: r.OutputTokens, TotalTokens: r.TotalTokens, CostUSD: r.CostUSD,
-		TimeToFirstTokenMs: r.TimeToFirstTokenMs, Error: r.Error, BusinessMetric: r.BusinessMetric,
-		Value: r.Value, Prompt: r.Prompt, Response: r.Response, Source: r.Source,
+		Event: ingest.Event{
+			EventID: r.EventID, Type: r.Type, ExperimentID: r.ExperimentID, UserID: r.UserID,
+			Timestamp:     r.Ts.UTC().Format(time.RFC3339Nano),
+			ConfigVersion: r.ConfigVersion, Model: r.Model, LatencyMs: r.LatencyMs, InputTokens: r.InputTokens,
+			OutputTokens: r.OutputTokens, TotalTokens: r.TotalTokens, CostUSD: r.CostUSD,
+			TimeToFirstTokenMs: r.TimeToFirstTokenMs, Error: r.Error, BusinessMetric: r.BusinessMetric,
+			Value: r.Value, Prompt: r.Prompt, Response: r.Response,
+		},
+		ReceivedAt: r.ReceivedAt.UTC().Format(time.RFC3339Nano),
+		Source:     r.Source,
 	}
 	// The column holds '' for events sent without a variant.
 	if r.Variant != "" {
