@@ -7,7 +7,6 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
-	"net/url"
 	"os"
 
 	"github.com/gin-gonic/gin"
@@ -84,23 +83,12 @@ func openDB(databaseURL string) (*gorm.DB, func(), error) {
 		db, err := models.Open("", dir)
 		return migrated(db, err, func() { _ = os.RemoveAll(dir) })
 	}
-	admin, err := models.Open(databaseURL, "")
+	dsn, drop, err := models.NewSchema(databaseURL, "bench_assign_")
 	if err != nil {
 		return nil, nil, err
 	}
-	schema := fmt.Sprintf("bench_assign_%d", os.Getpid())
-	if err := admin.Exec("CREATE SCHEMA " + schema).Error; err != nil {
-		return nil, nil, fmt.Errorf("create schema: %w", err)
-	}
-	u, err := url.Parse(databaseURL)
-	if err != nil {
-		return nil, nil, err
-	}
-	q := u.Query()
-	q.Set("search_path", schema)
-	u.RawQuery = q.Encode()
-	db, err := models.Open(u.String(), "")
-	return migrated(db, err, func() { _ = admin.Exec("DROP SCHEMA " + schema + " CASCADE").Error })
+	db, err := models.Open(dsn, "")
+	return migrated(db, err, func() { _ = drop() })
 }
 
 func migrated(db *gorm.DB, err error, cleanup func()) (*gorm.DB, func(), error) {

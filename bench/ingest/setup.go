@@ -2,14 +2,11 @@ package main
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"fmt"
 	"io"
 	"log/slog"
 	"net"
 	"net/http"
-	"net/url"
 
 	"github.com/gin-gonic/gin"
 	"github.com/google/uuid"
@@ -77,27 +74,11 @@ func setUp(ctx context.Context, cfg config) (*benchEnv, error) {
 
 // freshSchema points dsn at a new schema, dropped by tearDown.
 func (e *benchEnv) freshSchema() error {
-	admin, err := models.Open(e.dsn, "")
+	dsn, drop, err := models.NewSchema(e.dsn, "bench_")
 	if err != nil {
 		return err
 	}
-	var b [4]byte
-	_, _ = rand.Read(b[:])
-	schema := "bench_" + hex.EncodeToString(b[:])
-	if err := admin.Exec("CREATE SCHEMA " + schema).Error; err != nil {
-		return err
-	}
-	e.tearDown = func() {
-		_ = admin.Exec("DROP SCHEMA " + schema + " CASCADE").Error
-	}
-	u, err := url.Parse(e.dsn)
-	if err != nil {
-		return err
-	}
-	q := u.Query()
-	q.Set("search_path", schema)
-	u.RawQuery = q.Encode()
-	e.dsn = u.String()
+	e.dsn, e.tearDown = dsn, func() { _ = drop() }
 	return nil
 }
 

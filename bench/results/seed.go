@@ -2,10 +2,7 @@ package main
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"fmt"
-	"net/url"
 	"time"
 
 	"gorm.io/gorm"
@@ -30,36 +27,23 @@ type fixture struct {
 // openSchema opens a fresh schema of the database and returns a function
 // that drops it (unless keep).
 func openSchema(base string, keep bool) (*gorm.DB, func(), error) {
-	var b [6]byte
-	_, _ = rand.Read(b[:])
-	schema := "bench_" + hex.EncodeToString(b[:])
-	admin, err := models.Open(base, "")
+	dsn, drop, err := models.NewSchema(base, "bench_")
 	if err != nil {
 		return nil, nil, err
 	}
-	if err := admin.Exec("CREATE SCHEMA " + schema).Error; err != nil {
-		return nil, nil, fmt.Errorf("create schema: %w", err)
-	}
-	u, err := url.Parse(base)
-	if err != nil {
-		return nil, nil, err
-	}
-	q := u.Query()
-	q.Set("search_path", schema)
-	u.RawQuery = q.Encode()
-	db, err := models.Open(u.String(), "")
+	db, err := models.Open(dsn, "")
 	if err != nil {
 		return nil, nil, err
 	}
 	if _, err := models.Migrate(db); err != nil {
 		return nil, nil, err
 	}
-	drop := func() {
+	cleanup := func() {
 		if !keep {
-			admin.Exec("DROP SCHEMA " + schema + " CASCADE")
+			_ = drop()
 		}
 	}
-	return db, drop, nil
+	return db, cleanup, nil
 }
 
 func metric(name, kind, category, method string, src experiments.MetricSource) experiments.Metric {

@@ -4,9 +4,6 @@
 package testenv
 
 import (
-	"crypto/rand"
-	"encoding/hex"
-	"net/url"
 	"os"
 	"path/filepath"
 	"testing"
@@ -43,54 +40,16 @@ func DB(t testing.TB) *gorm.DB {
 	return db
 }
 
-// PostgresURL returns DATABASE_URL pointed at a fresh schema (created now,
-// dropped at cleanup), for code under test that opens its own connections.
-func PostgresURL(t testing.TB) string {
-	t.Helper()
-	base := os.Getenv("DATABASE_URL")
-	if base == "" {
-		return ""
-	}
-	schema := newSchema(t, base)
-	return withSearchPath(t, base, schema)
-}
-
 func postgresSchema(t testing.TB, base string) *gorm.DB {
-	schema := newSchema(t, base)
-	db, err := models.Open(withSearchPath(t, base, schema), "")
+	t.Helper()
+	u, drop, err := models.NewSchema(base, "t_")
 	if err != nil {
-		t.Fatalf("open postgres schema %s: %v", schema, err)
+		t.Fatalf("fresh schema: %v", err)
+	}
+	t.Cleanup(func() { _ = drop() })
+	db, err := models.Open(u, "")
+	if err != nil {
+		t.Fatalf("open postgres schema: %v", err)
 	}
 	return db
-}
-
-func newSchema(t testing.TB, base string) string {
-	t.Helper()
-	var b [6]byte
-	_, _ = rand.Read(b[:])
-	schema := "t_" + hex.EncodeToString(b[:])
-	admin, err := models.Open(base, "")
-	if err != nil {
-		t.Fatalf("open postgres: %v", err)
-	}
-	if err := admin.Exec("CREATE SCHEMA " + schema).Error; err != nil {
-		t.Fatalf("create schema: %v", err)
-	}
-	sqlAdmin, _ := admin.DB()
-	t.Cleanup(func() {
-		_ = admin.Exec("DROP SCHEMA " + schema + " CASCADE").Error
-		_ = sqlAdmin.Close()
-	})
-	return schema
-}
-
-func withSearchPath(t testing.TB, base, schema string) string {
-	u, err := url.Parse(base)
-	if err != nil {
-		t.Fatalf("parse DATABASE_URL: %v", err)
-	}
-	q := u.Query()
-	q.Set("search_path", schema)
-	u.RawQuery = q.Encode()
-	return u.String()
 }
