@@ -74,7 +74,7 @@ func Publish(ctx context.Context, db *gorm.DB, experimentID, computedFor string,
 		}
 		if len(staged) == 0 {
 			var err error
-			count, err = completedCount(tx, experimentID, computedFor)
+			count, err = publishNothingStaged(tx, experimentID, computedFor, at)
 			return err
 		}
 		rows, err := decodeStaged(staged)
@@ -118,8 +118,12 @@ func decodeStaged(staged []stagedRow) ([]Row, error) {
 	return rows, nil
 }
 
-// completedCount answers a publication retried after it committed.
-func completedCount(tx *gorm.DB, experimentID, computedFor string) (int, error) {
+// publishNothingStaged answers a publication that finds nothing staged:
+// either a retry after the publication committed (the completed run's
+// count), or an analysis that produced no rows (no metrics, or no exposed
+// users yet), which completes the run with zero rows instead of failing it
+// forever.
+func publishNothingStaged(tx *gorm.DB, experimentID, computedFor string, at time.Time) (int, error) {
 	var r Run
 	err := tx.Where("experiment_id = ? AND computed_for = ?", experimentID, computedFor).Take(&r).Error
 	if errors.Is(err, gorm.ErrRecordNotFound) {
@@ -128,8 +132,16 @@ func completedCount(tx *gorm.DB, experimentID, computedFor string) (int, error) 
 	if err != nil {
 		return 0, fmt.Errorf("read run: %w", err)
 	}
-	if r.Status != StatusCompleted {
-		return 0, fmt.Errorf("run %s of %s has nothing staged and is %s", computedFor, experimentID, r.Status)
+	if r.Status == StatusCompleted {
+		return r.RowCount, nil
 	}
-	return r.RowCount, nil
+	if err := tx.Where("experiment_id = ? AND computed_for = ?", experimentID, computedFor).Delete(&Row{}).Error; err != nil {
+		return 0, fmt.Errorf("remove result rows of an empty run: %w", err)
+	}
+	err = tx.Model(&Run{}).Where("experiment_id = ? AND computed_for = ?", experimentID, computedFor).
+		Updates(map[string]any{"status": StatusCompleted, "row_count": 0, "error": "", "finished_at": at}).Error
+	if err != nil {
+		return 0, fmt.Errorf("complete empty run: %w", err)
+	}
+	return 0, nil
 }

@@ -55,3 +55,34 @@ func TestPublishIsIdempotentAndReplacesTheRunsRows(t *testing.T) {
 		t.Fatalf("available days = %v, %v", days, err)
 	}
 }
+
+// A run whose analysis produced no rows (no metrics, no exposed users yet)
+// completes with zero rows instead of failing its publication forever.
+func TestPublishCompletesARunWithNothingToPublish(t *testing.T) {
+	ctx := context.Background()
+	env := testenv.New(t)
+	org := env.NewOrg(t)
+	key := results.ManualKey(time.Date(2025, 5, 1, 12, 0, 0, 0, time.UTC))
+	run := results.Run{ExperimentID: "00000000-0000-0000-0000-000000000002", ComputedFor: key.ComputedFor, OrgID: org.ID, Kind: key.Kind,
+		WorkflowID: "wf", ExperimentVersion: 1, WindowStart: key.WindowEnd.AddDate(0, 0, -1), WindowEnd: key.WindowEnd, WindowDays: 1, StartedAt: key.WindowEnd}
+	if err := results.StartRun(ctx, env.DB, run); err != nil {
+		t.Fatal(err)
+	}
+	if err := results.Stage(ctx, env.DB, run.ExperimentID, key.ComputedFor, results.Analysis{SRM: results.SRMSummary{Gate: "insufficient"}}); err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; i < 2; i++ {
+		n, err := results.Publish(ctx, env.DB, run.ExperimentID, key.ComputedFor, key.WindowEnd)
+		if err != nil || n != 0 {
+			t.Fatalf("publication %d = %d, %v; want 0 rows and no error", i+1, n, err)
+		}
+	}
+	got, err := results.LoadRun(ctx, env.DB, org.ID, run.ExperimentID, key.ComputedFor)
+	if err != nil || got.Status != results.StatusCompleted || got.RowCount != 0 {
+		t.Fatalf("run after empty publication: %+v, %v", got, err)
+	}
+	days, err := results.AvailableDays(ctx, env.DB, org.ID, run.ExperimentID)
+	if err != nil || len(days) != 0 {
+		t.Fatalf("available days = %v, %v; an empty run has no rows to serve", days, err)
+	}
+}
