@@ -70,9 +70,8 @@ func (h *handlers) listEvents(c *gin.Context) {
 		invalid(c, err)
 		return
 	}
-	exp, err := h.experiments.Get(ctx, orgID(c), c.Param("id"))
-	if err != nil {
-		h.experimentError(c, err)
+	exp, ok := h.experimentParam(c)
+	if !ok {
 		return
 	}
 	q := h.deps.DB.WithContext(ctx).Where("org_id = ? AND experiment_id = ?", orgID(c), exp.ID)

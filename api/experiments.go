@@ -44,9 +44,8 @@ func (h *handlers) createExperiment(c *gin.Context) {
 
 // GET /v1/experiments/:id (id or unique name)
 func (h *handlers) getExperiment(c *gin.Context) {
-	exp, err := h.experiments.Get(c.Request.Context(), orgID(c), c.Param("id"))
-	if err != nil {
-		h.experimentError(c, err)
+	exp, ok := h.experimentParam(c)
+	if !ok {
 		return
 	}
 	c.JSON(http.StatusOK, exp)
@@ -80,6 +79,18 @@ func (h *handlers) updateExperiment(c *gin.Context) {
 	}
 	h.deps.SDK.Configs.Expire(orgID(c))
 	c.JSON(http.StatusOK, exp)
+}
+
+// experimentParam loads the caller's org's experiment named by the :id
+// path parameter (id or name); on failure it answers the request (404 for
+// an unknown or another org's experiment) and returns false.
+func (h *handlers) experimentParam(c *gin.Context) (experiments.Experiment, bool) {
+	exp, err := h.experiments.Get(c.Request.Context(), orgID(c), c.Param("id"))
+	if err != nil {
+		h.experimentError(c, err)
+		return exp, false
+	}
+	return exp, true
 }
 
 func (h *handlers) experimentError(c *gin.Context, err error) {

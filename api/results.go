@@ -79,9 +79,8 @@ type liftView struct {
 // GET /v1/experiments/:id/results[?day=YYYY-MM-DD|manual-<instant>]
 func (h *handlers) getResults(c *gin.Context) {
 	ctx := c.Request.Context()
-	exp, err := h.experiments.Get(ctx, orgID(c), c.Param("id"))
-	if err != nil {
-		h.experimentError(c, err)
+	exp, ok := h.experimentParam(c)
+	if !ok {
 		return
 	}
 	var requested string

@@ -34,9 +34,8 @@ type runView struct {
 // Two requests within the same second are the same run.
 func (h *handlers) startRun(c *gin.Context) {
 	ctx := c.Request.Context()
-	exp, err := h.experiments.Get(ctx, orgID(c), c.Param("id"))
-	if err != nil {
-		h.experimentError(c, err)
+	exp, ok := h.experimentParam(c)
+	if !ok {
 		return
 	}
 	if h.deps.Temporal == nil {
@@ -45,7 +44,7 @@ func (h *handlers) startRun(c *gin.Context) {
 	}
 	key := results.ManualKey(time.Now())
 	wid := workflows.ResultsWorkflowID(exp.ID, key.ComputedFor)
-	_, err = h.deps.Temporal.ExecuteWorkflow(ctx, client.StartWorkflowOptions{
+	_, err := h.deps.Temporal.ExecuteWorkflow(ctx, client.StartWorkflowOptions{
 		ID: wid, TaskQueue: h.deps.TaskQueue,
 		WorkflowIDReusePolicy: enumspb.WORKFLOW_ID_REUSE_POLICY_REJECT_DUPLICATE,
 		TypedSearchAttributes: workflows.ExperimentSearchAttributes(orgID(c), exp.ID),
@@ -63,9 +62,8 @@ func (h *handlers) startRun(c *gin.Context) {
 // a manual run id or a nightly day.
 func (h *handlers) getRun(c *gin.Context) {
 	ctx := c.Request.Context()
-	exp, err := h.experiments.Get(ctx, orgID(c), c.Param("id"))
-	if err != nil {
-		h.experimentError(c, err)
+	exp, ok := h.experimentParam(c)
+	if !ok {
 		return
 	}
 	key, err := results.ParseKey(c.Param("run_id"))

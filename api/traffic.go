@@ -25,9 +25,8 @@ type trafficResponse struct {
 // from to the experiment's first day (at most maxTrafficDays before to).
 func (h *handlers) traffic(c *gin.Context) {
 	ctx := c.Request.Context()
-	exp, err := h.experiments.Get(ctx, orgID(c), c.Param("id"))
-	if err != nil {
-		h.experimentError(c, err)
+	exp, ok := h.experimentParam(c)
+	if !ok {
 		return
 	}
 	var errs validate.Errors
