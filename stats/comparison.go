@@ -21,6 +21,17 @@ type Comparison struct {
 	RelLift, RelCILow, RelCIHigh *float64
 	RelUndefinedReason           string
 
+	// SE and RelSE are the standard errors of Effect and RelLift behind the
+	// analytic intervals; 0 for rank and resampling tests.
+	SE, RelSE float64
+
+	// AlwaysValid is the sequential (always-valid) form of the interval and
+	// p-value; nil for tests that have none (rank and resampling tests).
+	AlwaysValid *AlwaysValid
+
+	// CUPED is set when the comparison ran on CUPED-adjusted values.
+	CUPED *CUPEDSummary
+
 	DrawsUsed            int // resampling draws actually used; 0 for analytic tests
 	NControl, NTreatment int
 
@@ -59,6 +70,10 @@ func Compare(m Method, control, treatment []float64, opt Options) (Comparison, e
 	}
 	if out.Undefined == "" {
 		out.setRelativeLift(c, t, opt.Alpha)
+		out.setAlwaysValid(opt.NStar, opt.Alpha)
+		if m == ZTest && out.AlwaysValid != nil { // a difference of proportions
+			out.AlwaysValid.CILow, out.AlwaysValid.CIHigh = max(out.AlwaysValid.CILow, -1), min(out.AlwaysValid.CIHigh, 1)
+		}
 	}
 	return out, nil
 }

@@ -3,23 +3,26 @@ package stats
 import "math"
 
 // setRelativeLift sets the relative lift of the treatment mean over the
-// control mean, with a delta-method CI from the normal quantile:
-// Var(mt/mc) ≈ Var(mt)/mc² + mt²·Var(mc)/mc⁴.
+// control mean, with a delta-method CI from the normal quantile.
 func (c *Comparison) setRelativeLift(control, treatment moments, alpha float64) {
-	if control.mean == 0 {
+	c.setRelativeLiftOf(control.mean, treatment.mean, control.varianceOfMean(), treatment.varianceOfMean(), alpha)
+}
+
+// setRelativeLiftOf sets the relative lift mt/mc - 1 of two independent
+// estimates with variances vc and vt, by the delta method:
+// Var(mt/mc) ≈ vt/mc² + mt²·vc/mc⁴.
+func (c *Comparison) setRelativeLiftOf(mc, mt, vc, vt, alpha float64) {
+	if mc == 0 {
 		c.RelUndefinedReason = "control mean is 0"
 		return
 	}
-	mc, mt := control.mean, treatment.mean
 	lift := (mt - mc) / mc
-	se := math.Sqrt(treatment.varianceOfMean()/(mc*mc) + mt*mt*control.varianceOfMean()/(mc*mc*mc*mc))
+	se := math.Sqrt(vt/(mc*mc) + mt*mt*vc/(mc*mc*mc*mc))
 	half := normalQuantile(1-alpha/2) * se
 	low, high := lift-half, lift+half
-	for _, v := range []float64{lift, low, high} {
-		if math.IsNaN(v) || math.IsInf(v, 0) {
-			c.RelUndefinedReason = "relative lift is not finite (control mean too close to 0)"
-			return
-		}
+	if !finite(lift, low, high) {
+		c.RelUndefinedReason = "relative lift is not finite (control mean too close to 0)"
+		return
 	}
-	c.RelLift, c.RelCILow, c.RelCIHigh = &lift, &low, &high
+	c.RelLift, c.RelCILow, c.RelCIHigh, c.RelSE = &lift, &low, &high, se
 }

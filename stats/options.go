@@ -21,6 +21,9 @@ type Options struct {
 	MaxDraws int     // permutation / bootstrap draw budget (plan's max_permutations)
 	Seed     uint64  // same seed and input give the same resampling result
 	MaxWork  int64   // cap on draws × values resampled per draw; reduces DrawsUsed
+	// NStar is the total sample size at which the always-valid confidence
+	// sequence is tightest (sequential_tuning); 0 means DefaultNStar.
+	NStar float64
 }
 
 // withDefaults fills zero fields and rejects values that make no sense.
@@ -42,6 +45,12 @@ func (o Options) withDefaults() (Options, error) {
 	}
 	if o.MaxWork < 0 {
 		return o, fmt.Errorf("stats: max work %d is negative", o.MaxWork)
+	}
+	if o.NStar == 0 {
+		o.NStar = DefaultNStar
+	}
+	if err := validNStar(o.NStar); err != nil {
+		return o, err
 	}
 	return o, nil
 }

@@ -15,4 +15,5 @@ func welchT(out *Comparison, a arms, opt Options) {
 	out.Statistic = stat
 	out.PValue = studentTwoSidedP(stat, df)
 	out.Effect, out.CILow, out.CIHigh = diff, diff-half, diff+half
+	out.SE = se
 }

@@ -13,9 +13,10 @@ func zTest(out *Comparison, a arms, opt Options) {
 	pooled := (sc + st) / (nc + nt)
 	diff := pt - pc
 	stat := diff / math.Sqrt(pooled*(1-pooled)*(1/nc+1/nt))
-	half := normalQuantile(1-opt.Alpha/2) * math.Sqrt(pt*(1-pt)/nt+pc*(1-pc)/nc)
+	se := math.Sqrt(pt*(1-pt)/nt + pc*(1-pc)/nc)
+	half := normalQuantile(1-opt.Alpha/2) * se
 	out.Statistic = stat
 	out.PValue = normalTwoSidedP(stat)
-	out.Effect = diff
+	out.Effect, out.SE = diff, se
 	out.CILow, out.CIHigh = max(diff-half, -1), min(diff+half, 1)
 }

@@ -263,3 +263,112 @@ json <- paste0("{\n", paste(c(
 writeLines(json, out_path, sep = "")
 cat(sprintf("wrote %s: %d datasets, welch %d, mann_whitney %d, permutation %d, bootstrap %d, z_test %d, srm %d, p_adjust %d, distribution %d, tails %d\n",
             out_path, length(datasets), length(welch), length(mw), length(perm), length(boot), length(ztests), length(srm), length(padj), length(dists), length(tails)))
+
+# --- Variance-reduced and non-mean metrics (issue 12): reference_variance.json ---
+# A separate seed and file, so the vectors above do not change when these do.
+# CUPED: theta is the slope of lm(y ~ x) over both arms together; the test is
+# t.test on the adjusted values. Ratio: ratio of means per arm with the
+# delta-method variance (covariance included). Quantile: quantile(type = 7)
+# of all calls per arm with Woodruff's user-clustered standard error. The
+# always-valid interval is the asymptotic confidence sequence of
+# stats/sequential.go, written out here from its formula.
+set.seed(20261123)
+var_path <- "stats/testdata/reference_variance.json"
+
+conf_seq <- function(d, se, n, nstar, alpha) {
+  rho2 <- (-2 * log(alpha) + log(-2 * log(alpha) + 1)) / nstar
+  nr <- n * rho2 + 1
+  half <- se * sqrt(n) * sqrt(2 * nr / (n^2 * rho2) * log(sqrt(nr) / alpha))
+  logE <- rho2 * n * (d / se)^2 / (2 * nr) - 0.5 * log(nr)
+  list(low = d - half, high = d + half, p = if (logE > 0) exp(-logE) else 1)
+}
+
+cuped <- list()
+cuped_case <- function(name, yc, xc, yt, xt, alpha = 0.05, nstar = 5000) {
+  x <- c(xc, xt); y <- c(yc, yt)
+  theta <- unname(coef(lm(y ~ x))[2])
+  if (!is.finite(theta)) theta <- 0
+  adjc <- yc - theta * (xc - mean(x)); adjt <- yt - theta * (xt - mean(x))
+  r <- t.test(adjt, adjc, var.equal = FALSE, conf.level = 1 - alpha)
+  raw <- var(yt) / length(yt) + var(yc) / length(yc)
+  cs <- conf_seq(mean(adjt) - mean(adjc), r$stderr, length(yc) + length(yt), nstar, alpha)
+  cuped[[length(cuped) + 1]] <<- obj(name = str(name), alpha = num(alpha), nstar = num(nstar),
+    control_y = arr(yc), control_x = arr(xc), treatment_y = arr(yt), treatment_x = arr(xt),
+    theta = num(theta), effect = num(mean(adjt) - mean(adjc)), se = num(r$stderr),
+    statistic = num(r$statistic), p_value = num(r$p.value), ci_low = num(r$conf.int[1]), ci_high = num(r$conf.int[2]),
+    variance_reduction = num(1 - r$stderr^2 / raw),
+    seq_ci_low = num(cs$low), seq_ci_high = num(cs$high), seq_p = num(cs$p))
+}
+cuped_case("issue 12 example", c(2, 1, 5, 3), c(0.3, 0.5, 0.9, 22), c(2, 1, 5, 3), c(0.3, 0.5, 0.9, 22))
+for (n in c(50, 500, 5000)) for (rho in c(0, 0.5, 0.9)) for (effect in c(0, 0.3)) {
+  pre <- function(n) rlnorm(n, 1, 0.7)
+  xc <- pre(n); xt <- pre(round(n * 1.1))
+  yc <- 2 + rho * (xc - mean(xc)) + rnorm(n, 0, 1)
+  yt <- 2 + effect + rho * (xt - mean(xt)) + rnorm(length(xt), 0, 1)
+  # Users without pre-period data have x = 0.
+  xc[runif(n) < 0.2] <- 0
+  cuped_case(sprintf("n=%d rho=%g effect=%g", n, rho, effect), yc, xc, yt, xt)
+}
+
+ratio_est <- function(num, den) {
+  r <- mean(num) / mean(den)
+  v <- (var(num) - 2 * r * cov(num, den) + r^2 * var(den)) / (length(num) * mean(den)^2)
+  list(r = r, v = v, check = sum(num) / sum(den))
+}
+ratios <- list()
+for (n in c(30, 300, 3000)) for (effect in c(0, 0.2)) for (alpha in c(0.05, 0.1)) {
+  arm <- function(n, e) {
+    calls <- rpois(n, 4)
+    cost <- vapply(calls, function(k) sum(rlnorm(k, log(0.002) + e, 0.5)), 0)
+    list(num = cost, den = calls)
+  }
+  c <- arm(n, 0); t <- arm(n + 7, effect)
+  ec <- ratio_est(c$num, c$den); et <- ratio_est(t$num, t$den)
+  stopifnot(abs(ec$r - ec$check) < 1e-12 * ec$r)
+  d <- et$r - ec$r; se <- sqrt(ec$v + et$v); z <- qnorm(1 - alpha / 2)
+  lse <- sqrt(et$v / ec$r^2 + et$r^2 * ec$v / ec$r^4)
+  ratios[[length(ratios) + 1]] <- obj(alpha = num(alpha),
+    control_num = arr(c$num), control_den = arr(c$den), treatment_num = arr(t$num), treatment_den = arr(t$den),
+    control_ratio = num(ec$r), treatment_ratio = num(et$r), effect = num(d), se = num(se),
+    ci_low = num(d - z * se), ci_high = num(d + z * se), p_value = num(2 * pnorm(-abs(d / se))),
+    rel_lift = num(et$r / ec$r - 1), rel_se = num(lse))
+}
+
+woodruff <- function(values, user, p, z) {
+  q <- quantile(values, p, type = 7, names = FALSE)
+  users <- unique(user)
+  a <- vapply(users, function(u) sum(values[user == u] <= q), 0)
+  k <- vapply(users, function(u) sum(user == u), 0)
+  phat <- sum(a) / sum(k)
+  sdp <- sqrt(var(a - phat * k) / length(users)) / mean(k)
+  lo <- max(p - z * sdp, 0); hi <- min(p + z * sdp, 1)
+  se <- (quantile(values, hi, type = 7, names = FALSE) - quantile(values, lo, type = 7, names = FALSE)) / (2 * z)
+  list(q = q, se = se)
+}
+quantiles <- list()
+for (n in c(20, 200, 1000)) for (p in c(0.5, 0.9, 0.95, 0.99)) for (effect in c(0, 0.3)) {
+  arm <- function(n, e) {
+    calls <- rpois(n, 3) + 1
+    user <- rep(seq_len(n), calls)
+    base <- rnorm(n, 0, 0.3)[user]
+    list(values = round(exp(log(800) + e + base + rnorm(length(user), 0, 0.5))), user = user, offsets = c(0, cumsum(calls)))
+  }
+  c <- arm(n, 0); t <- arm(n + 3, effect); alpha <- 0.05; z <- qnorm(1 - alpha / 2)
+  wc <- woodruff(c$values, c$user, p, z); wt <- woodruff(t$values, t$user, p, z)
+  d <- wt$q - wc$q; se <- sqrt(wc$se^2 + wt$se^2)
+  quantiles[[length(quantiles) + 1]] <- obj(p = num(p), alpha = num(alpha),
+    control_values = arr(c$values), control_offsets = arr(c$offsets),
+    treatment_values = arr(t$values), treatment_offsets = arr(t$offsets),
+    control_quantile = num(wc$q), treatment_quantile = num(wt$q), control_se = num(wc$se), treatment_se = num(wt$se),
+    effect = num(d), ci_low = num(d - z * se), ci_high = num(d + z * se))
+}
+
+json <- paste0("{\n", paste(c(
+  paste0(str("generator"), ":", str("stats/testdata/gen_reference.R")),
+  paste0(str("r_version"), ":", str(R.version.string)),
+  paste0(str("cuped"), ":", lst(unlist(cuped))),
+  paste0(str("ratio"), ":", lst(unlist(ratios))),
+  paste0(str("quantile"), ":", lst(unlist(quantiles)))
+), collapse = ",\n"), "\n}\n")
+writeLines(json, var_path, sep = "")
+cat(sprintf("wrote %s: cuped %d, ratio %d, quantile %d\n", var_path, length(cuped), length(ratios), length(quantiles)))
