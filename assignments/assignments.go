@@ -1,4 +1,4 @@
-// Package assignments keeps the sticky pins of DESIGN.md §5: the first
+// Package assignments keeps the sticky pins of docs/architecture.md §5: the first
 // server-side assignment or the first exposure of a user pins (experiment,
 // user) to a variant, and later answers honour the pin.
 package assignments

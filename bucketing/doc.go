@@ -1,5 +1,5 @@
 // Package bucketing assigns users to experiment variants deterministically
-// (DESIGN.md §5). It is pure: no I/O, no clock, no randomness. The server, the
+// (docs/architecture.md §5). It is pure: no I/O, no clock, no randomness. The server, the
 // Go SDK and the Python SDK must all follow the rules below exactly; the shared
 // vector file testdata/bucketing/vectors.json pins them down case by case.
 //

@@ -1,5 +1,5 @@
 // Package experiments owns the experiment config: its wire shape
-// (ExperimentConfig of the spec, DESIGN.md §5), its validation, and the
+// (ExperimentConfig of the spec, docs/architecture.md §5), its validation, and the
 // versioned storage rules: create mints version 1 with a fresh bucket map,
 // update mints version n+1 with the minimal-move map, salt and bucket_count
 // never change, stored versions are never rewritten, and every change

@@ -72,7 +72,7 @@ var (
 	insertStaged  = `INSERT INTO events (` + columnList + `) SELECT ` + columnList +
 		` FROM ingest_staging ON CONFLICT (org_id, event_id) DO NOTHING RETURNING org_id::text, event_id`
 	// The earliest exposure of each (experiment, user) in the group pins
-	// it, unless a pin exists already (DESIGN.md §5).
+	// it, unless a pin exists already (docs/architecture.md §5).
 	pinStaged = `INSERT INTO assignments (org_id, experiment_id, user_id, variant, source, created_at)
 SELECT DISTINCT ON (experiment_id, user_id) org_id, experiment_id, user_id, variant, '` + assignments.SourceExposure + `', $1
 FROM ingest_staging WHERE type = 'exposure' ORDER BY experiment_id, user_id, ts

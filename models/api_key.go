@@ -4,7 +4,7 @@ import "time"
 
 // APIKey is an org key. Only the SHA-256 hash of the key is stored, except
 // for publishable keys, which are safe client-side and which an admin may
-// read again (DESIGN.md §8); secret keys can never be read back.
+// read again (docs/architecture.md §8); secret keys can never be read back.
 type APIKey struct {
 	ID          string `gorm:"primaryKey;type:uuid"`
 	OrgID       string `gorm:"type:uuid"`

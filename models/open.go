@@ -14,7 +14,7 @@ import (
 	"gorm.io/gorm/logger"
 
 	// The pure-Go SQLite driver, registered as "sqlite"; the embedded
-	// Temporal server links the same one (DESIGN.md §4).
+	// Temporal server links the same one (docs/architecture.md §4).
 	_ "modernc.org/sqlite"
 )
 

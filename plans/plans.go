@@ -1,4 +1,4 @@
-// Package plans is the one table of plan limits (DESIGN.md §7). Every limit
+// Package plans is the one table of plan limits (docs/architecture.md §7). Every limit
 // check (rate limits, event allowance, results pipeline) reads it.
 package plans
 

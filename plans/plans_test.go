@@ -2,7 +2,7 @@ package plans
 
 import "testing"
 
-// The table must keep DESIGN.md §7's values: clients and the results
+// The table must keep docs/architecture.md §7's values: clients and the results
 // pipeline read them through /v1/plans and every limit check.
 func TestTableMatchesDesign(t *testing.T) {
 	want := map[Name][4]int64{

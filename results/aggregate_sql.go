@@ -11,7 +11,7 @@ import (
 )
 
 // aggregateQuery is the one SQL statement of a run: it finds each exposed
-// user's first exposure in the window (their arm, DESIGN.md §5) and folds
+// user's first exposure in the window (their arm, docs/architecture.md §5) and folds
 // every event the user produced from that exposure to the window's end into
 // two numbers per metric: the sum and the count of the matching values.
 // The database does the GROUP BY; Go receives one row per user.
@@ -115,7 +115,7 @@ func metricExpr(m metrics.Resolved, float string) (cond, value string, args []an
 }
 
 // perUserValue turns a user's sum and count of matching values into the
-// metric's per-user value (DESIGN.md §6); ok is false when a mean metric
+// metric's per-user value (docs/architecture.md §6); ok is false when a mean metric
 // has no value for the user, who is then left out of that metric.
 func perUserValue(kind string, sum float64, count int64) (v float64, ok bool) {
 	switch kind {

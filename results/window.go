@@ -14,7 +14,7 @@ type Window struct {
 	RetentionTruncated bool      `json:"retention_truncated"`
 }
 
-// NewWindow builds the window of DESIGN.md §6. Days counts started days,
+// NewWindow builds the window of docs/architecture.md §6. Days counts started days,
 // so 9 hours of data is a 1-day window; a run before the start is empty.
 func NewWindow(experimentStart, end time.Time, retentionDays int) Window {
 	w := Window{Start: experimentStart.UTC(), End: end.UTC()}

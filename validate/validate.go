@@ -1,6 +1,6 @@
 // Package validate collects field-level validation failures so that one
 // request can report every bad field at once (the "errors" list of a 400
-// problem, DESIGN.md §9).
+// problem, docs/architecture.md §9).
 package validate
 
 import (

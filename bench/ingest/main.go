@@ -1,4 +1,4 @@
-// Command ingest is the load program of the event write path (issue 4).
+// Command ingest is the load program of the event write path (POST /v1/events and import).
 // It posts batches of events from many concurrent clients over loopback to
 // POST /v1/events (of a running `expd api` with -target, else of the
 // router served in-process on a loopback port), then COPYs the same rows

@@ -10,7 +10,7 @@ import (
 	"github.com/expd/expd/ratelimit"
 )
 
-// Config is the environment of DESIGN.md §3.
+// Config is the environment of docs/architecture.md §3.
 type Config struct {
 	DatabaseURL       string
 	TemporalAddress   string

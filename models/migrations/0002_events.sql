@@ -1,4 +1,4 @@
--- The one events table (DESIGN.md §4) and the assignment pins (§5).
+-- The one events table (docs/architecture.md §4) and the assignment pins (§5).
 CREATE TABLE events (
     org_id {{uuid}} NOT NULL,
     event_id TEXT NOT NULL,

@@ -1,5 +1,5 @@
 -- Per-org signing secrets of the business-event webhook (Standard Webhooks,
--- DESIGN.md §8). The secret is kept as issued because HMAC verification
+-- docs/architecture.md §8). The secret is kept as issued because HMAC verification
 -- needs it; it is shown once by the API and never read back through it.
 CREATE TABLE business_event_secrets (
     org_id {{uuid}} PRIMARY KEY REFERENCES orgs(id),

@@ -1,4 +1,4 @@
--- Results pipeline (issue 6, DESIGN.md §6): one record per run, the result
+-- Results pipeline (architecture §6): one record per run, the result
 -- rows of each run, comparisons staged between the analysis and publication
 -- activities, and org-wide shared metric definitions.
 

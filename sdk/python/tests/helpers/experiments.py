@@ -5,7 +5,7 @@ from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 
 def bucket_ranges(weights: Sequence[Tuple[str, int]], bucket_count: int) -> List[Dict[str, Any]]:
-    """Contiguous ranges in allocation order; counts by largest remainder (as DESIGN.md §5)."""
+    """Contiguous ranges in allocation order; counts by largest remainder (as docs/architecture.md §5)."""
     total = sum(w for _, w in weights)
     exact = [bucket_count * w / total for _, w in weights]
     counts = [int(x) for x in exact]
