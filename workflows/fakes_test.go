@@ -1,0 +1,102 @@
+package workflows_test
+
+import (
+	"context"
+	"time"
+
+	"github.com/nexus-rpc/sdk-go/nexus"
+	"go.temporal.io/sdk/activity"
+	"go.temporal.io/sdk/temporal"
+	"go.temporal.io/sdk/testsuite"
+	"go.temporal.io/sdk/worker"
+
+	"github.com/expd/expd/activities"
+	"github.com/expd/expd/billing"
+	"github.com/expd/expd/orgs"
+)
+
+// workflowsOnly registers the workflows that expd's worker registration
+// names and drops its activities, so the same list serves a replayer (which
+// takes no activities) and a worker running fakeActivities.
+type workflowsOnly struct{ worker.WorkflowRegistry }
+
+func (workflowsOnly) RegisterActivity(any)                                         {}
+func (workflowsOnly) RegisterActivityWithOptions(any, activity.RegisterOptions)    {}
+func (workflowsOnly) RegisterDynamicActivity(any, activity.DynamicRegisterOptions) {}
+func (workflowsOnly) RegisterNexusService(*nexus.Service)                          {}
+
+// newSuiteEnv is a testsuite environment with the real activities
+// registered, for tests to mock. The deadlock detector gets a minute: a
+// loaded CI machine can starve the workflow goroutine past its default 1 s.
+func newSuiteEnv() (*testsuite.TestWorkflowEnvironment, *activities.Activities) {
+	var suite testsuite.WorkflowTestSuite
+	env := suite.NewTestWorkflowEnvironment()
+	env.SetWorkerOptions(worker.Options{DeadlockDetectionTimeout: time.Minute})
+	acts := &activities.Activities{}
+	env.RegisterActivity(acts)
+	return env, acts
+}
+
+// failingExperiment makes fakeActivities.AnalyzeExperiment fail for good.
+const failingExperiment = "exp-failing"
+
+// fakeActivities stands in for activities.Activities with canned answers
+// (same method names, so the same activity types): workflow histories
+// recorded with it exercise every branch without a database.
+type fakeActivities struct{}
+
+func (fakeActivities) LoadRunPlan(_ context.Context, in activities.RunInput) (activities.RunPlan, error) {
+	if in.ExperimentID == "exp-skipped" {
+		return activities.RunPlan{Skip: "no exposures in the window"}, nil
+	}
+	return activities.RunPlan{Kind: "manual", ExperimentVersion: 1, Plan: "free", Metrics: 2}, nil
+}
+
+func (fakeActivities) AnalyzeExperiment(_ context.Context, in activities.RunInput) (activities.AnalyzeResult, error) {
+	if in.ExperimentID == failingExperiment {
+		return activities.AnalyzeResult{}, temporal.NewNonRetryableApplicationError("metric source vanished", "BadRunKey", nil)
+	}
+	return activities.AnalyzeResult{Users: 200, Rows: 2, SRMGate: "pass"}, nil
+}
+
+func (fakeActivities) PublishResults(context.Context, activities.RunInput) (activities.PublishResult, error) {
+	return activities.PublishResult{Rows: 2}, nil
+}
+
+func (fakeActivities) MarkRunFailed(context.Context, activities.MarkRunFailedInput) (activities.MarkRunFailedResult, error) {
+	return activities.MarkRunFailedResult{}, nil
+}
+
+func (fakeActivities) ListRunningExperiments(_ context.Context, in activities.ListRunningInput) (activities.ListRunningResult, error) {
+	if in.AfterID == "" {
+		return activities.ListRunningResult{Experiments: []activities.ExperimentRef{{OrgID: "org-1", ID: "exp-a"}, {OrgID: "org-1", ID: "exp-skipped"}}, Next: "exp-skipped"}, nil
+	}
+	return activities.ListRunningResult{Experiments: []activities.ExperimentRef{{OrgID: "org-2", ID: failingExperiment}}}, nil
+}
+
+func (fakeActivities) ListOrgsForRetention(_ context.Context, in activities.ListOrgsInput) (activities.ListOrgsResult, error) {
+	if in.AfterID == "" {
+		return activities.ListOrgsResult{Orgs: []activities.RetentionOrg{{ID: "org-1", RetentionDays: 30}, {ID: "org-2", RetentionDays: 90}}, Next: "org-2"}, nil
+	}
+	return activities.ListOrgsResult{Orgs: []activities.RetentionOrg{{ID: "org-3", RetentionDays: 365}}}, nil
+}
+
+func (fakeActivities) PurgeExpired(_ context.Context, in activities.PurgeOrgInput) (activities.PurgeOrgResult, error) {
+	return activities.PurgeOrgResult{EventsDeleted: int64(in.RetentionDays), RunsDeleted: 1}, nil
+}
+
+func (fakeActivities) StoreKey(context.Context, activities.StoreKeyInput) (activities.StoreKeyResult, error) {
+	return activities.StoreKeyResult{KeyID: "key-2", CreatedAt: time.Unix(1_700_000_000, 0).UTC(), RevokedIDs: []string{"key-1"}}, nil
+}
+
+func (fakeActivities) SyncIdentity(context.Context, activities.SyncIdentityInput) (activities.SyncIdentityResult, error) {
+	return activities.SyncIdentityResult{Applied: true}, nil
+}
+
+func (fakeActivities) FetchSubscription(_ context.Context, in activities.FetchSubscriptionInput) (activities.FetchSubscriptionResult, error) {
+	return activities.FetchSubscriptionResult{Configured: true, Subscription: billing.Subscription{ID: in.SubscriptionID, Status: "active"}}, nil
+}
+
+func (fakeActivities) ApplyPaymentEvent(context.Context, activities.ApplyPaymentEventInput) (activities.ApplyPaymentEventResult, error) {
+	return activities.ApplyPaymentEventResult{Outcome: orgs.PlanApplied, Plan: "pro"}, nil
+}

@@ -1,0 +1,118 @@
+package workflows_test
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/mock"
+	"go.temporal.io/sdk/client"
+	"go.temporal.io/sdk/temporal"
+	"go.temporal.io/sdk/testsuite"
+
+	"github.com/expd/expd/activities"
+	"github.com/expd/expd/workflows"
+)
+
+// newResultsEnv is a testsuite environment with the real activities
+// registered (their mocks are set per test) under a meaningful run id.
+func newResultsEnv(t *testing.T, id string) (*testsuite.TestWorkflowEnvironment, *activities.Activities) {
+	t.Helper()
+	env, acts := newSuiteEnv()
+	env.SetStartWorkflowOptions(client.StartWorkflowOptions{ID: id})
+	return env, acts
+}
+
+// A run loads its plan, analyses, publishes, and every step is told the
+// run's own workflow id (the runs table records it).
+func TestExperimentResultsRunsItsThreeSteps(t *testing.T) {
+	in := workflows.ExperimentResultsInput{OrgID: "org", ExperimentID: "exp", ComputedFor: "manual-2026-01-02T10:00:00Z"}
+	id := workflows.ResultsWorkflowID(in.ExperimentID, in.ComputedFor)
+	env, acts := newResultsEnv(t, id)
+	want := activities.RunInput{OrgID: "org", ExperimentID: "exp", ComputedFor: in.ComputedFor, WorkflowID: id}
+	env.OnActivity(acts.LoadRunPlan, mock.Anything, want).Return(activities.RunPlan{Kind: "manual", Metrics: 3}, nil).Once()
+	env.OnActivity(acts.AnalyzeExperiment, mock.Anything, want).Return(activities.AnalyzeResult{Users: 1234, Rows: 3, SRMGate: "pass"}, nil).Once()
+	env.OnActivity(acts.PublishResults, mock.Anything, want).Return(activities.PublishResult{Rows: 3}, nil).Once()
+
+	env.ExecuteWorkflow(workflows.ExperimentResults, in)
+	var res workflows.ExperimentResultsResult
+	if err := env.GetWorkflowResult(&res); err != nil {
+		t.Fatal(err)
+	}
+	if res != (workflows.ExperimentResultsResult{ComputedFor: in.ComputedFor, Users: 1234, Rows: 3, SRMGate: "pass"}) {
+		t.Fatalf("result %+v", res)
+	}
+	env.AssertExpectations(t)
+}
+
+// A plan with nothing to compute ends the run at once, with the reason.
+func TestExperimentResultsSkipsWithoutAnalysing(t *testing.T) {
+	env, acts := newResultsEnv(t, "results/exp/2026-01-02")
+	env.OnActivity(acts.LoadRunPlan, mock.Anything, mock.Anything).Return(activities.RunPlan{Skip: "experiment created after the day"}, nil)
+	env.ExecuteWorkflow(workflows.ExperimentResults, workflows.ExperimentResultsInput{OrgID: "org", ExperimentID: "exp", ComputedFor: "2026-01-02"})
+	var res workflows.ExperimentResultsResult
+	if err := env.GetWorkflowResult(&res); err != nil {
+		t.Fatal(err)
+	}
+	if res.Skipped != "experiment created after the day" || res.Rows != 0 {
+		t.Fatalf("result %+v", res)
+	}
+	env.AssertNotCalled(t, "AnalyzeExperiment", mock.Anything, mock.Anything)
+	env.AssertNotCalled(t, "PublishResults", mock.Anything, mock.Anything)
+}
+
+// A transient analysis failure is retried; the run then completes.
+func TestExperimentResultsRetriesATransientAnalysisFailure(t *testing.T) {
+	env, acts := newResultsEnv(t, "results/exp/2026-01-02")
+	env.OnActivity(acts.LoadRunPlan, mock.Anything, mock.Anything).Return(activities.RunPlan{Kind: "nightly"}, nil)
+	calls := 0
+	env.OnActivity(acts.AnalyzeExperiment, mock.Anything, mock.Anything).Return(
+		func(context.Context, activities.RunInput) (activities.AnalyzeResult, error) {
+			calls++
+			if calls < 3 {
+				return activities.AnalyzeResult{}, errors.New("connection reset by peer")
+			}
+			return activities.AnalyzeResult{Users: 10, SRMGate: "insufficient"}, nil
+		})
+	env.OnActivity(acts.PublishResults, mock.Anything, mock.Anything).Return(activities.PublishResult{Rows: 1}, nil)
+	env.ExecuteWorkflow(workflows.ExperimentResults, workflows.ExperimentResultsInput{OrgID: "org", ExperimentID: "exp", ComputedFor: "2026-01-02"})
+	var res workflows.ExperimentResultsResult
+	if err := env.GetWorkflowResult(&res); err != nil {
+		t.Fatal(err)
+	}
+	if calls != 3 || res.Rows != 1 || res.SRMGate != "insufficient" {
+		t.Fatalf("calls %d, result %+v", calls, res)
+	}
+}
+
+// A failure no retry can fix fails the run at once, and the run is
+// recorded as failed with the reason before the workflow ends.
+func TestExperimentResultsRecordsAPermanentFailure(t *testing.T) {
+	env, acts := newResultsEnv(t, "results/exp/2026-01-02")
+	env.OnActivity(acts.LoadRunPlan, mock.Anything, mock.Anything).Return(activities.RunPlan{Kind: "nightly"}, nil)
+	analyses := 0
+	env.OnActivity(acts.AnalyzeExperiment, mock.Anything, mock.Anything).Return(
+		func(context.Context, activities.RunInput) (activities.AnalyzeResult, error) {
+			analyses++
+			return activities.AnalyzeResult{}, temporal.NewNonRetryableApplicationError("unknown run key", "BadRunKey", nil)
+		})
+	var marked activities.MarkRunFailedInput
+	env.OnActivity(acts.MarkRunFailed, mock.Anything, mock.Anything).Return(
+		func(_ context.Context, in activities.MarkRunFailedInput) (activities.MarkRunFailedResult, error) {
+			marked = in
+			return activities.MarkRunFailedResult{}, nil
+		})
+	env.ExecuteWorkflow(workflows.ExperimentResults, workflows.ExperimentResultsInput{OrgID: "org", ExperimentID: "exp", ComputedFor: "2026-01-02"})
+	err := env.GetWorkflowError()
+	if err == nil || !strings.Contains(err.Error(), "unknown run key") {
+		t.Fatalf("workflow error %v, want the analysis failure", err)
+	}
+	if analyses != 1 {
+		t.Fatalf("non-retryable failure analysed %d times", analyses)
+	}
+	if marked.Run.ExperimentID != "exp" || !strings.Contains(marked.Reason, "unknown run key") {
+		t.Fatalf("MarkRunFailed got %+v", marked)
+	}
+	env.AssertNotCalled(t, "PublishResults", mock.Anything, mock.Anything)
+}
