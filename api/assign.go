@@ -53,10 +53,13 @@ func (h *handlers) assign(c *gin.Context) {
 		invalid(c, err)
 		return
 	}
-	snap := orgSnapshot(c)
+	snap, ok := h.orgSnapshot(c)
+	if !ok {
+		return
+	}
 	exp, ok := snap.Find(req.ExperimentID)
 	if !ok {
-		problem(c, http.StatusNotFound, "experiment_not_found", "no experiment with this id or name in your org")
+		problem(c, http.StatusNotFound, CodeExperimentNotFound, "no experiment with this id or name in your org")
 		return
 	}
 	resp := assignResponse{ConfigVersion: snap.ConfigVersion, ExperimentID: exp.ID,

@@ -53,7 +53,7 @@ func (h *handlers) requireSession(c *gin.Context) {
 // requireAdmin must follow requireSession.
 func requireAdmin(c *gin.Context) {
 	if !session(c).IsAdmin() {
-		problem(c, http.StatusForbidden, "admin_required", "this action is restricted to org admins (role "+auth.AdminRole+")")
+		problem(c, http.StatusForbidden, CodeAdminRequired, "this action is restricted to org admins (role "+auth.AdminRole+")")
 		return
 	}
 	c.Next()
@@ -116,7 +116,7 @@ func allowed(s auth.Scope, scopes []auth.Scope) bool {
 
 func unauthorized(c *gin.Context, detail string) {
 	c.Header("WWW-Authenticate", `Bearer realm="expd"`)
-	problem(c, http.StatusUnauthorized, "unauthorized", detail)
+	problem(c, http.StatusUnauthorized, CodeUnauthorized, detail)
 }
 
 func orgID(c *gin.Context) string { return c.GetString(ctxOrgID) }

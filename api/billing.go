@@ -12,14 +12,6 @@ import (
 	"github.com/expd/expd/validate"
 )
 
-func (h *handlers) billingRoutes(v1, dash *gin.RouterGroup) {
-	dash.GET("/billing/summary", h.billingSummary)
-	dash.GET("/plans", listPlans)
-	dash.POST("/billing/checkout-session", requireAdmin, h.createCheckoutSession)
-	dash.POST("/billing/portal-session", requireAdmin, h.createPortalSession)
-	v1.POST("/webhooks/payment-provider", limitBody(defaultBodyLimit), h.paymentWebhook)
-}
-
 // BillingSummary is the spec's resource, plus the plan's limits and a
 // notice while a past-due subscription keeps its plan.
 type BillingSummary struct {
@@ -79,7 +71,7 @@ func (h *handlers) createCheckoutSession(c *gin.Context) {
 		return
 	}
 	if billing.Live(org.SubscriptionStatus) {
-		problem(c, http.StatusConflict, "subscription_exists",
+		problem(c, http.StatusConflict, CodeSubscriptionExists,
 			"the org already has a "+org.SubscriptionStatus+" subscription; change plans or fix payment in the billing portal")
 		return
 	}
@@ -135,7 +127,7 @@ func (h *handlers) createPortalSession(c *gin.Context) {
 		return
 	}
 	if org.StripeCustomerID == nil || *org.StripeCustomerID == "" {
-		problem(c, http.StatusConflict, "no_billing_account", "the org has no billing account yet; buy a plan through checkout first")
+		problem(c, http.StatusConflict, CodeNoBillingAccount, "the org has no billing account yet; buy a plan through checkout first")
 		return
 	}
 	url, err := h.deps.Billing.CreatePortalSession(c.Request.Context(), *org.StripeCustomerID, req.ReturnURL)
@@ -150,7 +142,7 @@ func (h *handlers) createPortalSession(c *gin.Context) {
 // request is fine, the server cannot do it (documented in docs/billing.md).
 func (h *handlers) requireBilling(c *gin.Context) bool {
 	if !h.deps.Billing.Configured() {
-		problem(c, http.StatusConflict, "billing_not_configured", "billing is not configured on this environment")
+		problem(c, http.StatusConflict, CodeBillingNotConfigured, "billing is not configured on this environment")
 		return false
 	}
 	return true
@@ -169,5 +161,5 @@ func (h *handlers) currentOrg(c *gin.Context) (models.Org, bool) {
 // upstream was not.
 func (h *handlers) providerFailed(c *gin.Context, err error) {
 	h.deps.Logger.ErrorContext(c.Request.Context(), "payment provider call failed", "request_id", requestID(c), "error", err)
-	problem(c, http.StatusBadGateway, "payment_provider_error", "the payment provider did not complete the request; retry later")
+	problem(c, http.StatusBadGateway, CodePaymentProviderError, "the payment provider did not complete the request; retry later")
 }

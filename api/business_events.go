@@ -83,5 +83,5 @@ func (h *handlers) postBusinessEvent(c *gin.Context) {
 }
 
 func badSignature(c *gin.Context, detail string) {
-	problem(c, http.StatusUnauthorized, "invalid_signature", detail)
+	problem(c, http.StatusUnauthorized, CodeInvalidSignature, detail)
 }

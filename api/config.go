@@ -5,23 +5,13 @@ import (
 	"strings"
 
 	"github.com/gin-gonic/gin"
-
-	"github.com/expd/expd/auth"
 )
-
-// sdkRoutes serves what the SDKs call with an org API key.
-func (h *handlers) sdkRoutes(v1 *gin.RouterGroup) {
-	sdk := v1.Group("", h.requireSDKKey(auth.Publishable, auth.Secret))
-	sdk.GET("/config", h.getConfig)
-	sdk.POST("/assign", limitBody(assignBodyLimit), h.rateLimit("assign"), h.assign)
-}
 
 // GET /v1/config: the org's running experiments at its config_version,
 // with the version as ETag; If-None-Match answers 304 when it matches.
 func (h *handlers) getConfig(c *gin.Context) {
-	snap, err := h.deps.SDK.Configs.Get(c.Request.Context(), orgID(c))
-	if err != nil {
-		internalError(c, err)
+	snap, ok := h.orgSnapshot(c)
+	if !ok {
 		return
 	}
 	c.Header("ETag", snap.ETag)

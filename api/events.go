@@ -12,7 +12,6 @@ import (
 
 	"github.com/gin-gonic/gin"
 
-	"github.com/expd/expd/auth"
 	"github.com/expd/expd/ingest"
 	"github.com/expd/expd/sdkcache"
 	"github.com/expd/expd/validate"
@@ -24,16 +23,6 @@ const (
 	eventsBodyLimit = 1 << 20
 	maxBatchEvents  = 1000
 )
-
-// ingestRoutes registers the write path. It relies on sdkRoutes having set
-// Deps.SDK and Deps.RateLimits (NewRouter calls it first).
-func (h *handlers) ingestRoutes(v1, dash *gin.RouterGroup) {
-	v1.POST("/events", h.requireSDKKey(auth.Publishable, auth.Secret), h.rateLimit("events"), limitBody(eventsBodyLimit), h.postEvents)
-	v1.POST("/events/import", h.requireSDKKey(auth.Secret), limitBody(importBodyLimit), h.importEvents)
-	v1.POST("/business-events", limitBody(businessEventBodyLimit), h.postBusinessEvent)
-	dash.POST("/business-events/secret", requireAdmin, h.rotateSigningSecret)
-	dash.GET("/experiments/:id/traffic", h.traffic)
-}
 
 // eventsEnvelope is the body of POST /v1/events. Events stay raw so that
 // one malformed event is rejected alone instead of failing the batch.
@@ -65,7 +54,10 @@ func (h *handlers) postEvents(c *gin.Context) {
 		invalid(c, validate.New("events", "must hold 1 to %d events", maxBatchEvents))
 		return
 	}
-	snap := orgSnapshot(c)
+	snap, ok := h.orgSnapshot(c)
+	if !ok {
+		return
+	}
 	raws := make([][]byte, len(*env.Events))
 	for i, r := range *env.Events {
 		raws[i] = r
@@ -136,13 +128,13 @@ func (h *handlers) writeFailed(c *gin.Context, err error) {
 		now := time.Now()
 		wait := ingest.NextMonth(now).Sub(now)
 		c.Header("Retry-After", strconv.Itoa(int(math.Ceil(wait.Seconds()))))
-		problem(c, http.StatusTooManyRequests, "event_allowance_exceeded", fmt.Sprintf(
+		problem(c, http.StatusTooManyRequests, CodeEventAllowanceExceeded, fmt.Sprintf(
 			"the %s plan's monthly_event_allowance of %d events is used up for %s (%d stored, this request adds %d); nothing of this request was stored",
 			allowance.Plan, allowance.Allowance, allowance.Month, allowance.Used, allowance.Adding))
 	case errors.As(err, &tooBig):
 		badInput(c, err)
 	case ingest.Unavailable(err):
-		databaseUnavailable(c, err, "storage_unavailable",
+		databaseUnavailable(c, err, CodeStorageUnavailable,
 			"events could not be stored now; nothing of this request is acknowledged, retry with the same event ids")
 	default:
 		internalError(c, err)

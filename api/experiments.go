@@ -96,9 +96,9 @@ func (h *handlers) experimentParam(c *gin.Context) (experiments.Experiment, bool
 func (h *handlers) experimentError(c *gin.Context, err error) {
 	switch {
 	case errors.Is(err, experiments.ErrNotFound):
-		problem(c, http.StatusNotFound, "experiment_not_found", "no experiment with this id or name in your org")
+		problem(c, http.StatusNotFound, CodeExperimentNotFound, "no experiment with this id or name in your org")
 	case errors.Is(err, experiments.ErrNameTaken):
-		writeProblem(c, Problem{Status: http.StatusBadRequest, Code: "name_taken", Detail: err.Error(),
+		writeProblem(c, Problem{Status: http.StatusBadRequest, Code: CodeNameTaken, Detail: err.Error(),
 			Errors: []validate.FieldError{{Field: "name", Reason: "already used by another experiment of this org"}}})
 	case validate.Fields(err) != nil:
 		invalid(c, err)

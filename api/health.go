@@ -35,7 +35,7 @@ func (h *handlers) readyz(c *gin.Context) {
 		}
 	}
 	if !ready {
-		writeProblem(c, Problem{Status: http.StatusServiceUnavailable, Code: "not_ready", Detail: "a dependency is unreachable"})
+		writeProblem(c, Problem{Status: http.StatusServiceUnavailable, Code: CodeNotReady, Detail: "a dependency is unreachable"})
 		return
 	}
 	c.JSON(http.StatusOK, gin.H{"status": "ready", "checks": checks})

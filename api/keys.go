@@ -9,9 +9,6 @@ import (
 	"time"
 
 	"github.com/gin-gonic/gin"
-	enumspb "go.temporal.io/api/enums/v1"
-	"go.temporal.io/api/serviceerror"
-	"go.temporal.io/sdk/client"
 
 	"github.com/expd/expd/auth"
 	"github.com/expd/expd/keys"
@@ -19,10 +16,6 @@ import (
 	"github.com/expd/expd/validate"
 	"github.com/expd/expd/workflows"
 )
-
-// keyRotationTimeout bounds how long POST /v1/keys waits for its rotation,
-// queueing behind a running rotation of the same scope included.
-const keyRotationTimeout = 30 * time.Second
 
 type keyRequest struct {
 	Scope string `json:"scope"`
@@ -34,11 +27,6 @@ type apiKey struct {
 	Scope     auth.Scope `json:"scope"`
 	Key       string     `json:"key"`
 	CreatedAt time.Time  `json:"created_at"`
-}
-
-func (h *handlers) keyRoutes(dash *gin.RouterGroup) {
-	dash.POST("/keys", requireAdmin, h.rotateKey)
-	dash.GET("/keys/publishable", requireAdmin, h.getPublishableKey)
 }
 
 // POST /v1/keys {"scope": "publishable"|"secret"}: issues a new key of the
@@ -55,7 +43,7 @@ func (h *handlers) rotateKey(c *gin.Context) {
 		return
 	}
 	if h.deps.Temporal == nil {
-		problem(c, http.StatusServiceUnavailable, "temporal_unavailable", "key rotation runs on Temporal, which this server is not connected to")
+		workflowsUnavailable(c, workflows.ErrNotConnected)
 		return
 	}
 	key, err := auth.GenerateKey(scope)
@@ -66,12 +54,12 @@ func (h *handlers) rotateKey(c *gin.Context) {
 	org := orgID(c)
 	// Detached from the request: a started rotation must be followed to its
 	// end (and the publishable key stored) even if the caller goes away.
-	ctx, cancel := context.WithTimeout(context.WithoutCancel(c.Request.Context()), keyRotationTimeout)
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(c.Request.Context()), workflows.KeyRotationTimeout)
 	defer cancel()
-	res, err := h.runKeyRotation(ctx, workflows.KeyRotationInput{OrgID: org, Scope: scope, Hash: key.Hash, Prefix: key.Prefix, Actor: session(c).UserID})
+	res, err := h.workflows.RunKeyRotation(ctx, workflows.KeyRotationInput{OrgID: org, Scope: scope, Hash: key.Hash, Prefix: key.Prefix, Actor: session(c).UserID})
 	if errors.Is(err, context.DeadlineExceeded) {
-		problem(c, http.StatusServiceUnavailable, "key_rotation_timeout",
-			fmt.Sprintf("the rotation did not finish within %s; it may still complete, so rotate again to get a key you can see", keyRotationTimeout))
+		problem(c, http.StatusServiceUnavailable, CodeKeyRotationTimeout,
+			fmt.Sprintf("the rotation did not finish within %s; it may still complete, so rotate again to get a key you can see", workflows.KeyRotationTimeout))
 		return
 	}
 	if err != nil {
@@ -83,37 +71,6 @@ func (h *handlers) rotateKey(c *gin.Context) {
 		h.storePublishable(ctx, key)
 	}
 	c.JSON(http.StatusCreated, apiKey{Scope: scope, Key: key.Plain, CreatedAt: res.CreatedAt})
-}
-
-// runKeyRotation runs the org's rotation of one scope and waits for it.
-// Rotations of one org and scope run one at a time: while one runs, the
-// start fails and this one queues behind it.
-func (h *handlers) runKeyRotation(ctx context.Context, in workflows.KeyRotationInput) (workflows.KeyRotationResult, error) {
-	opts := client.StartWorkflowOptions{
-		ID:                                       workflows.KeyRotationID(in.OrgID, string(in.Scope)),
-		TaskQueue:                                h.deps.TaskQueue,
-		WorkflowIDReusePolicy:                    enumspb.WORKFLOW_ID_REUSE_POLICY_ALLOW_DUPLICATE,
-		WorkflowIDConflictPolicy:                 enumspb.WORKFLOW_ID_CONFLICT_POLICY_FAIL,
-		WorkflowExecutionErrorWhenAlreadyStarted: true,
-		WorkflowExecutionTimeout:                 keyRotationTimeout,
-	}
-	var res workflows.KeyRotationResult
-	for {
-		run, err := h.deps.Temporal.ExecuteWorkflow(ctx, opts, workflows.KeyRotation, in)
-		var running *serviceerror.WorkflowExecutionAlreadyStarted
-		if errors.As(err, &running) && ctx.Err() == nil {
-			// Its outcome does not matter here: this rotation supersedes it.
-			_ = h.deps.Temporal.GetWorkflow(ctx, opts.ID, "").Get(ctx, nil)
-			continue
-		}
-		if err != nil {
-			return res, fmt.Errorf("start key rotation %s: %w", opts.ID, err)
-		}
-		if err := run.Get(ctx, &res); err != nil {
-			return res, fmt.Errorf("key rotation %s: %w", opts.ID, err)
-		}
-		return res, nil
-	}
 }
 
 // storePublishable keeps the plaintext of a new publishable key so that an
@@ -136,7 +93,7 @@ func (h *handlers) getPublishableKey(c *gin.Context) {
 		return
 	}
 	if plain == "" {
-		problem(c, http.StatusNotFound, "no_publishable_key", "the org has no live publishable key; issue one with POST /v1/keys")
+		problem(c, http.StatusNotFound, CodeNoPublishableKey, "the org has no live publishable key; issue one with POST /v1/keys")
 		return
 	}
 	c.JSON(http.StatusOK, apiKey{Scope: auth.Publishable, Key: plain, CreatedAt: createdAt})

@@ -18,7 +18,7 @@ const defaultBodyLimit = 1 << 20 // 1 MiB
 func limitBody(n int64) gin.HandlerFunc {
 	return func(c *gin.Context) {
 		if c.Request.ContentLength > n {
-			problem(c, http.StatusRequestEntityTooLarge, "body_too_large", "request body exceeds the limit of this route")
+			problem(c, http.StatusRequestEntityTooLarge, CodeBodyTooLarge, "request body exceeds the limit of this route")
 			return
 		}
 		c.Request.Body = http.MaxBytesReader(c.Writer, c.Request.Body, n)
@@ -37,7 +37,7 @@ func decodeJSON(c *gin.Context, v any) bool {
 		return false
 	}
 	if dec.More() {
-		problem(c, http.StatusBadRequest, "malformed_json", "body must hold exactly one JSON object")
+		problem(c, http.StatusBadRequest, CodeMalformedJSON, "body must hold exactly one JSON object")
 		return false
 	}
 	return true

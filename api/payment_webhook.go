@@ -26,14 +26,14 @@ func (h *handlers) paymentWebhook(c *gin.Context) {
 	ev, err := h.deps.Billing.ReadEvent(payload, c.GetHeader(paymentSignatureHeader))
 	switch {
 	case errors.Is(err, billing.ErrSignature):
-		problem(c, http.StatusUnauthorized, "invalid_signature", "missing, invalid or stale "+paymentSignatureHeader)
+		problem(c, http.StatusUnauthorized, CodeInvalidSignature, "missing, invalid or stale "+paymentSignatureHeader)
 		return
 	case err != nil:
-		problem(c, http.StatusBadRequest, "malformed_event", err.Error())
+		problem(c, http.StatusBadRequest, CodeMalformedEvent, err.Error())
 		return
 	case !billing.Handled(ev.Type):
 		c.Status(http.StatusNoContent)
 		return
 	}
-	h.startWebhookWorkflow(c, workflows.PaymentEventID(ev.ID), workflows.PaymentEvent, workflows.PaymentEventInput{Event: ev})
+	acceptDelivery(c, h.workflows.StartPaymentEvent(c.Request.Context(), workflows.PaymentEventInput{Event: ev}))
 }

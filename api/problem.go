@@ -11,6 +11,7 @@ import (
 
 	"github.com/expd/expd/models"
 	"github.com/expd/expd/validate"
+	"github.com/expd/expd/workflows"
 )
 
 // Problem is an RFC 9457 problem-details body. Every non-2xx answer of the
@@ -60,7 +61,7 @@ func invalid(c *gin.Context, err error) {
 	if len(fields) == 1 {
 		detail = fields[0].Field + ": " + fields[0].Reason
 	}
-	writeProblem(c, Problem{Status: http.StatusBadRequest, Code: "validation_failed", Detail: detail, Errors: fields})
+	writeProblem(c, Problem{Status: http.StatusBadRequest, Code: CodeValidationFailed, Detail: detail, Errors: fields})
 }
 
 // databaseRetryAfter is the Retry-After (seconds) of a 503 while the
@@ -72,11 +73,11 @@ const databaseRetryAfter = 2
 // (the client should retry), 500 otherwise.
 func internalError(c *gin.Context, err error) {
 	if models.IsUnavailable(err) {
-		databaseUnavailable(c, err, "database_unavailable", "the database is unreachable; retry after the Retry-After delay")
+		databaseUnavailable(c, err, CodeDatabaseUnavailable, "the database is unreachable; retry after the Retry-After delay")
 		return
 	}
 	slog.ErrorContext(c.Request.Context(), "request failed", "request_id", requestID(c), "path", c.FullPath(), "error", err)
-	problem(c, http.StatusInternalServerError, "internal", "the server failed to handle the request; quote the request_id when reporting it")
+	problem(c, http.StatusInternalServerError, CodeInternal, "the server failed to handle the request; quote the request_id when reporting it")
 }
 
 // badInput answers a decoding or validation failure with the right 4xx.
@@ -84,20 +85,20 @@ func badInput(c *gin.Context, err error) {
 	var tooBig *http.MaxBytesError
 	switch {
 	case errors.As(err, &tooBig):
-		problem(c, http.StatusRequestEntityTooLarge, "body_too_large", fmt.Sprintf("request body exceeds %d bytes", tooBig.Limit))
+		problem(c, http.StatusRequestEntityTooLarge, CodeBodyTooLarge, fmt.Sprintf("request body exceeds %d bytes", tooBig.Limit))
 	case validate.Fields(err) != nil:
 		invalid(c, err)
 	default:
-		problem(c, http.StatusBadRequest, "malformed_json", err.Error())
+		problem(c, http.StatusBadRequest, CodeMalformedJSON, err.Error())
 	}
 }
 
 func notFoundRoute(c *gin.Context) {
-	problem(c, http.StatusNotFound, "route_not_found", "no route "+c.Request.Method+" "+c.Request.URL.Path)
+	problem(c, http.StatusNotFound, CodeRouteNotFound, "no route "+c.Request.Method+" "+c.Request.URL.Path)
 }
 
 func methodNotAllowed(c *gin.Context) {
-	problem(c, http.StatusMethodNotAllowed, "method_not_allowed", "method "+c.Request.Method+" is not allowed on "+c.Request.URL.Path)
+	problem(c, http.StatusMethodNotAllowed, CodeMethodNotAllowed, "method "+c.Request.Method+" is not allowed on "+c.Request.URL.Path)
 }
 
 // recovery turns a panic into a 500 problem instead of a dropped connection.
@@ -111,4 +112,24 @@ func databaseUnavailable(c *gin.Context, err error, code, detail string) {
 	slog.WarnContext(c.Request.Context(), "database unavailable", "request_id", requestID(c), "path", c.FullPath(), "error", err)
 	c.Header("Retry-After", strconv.Itoa(databaseRetryAfter))
 	problem(c, http.StatusServiceUnavailable, code, detail)
+}
+
+// workflowsUnavailable answers 503 workflows_unavailable: this server is not
+// connected to Temporal (workflows.ErrNotConnected), or Temporal did not
+// accept a start that the client should retry.
+func workflowsUnavailable(c *gin.Context, err error) {
+	if !errors.Is(err, workflows.ErrNotConnected) {
+		slog.ErrorContext(c.Request.Context(), "start workflow", "request_id", requestID(c), "path", c.FullPath(), "error", err)
+	}
+	problem(c, http.StatusServiceUnavailable, CodeWorkflowsUnavailable, "workflows cannot be started now (Temporal is unreachable or not connected); retry later")
+}
+
+// workflowStartFailed answers a failed start whose retry the client
+// decides: 503 without Temporal, else 500.
+func workflowStartFailed(c *gin.Context, err error) {
+	if errors.Is(err, workflows.ErrNotConnected) {
+		workflowsUnavailable(c, err)
+		return
+	}
+	internalError(c, err)
 }

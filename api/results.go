@@ -12,16 +12,6 @@ import (
 	"github.com/expd/expd/validate"
 )
 
-// resultsRoutes: results of an experiment, its runs, and the metric
-// catalogue (results.go, runs.go, metrics.go).
-func (h *handlers) resultsRoutes(dash *gin.RouterGroup) {
-	dash.GET("/experiments/:id/results", h.getResults)
-	dash.POST("/experiments/:id/runs", h.startRun)
-	dash.GET("/experiments/:id/runs/:run_id", h.getRun)
-	dash.GET("/metrics", h.listMetrics)
-	dash.POST("/metrics", h.createMetric)
-}
-
 // resultsView is the body of GET /v1/experiments/:id/results.
 type resultsView struct {
 	ExperimentID      string             `json:"experiment_id"`
@@ -98,14 +88,14 @@ func (h *handlers) getResults(c *gin.Context) {
 		return
 	}
 	if len(days) == 0 {
-		writeProblem(c, Problem{Status: http.StatusNotFound, Code: "results_collecting", Hint: "collecting",
+		writeProblem(c, Problem{Status: http.StatusNotFound, Code: CodeResultsCollecting, Hint: "collecting",
 			Detail: "no results yet: the daily pipeline (or a manual run) has not produced any for this experiment"})
 		return
 	}
 	computedFor := days[0]
 	if requested != "" {
 		if !contains(days, requested) {
-			problem(c, http.StatusNotFound, "run_not_found", "no results computed for "+requested+"; see available_days of the latest results")
+			problem(c, http.StatusNotFound, CodeRunNotFound, "no results computed for "+requested+"; see available_days of the latest results")
 			return
 		}
 		computedFor = requested

@@ -1,6 +1,7 @@
-// Package api is expd's HTTP interface: NewRouter wires every /v1 route of
-// the spec to a handler method. Each resource has its own file
-// (experiments.go, ...); auth, limits and problem responses each have theirs.
+// Package api is expd's HTTP interface: NewRouter is the one route table,
+// grouped by credential, naming each route's handler and its file. Each
+// resource has its own file (experiments.go, ...); auth, limits and problem
+// responses each have theirs.
 package api
 
 import (
@@ -16,6 +17,7 @@ import (
 	"github.com/expd/expd/ingest"
 	"github.com/expd/expd/ratelimit"
 	"github.com/expd/expd/sdkcache"
+	"github.com/expd/expd/workflows"
 )
 
 // Deps are what the handlers need. Temporal may be nil where no route that
@@ -36,6 +38,7 @@ type Deps struct {
 type handlers struct {
 	deps        Deps
 	experiments experiments.Store
+	workflows   workflows.Starter
 }
 
 // NewRouter builds the gin engine with every route.
@@ -53,7 +56,8 @@ func NewRouter(deps Deps) *gin.Engine {
 	if deps.Ingest == nil {
 		deps.Ingest = ingest.NewWriter(deps.DB, ingest.Options{})
 	}
-	h := &handlers{deps: deps, experiments: experiments.Store{DB: deps.DB}}
+	h := &handlers{deps: deps, experiments: experiments.Store{DB: deps.DB},
+		workflows: workflows.Starter{Client: deps.Temporal, TaskQueue: deps.TaskQueue}}
 
 	r := gin.New()
 	r.HandleMethodNotAllowed = true
@@ -62,25 +66,47 @@ func NewRouter(deps Deps) *gin.Engine {
 	r.NoRoute(notFoundRoute)
 	r.NoMethod(methodNotAllowed)
 
-	r.GET("/healthz", h.healthz)
-	r.GET("/readyz", h.readyz)
+	// ---- Health (no credentials) ----
+	r.GET("/healthz", h.healthz) // health.go
+	r.GET("/readyz", h.readyz)   // health.go
 
-	// Body limits are set per group: ingest routes take larger bodies.
 	v1 := r.Group("/v1")
-	dash := v1.Group("", limitBody(defaultBodyLimit), h.requireSession)
-	dash.GET("/experiments", h.listExperiments)
-	dash.POST("/experiments", h.createExperiment)
-	dash.GET("/experiments/:id", h.getExperiment)
-	dash.PUT("/experiments/:id", h.updateExperiment)
-	dash.GET("/experiments/:id/versions/:version", h.getExperimentVersion)
-	dash.GET("/experiments/:id/events", h.listEvents)
 
-	h.sdkRoutes(v1)           // /v1/config, /v1/assign (config.go, assign.go)
-	h.keyRoutes(dash)         // /v1/keys (keys.go)
-	h.ingestRoutes(v1, dash)  // /v1/events, import, business events, traffic (events.go, ...)
-	h.identityRoutes(v1)      // /v1/webhooks/identity-provider (identity_webhook.go)
-	h.billingRoutes(v1, dash) // /v1/billing/*, /v1/plans, payment webhook (billing.go, ...)
-	h.resultsRoutes(dash)     // results, runs, metrics (results.go, runs.go, ...)
+	// ---- Dashboard: identity-provider session (requireSession, auth.go) ----
+	// Body limits are set per group or route: ingest routes take larger bodies.
+	dash := v1.Group("", limitBody(defaultBodyLimit), h.requireSession)
+	dash.GET("/experiments", h.listExperiments)                            // experiments.go
+	dash.POST("/experiments", h.createExperiment)                          // experiments.go
+	dash.GET("/experiments/:id", h.getExperiment)                          // experiments.go
+	dash.PUT("/experiments/:id", h.updateExperiment)                       // experiments.go
+	dash.GET("/experiments/:id/versions/:version", h.getExperimentVersion) // experiments.go
+	dash.GET("/experiments/:id/events", h.listEvents)                      // events_read.go
+	dash.GET("/experiments/:id/traffic", h.traffic)                        // traffic.go
+	dash.GET("/experiments/:id/results", h.getResults)                     // results.go
+	dash.POST("/experiments/:id/runs", h.startRun)                         // runs.go
+	dash.GET("/experiments/:id/runs/:run_id", h.getRun)                    // runs.go
+	dash.GET("/metrics", h.listMetrics)                                    // metrics.go
+	dash.POST("/metrics", h.createMetric)                                  // metrics.go
+	dash.GET("/plans", listPlans)                                          // plans.go
+	dash.GET("/billing/summary", h.billingSummary)                         // billing.go
+	// Admin only (requireAdmin, auth.go).
+	dash.POST("/keys", requireAdmin, h.rotateKey)                                 // keys.go
+	dash.GET("/keys/publishable", requireAdmin, h.getPublishableKey)              // keys.go
+	dash.POST("/business-events/secret", requireAdmin, h.rotateSigningSecret)     // signing_secrets.go
+	dash.POST("/billing/checkout-session", requireAdmin, h.createCheckoutSession) // billing.go
+	dash.POST("/billing/portal-session", requireAdmin, h.createPortalSession)     // billing.go
+
+	// ---- SDK: org API key in X-API-Key (requireSDKKey, keys.go), rate limited per org (ratelimit.go) ----
+	anyKey := h.requireSDKKey(auth.Publishable, auth.Secret)
+	v1.GET("/config", anyKey, h.getConfig)                                                              // config.go
+	v1.POST("/assign", anyKey, limitBody(assignBodyLimit), h.rateLimit("assign"), h.assign)             // assign.go
+	v1.POST("/events", anyKey, h.rateLimit("events"), limitBody(eventsBodyLimit), h.postEvents)         // events.go
+	v1.POST("/events/import", h.requireSDKKey(auth.Secret), limitBody(importBodyLimit), h.importEvents) // import.go
+
+	// ---- Signed deliveries: the body's signature is the credential ----
+	v1.POST("/business-events", limitBody(businessEventBodyLimit), h.postBusinessEvent)    // business_events.go
+	v1.POST("/webhooks/identity-provider", limitBody(defaultBodyLimit), h.identityWebhook) // identity_webhook.go
+	v1.POST("/webhooks/payment-provider", limitBody(defaultBodyLimit), h.paymentWebhook)   // payment_webhook.go
 
 	return r
 }

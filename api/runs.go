@@ -8,8 +8,6 @@ import (
 	"github.com/gin-gonic/gin"
 	enumspb "go.temporal.io/api/enums/v1"
 	"go.temporal.io/api/serviceerror"
-	"go.temporal.io/sdk/client"
-	"go.temporal.io/sdk/temporal"
 
 	"github.com/expd/expd/results"
 	"github.com/expd/expd/validate"
@@ -38,19 +36,10 @@ func (h *handlers) startRun(c *gin.Context) {
 	if !ok {
 		return
 	}
-	if h.deps.Temporal == nil {
-		problem(c, http.StatusServiceUnavailable, "workflows_unavailable", "this server is not connected to Temporal, so runs cannot be started")
-		return
-	}
 	key := results.ManualKey(time.Now())
-	wid := workflows.ResultsWorkflowID(exp.ID, key.ComputedFor)
-	_, err := h.deps.Temporal.ExecuteWorkflow(ctx, client.StartWorkflowOptions{
-		ID: wid, TaskQueue: h.deps.TaskQueue,
-		WorkflowIDReusePolicy: enumspb.WORKFLOW_ID_REUSE_POLICY_REJECT_DUPLICATE,
-		TypedSearchAttributes: workflows.ExperimentSearchAttributes(orgID(c), exp.ID),
-	}, workflows.ExperimentResults, workflows.ExperimentResultsInput{OrgID: orgID(c), ExperimentID: exp.ID, ComputedFor: key.ComputedFor})
-	if err != nil && !temporal.IsWorkflowExecutionAlreadyStartedError(err) {
-		internalError(c, err)
+	wid, err := h.workflows.StartResults(ctx, workflows.ExperimentResultsInput{OrgID: orgID(c), ExperimentID: exp.ID, ComputedFor: key.ComputedFor})
+	if err != nil {
+		workflowStartFailed(c, err)
 		return
 	}
 	c.Header("Location", "/v1/experiments/"+exp.ID+"/runs/"+key.ComputedFor)
@@ -88,7 +77,7 @@ func (h *handlers) getRun(c *gin.Context) {
 	switch {
 	case errors.Is(err, results.ErrRunNotFound):
 		if v.Status == "" {
-			problem(c, http.StatusNotFound, "run_not_found", "no run "+key.ComputedFor+" of this experiment")
+			problem(c, http.StatusNotFound, CodeRunNotFound, "no run "+key.ComputedFor+" of this experiment")
 			return
 		}
 	case err != nil:

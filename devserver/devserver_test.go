@@ -19,6 +19,8 @@ import (
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/worker"
 	"go.temporal.io/sdk/workflow"
+
+	"github.com/expd/expd/workflows"
 )
 
 const (
@@ -73,7 +75,7 @@ func runGreeting(t *testing.T, ctx context.Context, c client.Client) client.Work
 		ID:        "greet-survives-restart",
 		TaskQueue: testTaskQueue,
 		TypedSearchAttributes: temporal.NewSearchAttributes(
-			temporal.NewSearchAttributeKeyKeyword(SearchAttributeOrgID).ValueSet(testOrgID),
+			temporal.NewSearchAttributeKeyKeyword(workflows.SearchAttributeOrgID).ValueSet(testOrgID),
 		),
 	}, greet, "expd")
 	if err != nil {
@@ -138,13 +140,13 @@ func assertCompletedWithResult(t *testing.T, ctx context.Context, c client.Clien
 func assertFoundByOrgID(t *testing.T, ctx context.Context, c client.Client, workflowID string) {
 	t.Helper()
 	resp, err := c.ListWorkflow(ctx, &workflowservice.ListWorkflowExecutionsRequest{
-		Query: fmt.Sprintf("%s = '%s'", SearchAttributeOrgID, testOrgID),
+		Query: fmt.Sprintf("%s = '%s'", workflows.SearchAttributeOrgID, testOrgID),
 	})
 	if err != nil {
 		t.Fatalf("list workflows by org id: %v", err)
 	}
 	if len(resp.GetExecutions()) != 1 || resp.GetExecutions()[0].GetExecution().GetWorkflowId() != workflowID {
-		t.Fatalf("workflows with %s = %q: %v, want only %s", SearchAttributeOrgID, testOrgID, resp.GetExecutions(), workflowID)
+		t.Fatalf("workflows with %s = %q: %v, want only %s", workflows.SearchAttributeOrgID, testOrgID, resp.GetExecutions(), workflowID)
 	}
 }
 

@@ -13,6 +13,8 @@ import (
 	sdklog "go.temporal.io/sdk/log"
 	"go.temporal.io/server/common/primitives"
 	"go.temporal.io/server/temporal"
+
+	"github.com/expd/expd/workflows"
 )
 
 // readyProbeInterval paces the wait for the namespace to be served.
@@ -97,7 +99,7 @@ func (s *Server) awaitReady(ctx context.Context, namespace string, logger slogLo
 		case <-time.After(readyProbeInterval):
 		}
 	}
-	if err := EnsureSearchAttributes(ctx, c, namespace); err != nil {
+	if err := workflows.EnsureSearchAttributes(ctx, c, namespace); err != nil {
 		return fmt.Errorf("devserver: %w", err)
 	}
 	return nil

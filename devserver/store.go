@@ -12,6 +12,8 @@ import (
 	"go.temporal.io/server/common/config"
 	sqliteplugin "go.temporal.io/server/common/persistence/sql/sqlplugin/sqlite"
 	sqliteschema "go.temporal.io/server/schema/sqlite"
+
+	"github.com/expd/expd/workflows"
 )
 
 // namespaceRetention is how long closed workflows stay visible in the namespace
@@ -35,7 +37,7 @@ func prepareStore(sql *config.SQL, clusterName, namespace string) error {
 	if err := setupSchemaIfMissing(sql); err != nil {
 		return err
 	}
-	ns, err := sqliteschema.NewNamespaceConfig(clusterName, namespace, false, searchAttributes())
+	ns, err := sqliteschema.NewNamespaceConfig(clusterName, namespace, false, workflows.SearchAttributes())
 	if err != nil {
 		return fmt.Errorf("devserver: describe namespace %q: %w", namespace, err)
 	}

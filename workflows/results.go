@@ -9,26 +9,6 @@ import (
 	"github.com/expd/expd/activities"
 )
 
-// Search attributes expd sets on its workflows so operators find an org's
-// or an experiment's runs in the Temporal UI. The names match those the
-// dev server and the test server register.
-const (
-	SearchAttributeOrgID        = "ExpdOrgID"
-	SearchAttributeExperimentID = "ExpdExperimentID"
-)
-
-var (
-	orgIDKey        = temporal.NewSearchAttributeKeyKeyword(SearchAttributeOrgID)
-	experimentIDKey = temporal.NewSearchAttributeKeyKeyword(SearchAttributeExperimentID)
-	// scheduledStartKey is set by Temporal on workflows a schedule starts.
-	scheduledStartKey = temporal.NewSearchAttributeKeyTime("TemporalScheduledStartTime")
-)
-
-// ExperimentSearchAttributes tag a workflow with its org and experiment.
-func ExperimentSearchAttributes(orgID, experimentID string) temporal.SearchAttributes {
-	return temporal.NewSearchAttributes(orgIDKey.ValueSet(orgID), experimentIDKey.ValueSet(experimentID))
-}
-
 // ExperimentResultsInput names the run: an experiment and a computed_for
 // value (YYYY-MM-DD for a nightly day, manual-<RFC 3339 instant>).
 type ExperimentResultsInput struct {

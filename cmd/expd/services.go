@@ -17,13 +17,11 @@ import (
 	"github.com/expd/expd/api"
 	"github.com/expd/expd/auth"
 	"github.com/expd/expd/billing"
-	"github.com/expd/expd/devserver"
 	"github.com/expd/expd/ingest"
 	"github.com/expd/expd/models"
 	"github.com/expd/expd/ratelimit"
 	"github.com/expd/expd/sdkcache"
 	"github.com/expd/expd/worker"
-	"github.com/expd/expd/workflows"
 )
 
 // openMigratedDB opens the database and checks that its schema is current
@@ -83,34 +81,12 @@ func temporalWithWorker(ctx context.Context, cfg Config, address string, db *gor
 	if err != nil {
 		return nil, nil, err
 	}
-	// Result runs are started with the ExpdOrgID/ExpdExperimentID search
-	// attributes, so operators find them in the UI; a namespace without
-	// them would refuse those starts.
-	if err := devserver.EnsureSearchAttributes(ctx, tc, cfg.TemporalNamespace); err != nil {
-		tc.Close()
-		return nil, nil, fmt.Errorf("register search attributes %s and %s (Keyword) on namespace %s: %w",
-			devserver.SearchAttributeOrgID, devserver.SearchAttributeExperimentID, cfg.TemporalNamespace, err)
-	}
-	w, err := startWorker(ctx, tc, cfg.TaskQueue, newActivities(db, cfg))
+	w, err := worker.Run(ctx, tc, cfg.TemporalNamespace, cfg.TaskQueue, newActivities(db, cfg), sdkworker.Options{})
 	if err != nil {
 		tc.Close()
 		return nil, nil, err
 	}
 	return tc, func() { w.Stop(); tc.Close() }, nil
-}
-
-// startWorker runs expd's workflows and activities, after creating or
-// updating the schedules (daily results, retention) idempotently.
-func startWorker(ctx context.Context, c client.Client, taskQueue string, acts *activities.Activities) (sdkworker.Worker, error) {
-	if err := workflows.EnsureSchedules(ctx, c, taskQueue); err != nil {
-		return nil, fmt.Errorf("ensure schedules: %w", err)
-	}
-	w := sdkworker.New(c, taskQueue, sdkworker.Options{})
-	worker.Register(w, acts)
-	if err := w.Start(); err != nil {
-		return nil, fmt.Errorf("start worker: %w", err)
-	}
-	return w, nil
 }
 
 // serveHTTP serves h on ln until ctx ends, then drains for up to 10 s.

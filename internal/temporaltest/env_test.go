@@ -13,12 +13,12 @@ import (
 	"go.temporal.io/sdk/worker"
 	"go.temporal.io/sdk/workflow"
 
-	"github.com/expd/expd/devserver"
+	"github.com/expd/expd/workflows"
 )
 
 func TestMain(m *testing.M) { Main(m) }
 
-var experimentKey = temporal.NewSearchAttributeKeyKeyword(devserver.SearchAttributeExperimentID)
+var experimentKey = temporal.NewSearchAttributeKeyKeyword(workflows.SearchAttributeExperimentID)
 
 func double(_ context.Context, n int) (int, error) { return 2 * n, nil }
 
@@ -62,7 +62,7 @@ func runDoubleTagged(t *testing.T, n int) {
 // to list the run under its experiment id.
 func assertTaggedRunFound(t *testing.T, ctx context.Context, env *Env, experimentID, workflowID string) {
 	t.Helper()
-	query := fmt.Sprintf("%s = '%s'", devserver.SearchAttributeExperimentID, experimentID)
+	query := fmt.Sprintf("%s = '%s'", workflows.SearchAttributeExperimentID, experimentID)
 	for {
 		resp, err := env.Client.ListWorkflow(ctx, &workflowservice.ListWorkflowExecutionsRequest{Namespace: env.Namespace, Query: query})
 		if err != nil {

@@ -1,4 +1,4 @@
-package devserver
+package workflows
 
 import (
 	"context"
@@ -9,20 +9,36 @@ import (
 	"go.temporal.io/api/operatorservice/v1"
 	"go.temporal.io/api/workflowservice/v1"
 	"go.temporal.io/sdk/client"
+	"go.temporal.io/sdk/temporal"
 )
 
 // Custom search attributes expd sets on its workflows so operators can find
-// an org's or an experiment's runs in the Temporal UI.
+// an org's or an experiment's runs in the Temporal UI. A namespace without
+// them refuses the starts that set them, so EnsureSearchAttributes runs at
+// every worker start (worker.Run), in the dev server and in the test server.
 const (
 	SearchAttributeOrgID        = "ExpdOrgID"
 	SearchAttributeExperimentID = "ExpdExperimentID"
 )
 
+var (
+	orgIDKey        = temporal.NewSearchAttributeKeyKeyword(SearchAttributeOrgID)
+	experimentIDKey = temporal.NewSearchAttributeKeyKeyword(SearchAttributeExperimentID)
+	// scheduledStartKey is set by Temporal on workflows a schedule starts.
+	scheduledStartKey = temporal.NewSearchAttributeKeyTime("TemporalScheduledStartTime")
+)
+
+// ExperimentSearchAttributes tag a workflow with its org and experiment.
+func ExperimentSearchAttributes(orgID, experimentID string) temporal.SearchAttributes {
+	return temporal.NewSearchAttributes(orgIDKey.ValueSet(orgID), experimentIDKey.ValueSet(experimentID))
+}
+
 // searchAttributeProbeInterval paces the wait for newly added attributes to
 // reach the frontend's namespace cache (refreshed every 2 s by default).
 const searchAttributeProbeInterval = 100 * time.Millisecond
 
-func searchAttributes() map[string]enumspb.IndexedValueType {
+// SearchAttributes are expd's custom search attributes and their types.
+func SearchAttributes() map[string]enumspb.IndexedValueType {
 	return map[string]enumspb.IndexedValueType{
 		SearchAttributeOrgID:        enumspb.INDEXED_VALUE_TYPE_KEYWORD,
 		SearchAttributeExperimentID: enumspb.INDEXED_VALUE_TYPE_KEYWORD,
@@ -37,7 +53,7 @@ func EnsureSearchAttributes(ctx context.Context, c client.Client, namespace stri
 		return fmt.Errorf("list search attributes of namespace %q: %w", namespace, err)
 	}
 	missing := map[string]enumspb.IndexedValueType{}
-	for name, kind := range searchAttributes() {
+	for name, kind := range SearchAttributes() {
 		if _, ok := listed.GetCustomAttributes()[name]; !ok {
 			missing[name] = kind
 		}

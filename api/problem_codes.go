@@ -1,0 +1,45 @@
+package api
+
+// Problem codes: the stable, machine-readable `code` of every problem the
+// API answers (and the last segment of its `type`). Clients switch on
+// them, so a code is never renamed or reused; docs/problems.md lists each
+// with its status and meaning. Every new code is added here and there.
+const (
+	// Request shape.
+	CodeValidationFailed = "validation_failed"  // 400: fields failed validation (errors lists them)
+	CodeMalformedJSON    = "malformed_json"     // 400: body is not one JSON object of the right shape
+	CodeBodyTooLarge     = "body_too_large"     // 413: body over the route's limit
+	CodeRouteNotFound    = "route_not_found"    // 404: no such route
+	CodeMethodNotAllowed = "method_not_allowed" // 405: route exists, method does not
+
+	// Credentials.
+	CodeUnauthorized     = "unauthorized"      // 401: missing or invalid session token or API key
+	CodeAdminRequired    = "admin_required"    // 403: org admins only
+	CodeInvalidSignature = "invalid_signature" // 401: signed delivery with a missing, invalid or stale signature
+	CodeMalformedEvent   = "malformed_event"   // 400: signed delivery whose payload cannot be read
+
+	// Limits.
+	CodeRateLimited            = "rate_limited"             // 429: per-org SDK rate limit; Retry-After
+	CodeEventAllowanceExceeded = "event_allowance_exceeded" // 429: plan's monthly event allowance used up; Retry-After
+
+	// Resources.
+	CodeExperimentNotFound = "experiment_not_found" // 404
+	CodeRunNotFound        = "run_not_found"        // 404
+	CodeResultsCollecting  = "results_collecting"   // 404 with hint "collecting": no results computed yet
+	CodeNoPublishableKey   = "no_publishable_key"   // 404: the org has no live publishable key
+	CodeNameTaken          = "name_taken"           // 400: experiment name already used in the org
+
+	// Billing.
+	CodeBillingNotConfigured = "billing_not_configured" // 409: this server has no payment provider
+	CodeNoBillingAccount     = "no_billing_account"     // 409: the org never subscribed
+	CodeSubscriptionExists   = "subscription_exists"    // 409: the org already has a subscription
+	CodePaymentProviderError = "payment_provider_error" // 502: the payment provider failed
+
+	// Server and dependencies.
+	CodeInternal             = "internal"              // 500: quote request_id when reporting
+	CodeDatabaseUnavailable  = "database_unavailable"  // 503: database unreachable; Retry-After
+	CodeStorageUnavailable   = "storage_unavailable"   // 503: events not stored; retry with the same event ids
+	CodeWorkflowsUnavailable = "workflows_unavailable" // 503: Temporal unreachable or not connected
+	CodeKeyRotationTimeout   = "key_rotation_timeout"  // 503: rotation did not finish in time; rotate again
+	CodeNotReady             = "not_ready"             // 503 from /readyz: a dependency is unreachable
+)

@@ -1,0 +1,122 @@
+package workflows
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	enumspb "go.temporal.io/api/enums/v1"
+	"go.temporal.io/api/serviceerror"
+	"go.temporal.io/sdk/client"
+	"go.temporal.io/sdk/temporal"
+)
+
+// ErrNotConnected is returned by every start when the server has no
+// Temporal client (the API answers it with problem workflows_unavailable).
+var ErrNotConnected = errors.New("not connected to Temporal")
+
+// Start policies, one place for every workflow the API starts.
+const (
+	// KeyRotationTimeout bounds a key rotation, queueing behind a running
+	// rotation of the same scope included.
+	KeyRotationTimeout = 30 * time.Second
+	// webhookStartTimeout bounds a webhook's wait for Temporal to accept
+	// its workflow; past it the provider gets 503 and retries later.
+	webhookStartTimeout = 5 * time.Second
+)
+
+// Starter starts expd's workflows on one task queue. A nil Client makes
+// every start fail with ErrNotConnected.
+type Starter struct {
+	Client    client.Client
+	TaskQueue string
+}
+
+// StartResults starts the manual run of an experiment's results under
+// ResultsWorkflowID, tagged with its org and experiment. The id is never
+// reused: a second start of the same run is not an error, it is the same
+// run. It returns the workflow id.
+func (s Starter) StartResults(ctx context.Context, in ExperimentResultsInput) (string, error) {
+	id := ResultsWorkflowID(in.ExperimentID, in.ComputedFor)
+	if s.Client == nil {
+		return id, ErrNotConnected
+	}
+	_, err := s.Client.ExecuteWorkflow(ctx, client.StartWorkflowOptions{
+		ID: id, TaskQueue: s.TaskQueue,
+		WorkflowIDReusePolicy: enumspb.WORKFLOW_ID_REUSE_POLICY_REJECT_DUPLICATE,
+		TypedSearchAttributes: ExperimentSearchAttributes(in.OrgID, in.ExperimentID),
+	}, ExperimentResults, in)
+	if err != nil && !temporal.IsWorkflowExecutionAlreadyStartedError(err) {
+		return id, fmt.Errorf("start results run %s: %w", id, err)
+	}
+	return id, nil
+}
+
+// StartIdentitySync starts the sync of one identity-provider webhook
+// message (IdentitySyncID).
+func (s Starter) StartIdentitySync(ctx context.Context, in IdentitySyncInput) error {
+	return s.startWebhook(ctx, IdentitySyncID(in.SvixID), IdentitySync, in)
+}
+
+// StartPaymentEvent starts the application of one payment-provider event
+// (PaymentEventID).
+func (s Starter) StartPaymentEvent(ctx context.Context, in PaymentEventInput) error {
+	return s.startWebhook(ctx, PaymentEventID(in.Event.ID), PaymentEvent, in)
+}
+
+// startWebhook starts the workflow of one webhook delivery and returns
+// once Temporal holds it. The id is never reused: a redelivery finds it
+// taken (even after the first run completed) and succeeds too, since the
+// event is already applied or being applied.
+func (s Starter) startWebhook(ctx context.Context, id string, workflow, input any) error {
+	if s.Client == nil {
+		return ErrNotConnected
+	}
+	ctx, cancel := context.WithTimeout(ctx, webhookStartTimeout)
+	defer cancel()
+	_, err := s.Client.ExecuteWorkflow(ctx, client.StartWorkflowOptions{
+		ID:                    id,
+		TaskQueue:             s.TaskQueue,
+		WorkflowIDReusePolicy: enumspb.WORKFLOW_ID_REUSE_POLICY_REJECT_DUPLICATE,
+	}, workflow, input)
+	if err != nil && !temporal.IsWorkflowExecutionAlreadyStartedError(err) {
+		return fmt.Errorf("start webhook workflow %s: %w", id, err)
+	}
+	return nil
+}
+
+// RunKeyRotation runs the org's rotation of one scope (KeyRotationID) and
+// waits for its result. Rotations of one org and scope run one at a time:
+// while one runs, the start fails and this one queues behind it. Bound ctx
+// by KeyRotationTimeout.
+func (s Starter) RunKeyRotation(ctx context.Context, in KeyRotationInput) (KeyRotationResult, error) {
+	var res KeyRotationResult
+	if s.Client == nil {
+		return res, ErrNotConnected
+	}
+	opts := client.StartWorkflowOptions{
+		ID:                                       KeyRotationID(in.OrgID, string(in.Scope)),
+		TaskQueue:                                s.TaskQueue,
+		WorkflowIDReusePolicy:                    enumspb.WORKFLOW_ID_REUSE_POLICY_ALLOW_DUPLICATE,
+		WorkflowIDConflictPolicy:                 enumspb.WORKFLOW_ID_CONFLICT_POLICY_FAIL,
+		WorkflowExecutionErrorWhenAlreadyStarted: true,
+		WorkflowExecutionTimeout:                 KeyRotationTimeout,
+	}
+	for {
+		run, err := s.Client.ExecuteWorkflow(ctx, opts, KeyRotation, in)
+		var running *serviceerror.WorkflowExecutionAlreadyStarted
+		if errors.As(err, &running) && ctx.Err() == nil {
+			// Its outcome does not matter here: this rotation supersedes it.
+			_ = s.Client.GetWorkflow(ctx, opts.ID, "").Get(ctx, nil)
+			continue
+		}
+		if err != nil {
+			return res, fmt.Errorf("start key rotation %s: %w", opts.ID, err)
+		}
+		if err := run.Get(ctx, &res); err != nil {
+			return res, fmt.Errorf("key rotation %s: %w", opts.ID, err)
+		}
+		return res, nil
+	}
+}
