@@ -103,6 +103,10 @@ func (a *Activities) design(ctx context.Context, in RunInput, key results.Key) (
 	d := results.Design{
 		OrgID: in.OrgID, ExperimentID: exp.ID, Control: cfg.ControlVariant(), Allocation: cfg.Allocation,
 		Metrics: resolved, Window: results.NewWindow(exp.CreatedAt, key.WindowEnd, limits.RetentionDays), Limits: limits,
+		Sequential: cfg.Sequential(),
+	}
+	if cfg.SequentialTuning != nil {
+		d.NStar = *cfg.SequentialTuning
 	}
 	plan.ExperimentVersion, plan.Plan, plan.Window, plan.Metrics = version, string(limits.Plan), d.Window, len(resolved)
 	for _, m := range resolved {

@@ -58,6 +58,11 @@ type metricResultView struct {
 	Preliminary        bool             `json:"preliminary"`
 	Undefined          string           `json:"undefined,omitempty"`
 	Distribution       json.RawMessage  `json:"distribution"`
+
+	// Sequential: the headline p_value, ci_low, ci_high and relative_lift
+	// are always-valid; the analysis fields follow flattened (docs/results.md).
+	Sequential bool `json:"sequential"`
+	results.RowAnalysis
 }
 
 type liftView struct {
@@ -132,13 +137,15 @@ func (h *handlers) resultsOf(c *gin.Context, experimentID, computedFor string) (
 		Metrics: make([]metricResultView, len(rows)),
 	}
 	for i, r := range rows {
-		v.Metrics[i] = metricResult(r)
+		if v.Metrics[i], err = metricResult(r); err != nil {
+			return resultsView{}, err
+		}
 		v.Preliminary = v.Preliminary || r.Preliminary
 	}
 	return v, nil
 }
 
-func metricResult(r results.Row) metricResultView {
+func metricResult(r results.Row) (metricResultView, error) {
 	v := metricResultView{
 		Metric: r.Metric, MetricVersion: r.MetricVersion, Category: r.Category, Kind: r.Kind, Origin: r.Origin,
 		Variant: r.Variant, ControlVariant: r.ControlVariant,
@@ -152,7 +159,16 @@ func metricResult(r results.Row) metricResultView {
 	if r.RelLift != nil && r.RelCILow != nil && r.RelCIHigh != nil {
 		v.RelativeLift = &liftView{Value: *r.RelLift, CILow: *r.RelCILow, CIHigh: *r.RelCIHigh}
 	}
-	return v
+	v.Sequential = r.Sequential
+	// Rows from before always-valid inference have no analysis: they were
+	// fixed-horizon, without CUPED or crossover accounting.
+	v.RowAnalysis = results.RowAnalysis{Inference: "fixed_horizon"}
+	if len(r.Analysis) > 0 && string(r.Analysis) != "null" {
+		if err := json.Unmarshal(r.Analysis, &v.RowAnalysis); err != nil {
+			return v, errors.Join(errors.New("decode analysis of "+r.Metric+"/"+r.Variant), err)
+		}
+	}
+	return v, nil
 }
 
 func contains(list []string, s string) bool {

@@ -13,7 +13,24 @@ type Config struct {
 	Allocation  []bucketing.Slice  `json:"allocation"`
 	Variants    map[string]Variant `json:"variants,omitempty"`
 	Metrics     []Metric           `json:"metrics"`
+
+	// Inference is "sequential" (the default when empty: always-valid
+	// intervals and p-values, safe to read every day) or "fixed_horizon"
+	// (read once at PlannedEndDate, YYYY-MM-DD). SequentialTuning is N*,
+	// the total users at which the sequence is tightest (default 5,000).
+	Inference        string   `json:"inference,omitempty"`
+	PlannedEndDate   string   `json:"planned_end_date,omitempty"`
+	SequentialTuning *float64 `json:"sequential_tuning,omitempty"`
 }
+
+// Inference modes.
+const (
+	InferenceSequential   = "sequential"
+	InferenceFixedHorizon = "fixed_horizon"
+)
+
+// Sequential tells whether the headline numbers are always-valid.
+func (c *Config) Sequential() bool { return c.Inference != InferenceFixedHorizon }
 
 // Variant carries what the client library reads for a variant.
 type Variant struct {
@@ -31,6 +48,35 @@ type Metric struct {
 	MetricVersion int           `json:"metric_version"`
 	SharedOrgWide *bool         `json:"shared_org_wide"`
 	Source        *MetricSource `json:"source,omitempty"`
+
+	// CUPED is on by default for welch_t and z_test metrics; false turns it off.
+	CUPED *bool `json:"cuped,omitempty"`
+	// Quantile in (0, 1) is the per-call quantile of a kind "quantile" metric.
+	Quantile *float64 `json:"quantile,omitempty"`
+	// Denominator is the per-user denominator of a kind "ratio" metric
+	// (Source is the numerator): the sum of its field, or the count of its
+	// events when it names no field.
+	Denominator *MetricSource `json:"denominator,omitempty"`
+	// NonInferiorityMargin asks for a non-inferiority test and decision.
+	NonInferiorityMargin *Margin `json:"non_inferiority_margin,omitempty"`
+}
+
+// Margin is a non-inferiority margin: how much worse the treatment may be,
+// absolute (on the metric's scale) or relative (a fraction of control),
+// and the direction in which the metric gets worse.
+type Margin struct {
+	Value        float64 `json:"value"`
+	Type         string  `json:"type"`          // "absolute" or "relative"
+	BadDirection string  `json:"bad_direction"` // "increase" or "decrease"
+}
+
+// UsesCUPED tells whether the metric is analysed with CUPED: on unless
+// turned off, for the mean-based tests only.
+func (m Metric) UsesCUPED() bool {
+	if m.CUPED != nil && !*m.CUPED {
+		return false
+	}
+	return (m.MethodDefault == "welch_t" || m.MethodDefault == "z_test") && m.Kind != "quantile" && m.Kind != "ratio"
 }
 
 // MetricSource says which events feed a metric: an event type and one of

@@ -3,6 +3,7 @@ package experiments
 import (
 	"fmt"
 	"regexp"
+	"time"
 
 	"github.com/google/uuid"
 
@@ -19,6 +20,9 @@ const (
 	MaxMetrics      = 50
 	MaxPromptBytes  = 64 << 10
 	MaxVariableKeys = 100
+	// Bounds of sequential_tuning (N*, total users).
+	MinSequentialTuning = 100
+	MaxSequentialTuning = 1_000_000_000
 )
 
 var (
@@ -26,10 +30,12 @@ var (
 	saltPattern    = regexp.MustCompile(`^[A-Za-z0-9_-]+$`)
 	variantPattern = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$`)
 
-	metricKinds      = set("proportion", "mean", "sum", "count")
+	metricKinds      = set("proportion", "mean", "sum", "count", "quantile", "ratio")
 	metricCategories = set("primary", "secondary", "guardrail")
 	metricMethods    = set("welch_t", "z_test", "mann_whitney", "permutation", "bootstrap")
-	eventTypes       = set("exposure", "model_call", "business_event")
+	// Quantile and ratio metrics have one test each, named here.
+	kindMethods = map[string]string{"quantile": "clustered_quantile", "ratio": "delta_ratio"}
+	eventTypes  = set("exposure", "model_call", "business_event")
 	// Numeric fields of model_call events that a metric may read.
 	modelCallFields = set("latency_ms", "input_tokens", "output_tokens", "total_tokens", "cost_usd", "time_to_first_token_ms", "error")
 	statuses        = set(StatusRunning, StatusStopped)
@@ -75,6 +81,7 @@ func (c *Config) Validate() error {
 	c.validateAllocation(&errs)
 	c.validateVariants(&errs)
 	c.validateMetrics(&errs)
+	c.validateInference(&errs)
 	return errs.Err()
 }
 
@@ -145,7 +152,13 @@ func (c *Config) validateMetrics(errs *validate.Errors) {
 		seen[m.Name] = true
 		checkEnum(errs, f("kind"), m.Kind, metricKinds)
 		checkEnum(errs, f("category"), m.Category, metricCategories)
-		checkEnum(errs, f("method_default"), m.MethodDefault, metricMethods)
+		if own, ok := kindMethods[m.Kind]; ok {
+			if m.MethodDefault != "" && m.MethodDefault != own {
+				errs.Add(f("method_default"), "must be %q (or omitted) for %s metrics", own, m.Kind)
+			}
+		} else {
+			checkEnum(errs, f("method_default"), m.MethodDefault, metricMethods)
+		}
 		if m.MethodDefault == "z_test" && m.Kind != "" && m.Kind != "proportion" {
 			errs.Add(f("method_default"), "z_test applies to proportion metrics only")
 		}
@@ -158,6 +171,79 @@ func (c *Config) validateMetrics(errs *validate.Errors) {
 		if m.Source != nil {
 			validateSource(errs, f("source"), m.Source)
 		}
+		validateMetricOptions(errs, f, m)
+	}
+}
+
+// validateMetricOptions checks the fields of issue 12: cuped, quantile,
+// denominator and non_inferiority_margin.
+func validateMetricOptions(errs *validate.Errors, f func(string) string, m Metric) {
+	if m.CUPED != nil && *m.CUPED && (m.MethodDefault != "welch_t" && m.MethodDefault != "z_test") {
+		errs.Add(f("cuped"), "needs method_default welch_t or z_test (CUPED has no rank or resampling form)")
+	}
+	switch {
+	case m.Kind == "quantile" && m.Source != nil && m.Quantile == nil:
+		// Without a source, a built-in or shared definition supplies it.
+		errs.Add(f("quantile"), "is required for a quantile metric with a source (a number in (0, 1), e.g. 0.95)")
+	case m.Quantile != nil && m.Kind != "quantile":
+		errs.Add(f("quantile"), "applies to kind quantile only")
+	case m.Quantile != nil && !(*m.Quantile > 0 && *m.Quantile < 1):
+		errs.Add(f("quantile"), "must be strictly between 0 and 1")
+	}
+	if m.Kind == "quantile" && m.Source != nil && (m.Source.EventType != "model_call" || m.Source.Field == "error") {
+		errs.Add(f("source"), "a quantile metric reads a numeric model_call field (latency_ms, time_to_first_token_ms, ...)")
+	}
+	switch {
+	case m.Kind == "ratio" && m.Source != nil && m.Denominator == nil:
+		// Without a source, a built-in or shared definition supplies both.
+		errs.Add(f("denominator"), "is required for a ratio metric with a source (the per-user denominator)")
+	case m.Denominator != nil && m.Kind != "ratio":
+		errs.Add(f("denominator"), "applies to kind ratio only")
+	case m.Denominator != nil:
+		validateDenominator(errs, f("denominator"), m.Denominator)
+	}
+	if nm := m.NonInferiorityMargin; nm != nil {
+		if !(nm.Value > 0) || nm.Value > 1e15 {
+			errs.Add(f("non_inferiority_margin.value"), "must be a positive number")
+		}
+		checkEnum(errs, f("non_inferiority_margin.type"), nm.Type, marginTypes)
+		checkEnum(errs, f("non_inferiority_margin.bad_direction"), nm.BadDirection, badDirections)
+	}
+}
+
+var (
+	marginTypes   = set("absolute", "relative")
+	badDirections = set("increase", "decrease")
+)
+
+// validateDenominator is validateSource, except that a model_call
+// denominator may name no field: it then counts calls.
+func validateDenominator(errs *validate.Errors, field string, s *MetricSource) {
+	if s.EventType == "model_call" && s.Field == "" {
+		return
+	}
+	validateSource(errs, field, s)
+}
+
+func (c *Config) validateInference(errs *validate.Errors) {
+	switch c.Inference {
+	case "", InferenceSequential:
+		if c.PlannedEndDate != "" {
+			if _, err := time.Parse(time.DateOnly, c.PlannedEndDate); err != nil {
+				errs.Add("planned_end_date", "must be a date YYYY-MM-DD")
+			}
+		}
+	case InferenceFixedHorizon:
+		if c.PlannedEndDate == "" {
+			errs.Add("planned_end_date", "is required with fixed_horizon inference: a fixed-horizon test is read once, at its planned end")
+		} else if _, err := time.Parse(time.DateOnly, c.PlannedEndDate); err != nil {
+			errs.Add("planned_end_date", "must be a date YYYY-MM-DD")
+		}
+	default:
+		errs.Add("inference", "%q is not allowed (sequential or fixed_horizon)", c.Inference)
+	}
+	if t := c.SequentialTuning; t != nil && !(*t >= MinSequentialTuning && *t <= MaxSequentialTuning) {
+		errs.Add("sequential_tuning", "must be a number of users from %d to %d", MinSequentialTuning, MaxSequentialTuning)
 	}
 }
 

@@ -13,22 +13,41 @@ const (
 	TimeToFirstTokenMs = "time_to_first_token_ms"
 	Conversion         = "conversion"
 	Revenue            = "revenue"
+	CostPerCallUSD     = "cost_per_call_usd"
+	TokensPerCall      = "tokens_per_call"
+	ErrorRatePerCall   = "error_rate_per_call"
 )
 
-// catalogue is the built-in definitions, in display order. The p95
-// latency metric is a documented substitute (docs/results.md): the
-// per-user mean latency tested with Mann–Whitney, whose Hodges–Lehmann
-// shift follows the whole distribution, tail included, while the per-arm
-// distribution reports the p95 itself.
+// catalogue is the built-in definitions, in display order. latency_p95_ms
+// is the true p95 of per-call latency (a quantile metric with a
+// user-clustered interval); the per-call ratios divide by the user's
+// number of model calls.
 var catalogue = []experiments.Metric{
 	builtin(LatencyMs, "mean", "guardrail", "welch_t", modelCall("latency_ms")),
-	builtin(LatencyP95Ms, "mean", "guardrail", "mann_whitney", modelCall("latency_ms")),
+	quantile(LatencyP95Ms, 0.95, modelCall("latency_ms")),
 	builtin(ErrorRate, "mean", "guardrail", "welch_t", modelCall("error")),
 	builtin(TotalTokens, "mean", "guardrail", "welch_t", modelCall("total_tokens")),
 	builtin(CostUSD, "sum", "guardrail", "welch_t", modelCall("cost_usd")),
 	builtin(TimeToFirstTokenMs, "mean", "guardrail", "welch_t", modelCall("time_to_first_token_ms")),
 	builtin(Conversion, "proportion", "primary", "z_test", business(Conversion)),
 	builtin(Revenue, "sum", "secondary", "welch_t", business(Revenue)),
+	ratio(CostPerCallUSD, modelCall("cost_usd")),
+	ratio(TokensPerCall, modelCall("total_tokens")),
+	ratio(ErrorRatePerCall, modelCall("error")),
+}
+
+func quantile(name string, p float64, src experiments.MetricSource) experiments.Metric {
+	m := builtin(name, "quantile", "guardrail", "clustered_quantile", src)
+	m.Quantile = &p
+	return m
+}
+
+// ratio is a per-call ratio: the numerator's sum over the user's count of
+// model calls.
+func ratio(name string, num experiments.MetricSource) experiments.Metric {
+	m := builtin(name, "ratio", "guardrail", "delta_ratio", num)
+	m.Denominator = &experiments.MetricSource{EventType: "model_call"}
+	return m
 }
 
 func builtin(name, kind, category, method string, src experiments.MetricSource) experiments.Metric {
@@ -68,5 +87,13 @@ func Builtin(name string) (experiments.Metric, bool) {
 func clone(m experiments.Metric) experiments.Metric {
 	src, shared := *m.Source, *m.SharedOrgWide
 	m.Source, m.SharedOrgWide = &src, &shared
+	if m.Quantile != nil {
+		q := *m.Quantile
+		m.Quantile = &q
+	}
+	if m.Denominator != nil {
+		d := *m.Denominator
+		m.Denominator = &d
+	}
 	return m
 }

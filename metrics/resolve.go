@@ -45,6 +45,25 @@ func Resolve(ctx context.Context, shared Store, orgID string, ms []experiments.M
 }
 
 func resolveOne(ctx context.Context, shared Store, orgID string, m experiments.Metric) (Resolved, error) {
+	r, err := resolveSource(ctx, shared, orgID, m)
+	if err == nil && r.Problem == "" {
+		r.Problem = incomplete(r.Metric)
+	}
+	return r, err
+}
+
+// incomplete says what a resolved quantile or ratio metric still lacks.
+func incomplete(m experiments.Metric) string {
+	switch {
+	case m.Kind == "quantile" && m.Quantile == nil:
+		return fmt.Sprintf("quantile metric %q has no quantile", m.Name)
+	case m.Kind == "ratio" && m.Denominator == nil:
+		return fmt.Sprintf("ratio metric %q has no denominator", m.Name)
+	}
+	return ""
+}
+
+func resolveSource(ctx context.Context, shared Store, orgID string, m experiments.Metric) (Resolved, error) {
 	switch {
 	case m.SharedOrgWide != nil && *m.SharedOrgWide:
 		def, err := shared.Get(ctx, orgID, m.Name, m.MetricVersion)
@@ -54,13 +73,23 @@ func resolveOne(ctx context.Context, shared Store, orgID string, m experiments.M
 		if err != nil {
 			return Resolved{}, err
 		}
-		def.Category = m.Category
+		// The experiment keeps its role for the metric and its own analysis
+		// choices (CUPED, margin); the definition says what is measured.
+		def.Category, def.CUPED, def.NonInferiorityMargin = m.Category, m.CUPED, m.NonInferiorityMargin
 		return Resolved{Metric: def, Origin: OriginShared}, nil
 	case m.Source != nil:
 		return Resolved{Metric: m, Origin: OriginExperiment}, nil
 	}
 	if b, ok := Builtin(m.Name); ok {
 		m.Source = b.Source
+		if m.Kind == b.Kind { // an older config may use the name with another kind
+			if m.Quantile == nil {
+				m.Quantile = b.Quantile
+			}
+			if m.Denominator == nil {
+				m.Denominator = b.Denominator
+			}
+		}
 		return Resolved{Metric: m, Origin: OriginBuiltin}, nil
 	}
 	return Resolved{Metric: m, Origin: OriginExperiment, Problem: fmt.Sprintf("metric %q has no source and is neither built in nor shared", m.Name)}, nil

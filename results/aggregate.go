@@ -9,16 +9,29 @@ import (
 	"gorm.io/gorm"
 
 	"github.com/expd/expd/metrics"
+	"github.com/expd/expd/stats"
 )
 
 // Arm holds the exposed users of one arm and their per-user value of each
 // metric: Values[m][u] is user u's value of metric m, NaN when a mean
-// metric has no value for the user. A metric that could not be resolved
-// has no values.
+// metric has no value for the user (for a ratio metric: the numerator).
+// A metric that could not be resolved, and a quantile metric, has no
+// values. Crossover users (exposed to more than one variant) are counted
+// in Crossover under their first arm and left out of everything else.
 type Arm struct {
 	UserIDs []string
 	Values  [][]float64
+	// Pre[m][u] is user u's pre-period value of a CUPED metric m (0 without
+	// pre-period data); Den[m][u] the denominator of a ratio metric m.
+	Pre, Den [][]float64
+	// Calls[m] are the per-call values of a quantile metric m, by user.
+	Calls     []stats.Calls
+	Crossover int64
 }
+
+// Exposed is the arm's exposed users by first exposure, crossover users
+// included: what the sample-ratio check counts.
+func (a *Arm) Exposed() int64 { return int64(len(a.UserIDs)) + a.Crossover }
 
 // Sample is the aggregation of a run: the arms by variant name. Users
 // whose first exposure names a variant outside the allocation are counted
@@ -48,7 +61,8 @@ func Aggregate(ctx context.Context, db *gorm.DB, orgID, experimentID string, w W
 	}
 	s := Sample{Arms: make(map[string]*Arm, len(arms))}
 	for _, v := range arms {
-		s.Arms[v] = &Arm{Values: make([][]float64, len(ms))}
+		s.Arms[v] = &Arm{Values: make([][]float64, len(ms)), Pre: make([][]float64, len(ms)),
+			Den: make([][]float64, len(ms)), Calls: make([]stats.Calls, len(ms))}
 	}
 	rows, err := db.WithContext(ctx).Raw(q.SQL, q.Args...).Rows()
 	if err != nil {
@@ -56,15 +70,23 @@ func Aggregate(ctx context.Context, db *gorm.DB, orgID, experimentID string, w W
 	}
 	defer rows.Close()
 	var user, variant string
-	sums := make([]sql.NullFloat64, len(ms))
-	counts := make([]int64, len(ms))
-	dest := []any{&user, &variant}
+	var crossover int64
+	cols := make([]perUserColumns, len(ms))
+	dest := []any{&user, &variant, &crossover}
 	var computed []int // metrics with columns, in column order
 	for i, m := range ms {
-		if m.Problem == "" {
-			dest = append(dest, &sums[i], &counts[i])
-			computed = append(computed, i)
+		if m.Problem != "" || m.Kind == "quantile" {
+			continue
 		}
+		c := &cols[i]
+		dest = append(dest, &c.sum, &c.count)
+		if m.Kind == "ratio" {
+			dest = append(dest, &c.denSum, &c.denCount)
+		}
+		if m.UsesCUPED() {
+			dest = append(dest, &c.preSum, &c.preCount)
+		}
+		computed = append(computed, i)
 	}
 	n := 0
 	for rows.Next() {
@@ -76,13 +98,13 @@ func Aggregate(ctx context.Context, db *gorm.DB, orgID, experimentID string, w W
 			s.Unattributed++
 			continue
 		}
+		if crossover != 0 {
+			arm.Crossover++
+			continue
+		}
 		arm.UserIDs = append(arm.UserIDs, user)
 		for _, i := range computed {
-			v, ok := perUserValue(ms[i].Kind, sums[i].Float64, counts[i])
-			if !ok {
-				v = math.NaN()
-			}
-			arm.Values[i] = append(arm.Values[i], v)
+			cols[i].appendTo(arm, i, ms[i])
 		}
 		if n++; progress != nil && n%progressEvery == 0 {
 			progress(n)
@@ -91,5 +113,83 @@ func Aggregate(ctx context.Context, db *gorm.DB, orgID, experimentID string, w W
 	if err := rows.Err(); err != nil {
 		return Sample{}, fmt.Errorf("read per-user values: %w", err)
 	}
+	for i, m := range ms {
+		if m.Problem == "" && m.Kind == "quantile" {
+			if err := aggregateCalls(ctx, db, orgID, experimentID, w, m, i, s); err != nil {
+				return Sample{}, err
+			}
+		}
+	}
 	return s, nil
+}
+
+// perUserColumns are one metric's columns of a user's row.
+type perUserColumns struct {
+	sum, denSum, preSum       sql.NullFloat64
+	count, denCount, preCount int64
+}
+
+// appendTo adds the user's value of metric i (and its denominator or
+// pre-period value) to the arm.
+func (c perUserColumns) appendTo(arm *Arm, i int, m metrics.Resolved) {
+	kind := m.Kind
+	if kind == "ratio" {
+		kind = "sum"
+		d, _ := perUserValue(denominatorKind(*m.Denominator), c.denSum.Float64, c.denCount)
+		arm.Den[i] = append(arm.Den[i], d)
+	}
+	v, ok := perUserValue(kind, c.sum.Float64, c.count)
+	if !ok {
+		v = math.NaN()
+	}
+	arm.Values[i] = append(arm.Values[i], v)
+	if m.UsesCUPED() {
+		// No pre-period data: x = 0 (docs/results.md).
+		x, ok := perUserValue(kind, c.preSum.Float64, c.preCount)
+		if !ok {
+			x = 0
+		}
+		arm.Pre[i] = append(arm.Pre[i], x)
+	}
+}
+
+// aggregateCalls reads every call value of quantile metric mi into the
+// arms, grouped by user (8 bytes per call, 8 per user).
+func aggregateCalls(ctx context.Context, db *gorm.DB, orgID, experimentID string, w Window, m metrics.Resolved, mi int, s Sample) error {
+	q, err := buildCallsQuery(db, orgID, experimentID, w, m)
+	if err != nil {
+		return err
+	}
+	rows, err := db.WithContext(ctx).Raw(q.SQL, q.Args...).Rows()
+	if err != nil {
+		return fmt.Errorf("read calls of %s: %w", m.Name, err)
+	}
+	defer rows.Close()
+	// Offsets collects each user's first index; the arm's end closes it.
+	var user, variant, lastUser, lastVariant string
+	var v float64
+	for rows.Next() {
+		if err := rows.Scan(&user, &variant, &v); err != nil {
+			return fmt.Errorf("scan calls of %s: %w", m.Name, err)
+		}
+		arm, ok := s.Arms[variant]
+		if !ok {
+			continue
+		}
+		calls := &arm.Calls[mi]
+		if variant != lastVariant || user != lastUser {
+			calls.Offsets = append(calls.Offsets, len(calls.Values))
+			lastUser, lastVariant = user, variant
+		}
+		calls.Values = append(calls.Values, v)
+	}
+	for _, arm := range s.Arms {
+		if calls := &arm.Calls[mi]; len(calls.Offsets) > 0 {
+			calls.Offsets = append(calls.Offsets, len(calls.Values))
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return fmt.Errorf("read calls of %s: %w", m.Name, err)
+	}
+	return nil
 }

@@ -6,65 +6,161 @@ import (
 
 	"gorm.io/gorm"
 
+	"github.com/expd/expd/experiments"
 	"github.com/expd/expd/metrics"
 	"github.com/expd/expd/models"
 )
 
+// PrePeriodDays is CUPED's pre-period: the days before each user's first
+// exposure whose events give the covariate (docs/results.md).
+const PrePeriodDays = 14
+
 // aggregateQuery is the one SQL statement of a run: it finds each exposed
-// user's first exposure in the window (their arm, docs/architecture.md §5) and folds
+// user's first exposure in the window (their arm, docs/architecture.md §5) and whether
+// they were also exposed to another variant (a crossover user), and folds
 // every event the user produced from that exposure to the window's end into
-// two numbers per metric: the sum and the count of the matching values.
-// The database does the GROUP BY; Go receives one row per user.
+// two numbers per metric: the sum and the count of the matching values
+// (for a ratio metric also of its denominator). For CUPED metrics it adds
+// the same two numbers over the user's pre-period events of the org, any
+// experiment. The database does the GROUP BY; Go receives one row per
+// user. These per-user sums and counts are what a per-user rollup would
+// store.
 type aggregateQuery struct {
 	SQL  string
 	Args []any
 }
 
-// buildAggregateQuery writes the query for the metrics over events of one
-// experiment in [start, end). Metrics with a Problem get no columns.
-func buildAggregateQuery(db *gorm.DB, orgID, experimentID string, w Window, ms []metrics.Resolved) (aggregateQuery, error) {
+// dialect holds what differs between PostgreSQL and SQLite.
+type dialect struct {
+	float                              string
+	exposureIndex, userIndex, orgIndex string
+	preStart                           string // SQL for first_ts minus the pre-period, one argument
+	preArg                             any
+}
+
+func dialectOf(db *gorm.DB) dialect {
+	if models.IsPostgres(db) {
+		return dialect{float: "DOUBLE PRECISION", preStart: "x.first_ts - CAST(? AS INTERVAL)", preArg: fmt.Sprintf("%d days", PrePeriodDays)}
+	}
 	// SQLite plans without table statistics and, left alone, walks the
 	// org's events by time once per user; it is told which index to use.
-	float, exposureIndex, userIndex := "REAL", " INDEXED BY events_experiment_ts", " INDEXED BY events_experiment_user_ts"
-	if models.IsPostgres(db) {
-		float, exposureIndex, userIndex = "DOUBLE PRECISION", "", ""
-	}
-	var cols []string
-	var colArgs []any
+	// Timestamps are text there, compared as text to the millisecond.
+	return dialect{float: "REAL", exposureIndex: " INDEXED BY events_experiment_ts", userIndex: " INDEXED BY events_experiment_user_ts",
+		orgIndex: " INDEXED BY events_org_user_ts", preStart: "strftime('%Y-%m-%d %H:%M:%f', x.first_ts, ?)", preArg: fmt.Sprintf("-%d days", PrePeriodDays)}
+}
+
+// exposedCTE finds each exposed user's first exposure in the window and
+// flags crossover users (more than one variant seen).
+func exposedCTE(d dialect, orgID, experimentID string, w Window) (string, []any) {
+	return `WITH firsts AS (
+  SELECT user_id, variant, ts, ROW_NUMBER() OVER (PARTITION BY user_id ORDER BY ts, event_id) AS rn,
+    MIN(variant) OVER (PARTITION BY user_id) AS vmin, MAX(variant) OVER (PARTITION BY user_id) AS vmax
+  FROM events` + d.exposureIndex + `
+  WHERE org_id = ? AND experiment_id = ? AND type = 'exposure' AND ts >= ? AND ts < ?
+), exposed AS (
+  SELECT user_id, variant, ts AS first_ts, CASE WHEN vmin <> vmax THEN 1 ELSE 0 END AS crossover FROM firsts WHERE rn = 1
+)
+`, []any{orgID, experimentID, w.Start, w.End}
+}
+
+// sumCount is the pair of aggregate columns of one expression.
+func sumCount(cond, value, name string) []string {
+	return []string{fmt.Sprintf("SUM(CASE WHEN %s THEN %s END) AS s%s", cond, value, name),
+		fmt.Sprintf("COUNT(CASE WHEN %s THEN 1 END) AS n%s", cond, name)}
+}
+
+// buildAggregateQuery writes the query for the metrics over events of one
+// experiment in [start, end). Metrics with a Problem and quantile metrics
+// (read call by call, buildCallsQuery) get no columns.
+func buildAggregateQuery(db *gorm.DB, orgID, experimentID string, w Window, ms []metrics.Resolved) (aggregateQuery, error) {
+	d := dialectOf(db)
+	var cols, preCols []string
+	var colArgs, preArgs []any
 	for i, m := range ms {
-		if m.Problem != "" {
+		if m.Problem != "" || m.Kind == "quantile" {
 			continue
 		}
-		cond, value, args, err := metricExpr(m, float)
+		kind := m.Kind
+		if kind == "ratio" {
+			kind = "sum" // the numerator: the user's sum
+		}
+		cond, value, args, err := metricExpr(m.Name, kind, *m.Source, "e", d.float)
 		if err != nil {
 			return aggregateQuery{}, err
 		}
-		cols = append(cols,
-			fmt.Sprintf("SUM(CASE WHEN %s THEN %s END) AS s%d", cond, value, i),
-			fmt.Sprintf("COUNT(CASE WHEN %s THEN 1 END) AS n%d", cond, i))
-		// The condition appears twice, so its arguments do too.
-		colArgs = append(colArgs, args...)
-		colArgs = append(colArgs, args...)
+		// Each condition appears twice, so its arguments do too.
+		cols = append(cols, sumCount(cond, value, fmt.Sprint(i))...)
+		colArgs = append(colArgs, append(args, args...)...)
+		if m.Kind == "ratio" {
+			cond, value, args, err := metricExpr(m.Name, denominatorKind(*m.Denominator), *m.Denominator, "e", d.float)
+			if err != nil {
+				return aggregateQuery{}, err
+			}
+			cols = append(cols, sumCount(cond, value, fmt.Sprintf("d%d", i))...)
+			colArgs = append(colArgs, append(args, args...)...)
+		}
+		if m.UsesCUPED() {
+			cond, value, args, err := metricExpr(m.Name, kind, *m.Source, "p", d.float)
+			if err != nil {
+				return aggregateQuery{}, err
+			}
+			preCols = append(preCols, sumCount(cond, value, fmt.Sprintf("p%d", i))...)
+			preArgs = append(preArgs, append(args, args...)...)
+			cols = append(cols, fmt.Sprintf("MAX(pre.sp%d) AS sp%d", i, i), fmt.Sprintf("COALESCE(MAX(pre.np%d), 0) AS np%d", i, i))
+		}
 	}
-	exposed := `WITH firsts AS (
-  SELECT user_id, variant, ts, ROW_NUMBER() OVER (PARTITION BY user_id ORDER BY ts, event_id) AS rn
-  FROM events` + exposureIndex + `
-  WHERE org_id = ? AND experiment_id = ? AND type = 'exposure' AND ts >= ? AND ts < ?
-), exposed AS (
-  SELECT user_id, variant, ts AS first_ts FROM firsts WHERE rn = 1
+	sql, args := exposedCTE(d, orgID, experimentID, w)
+	if len(cols) == 0 {
+		return aggregateQuery{SQL: sql + "SELECT user_id, variant, crossover FROM exposed", Args: args}, nil
+	}
+	preJoin := ""
+	if len(preCols) > 0 {
+		sql += `, pre AS (
+  SELECT x.user_id, ` + strings.Join(preCols, ", ") + `
+  FROM exposed x JOIN events p` + d.orgIndex + ` ON p.org_id = ? AND p.user_id = x.user_id AND p.ts >= ` + d.preStart + ` AND p.ts < x.first_ts
+  GROUP BY x.user_id
 )
 `
-	args := []any{orgID, experimentID, w.Start, w.End}
-	if len(cols) == 0 {
-		return aggregateQuery{SQL: exposed + "SELECT user_id, variant FROM exposed", Args: args}, nil
+		args = append(args, preArgs...)
+		args = append(args, orgID, d.preArg)
+		preJoin = "\nLEFT JOIN pre ON pre.user_id = x.user_id"
 	}
-	sql := exposed + "SELECT x.user_id, x.variant,\n  " + strings.Join(cols, ",\n  ") + `
+	sql += "SELECT x.user_id, x.variant, x.crossover,\n  " + strings.Join(cols, ",\n  ") + `
 FROM exposed x
-LEFT JOIN events e` + userIndex + ` ON e.org_id = ? AND e.experiment_id = ? AND e.user_id = x.user_id AND e.ts >= x.first_ts AND e.ts < ?
-GROUP BY x.user_id, x.variant`
+LEFT JOIN events e` + d.userIndex + ` ON e.org_id = ? AND e.experiment_id = ? AND e.user_id = x.user_id AND e.ts >= x.first_ts AND e.ts < ?` + preJoin + `
+GROUP BY x.user_id, x.variant, x.crossover`
 	args = append(args, colArgs...)
 	args = append(args, orgID, experimentID, w.End)
 	return aggregateQuery{SQL: sql, Args: args}, nil
+}
+
+// buildCallsQuery lists, for a quantile metric, every call value of the
+// exposed users who are not crossover users, by arm then user, so each
+// user's calls arrive together.
+func buildCallsQuery(db *gorm.DB, orgID, experimentID string, w Window, m metrics.Resolved) (aggregateQuery, error) {
+	d := dialectOf(db)
+	cond, value, condArgs, err := metricExpr(m.Name, "mean", *m.Source, "e", d.float)
+	if err != nil {
+		return aggregateQuery{}, err
+	}
+	sql, args := exposedCTE(d, orgID, experimentID, w)
+	sql += "SELECT x.user_id, x.variant, " + value + `
+FROM exposed x
+JOIN events e` + d.userIndex + ` ON e.org_id = ? AND e.experiment_id = ? AND e.user_id = x.user_id AND e.ts >= x.first_ts AND e.ts < ?
+WHERE x.crossover = 0 AND ` + cond + `
+ORDER BY x.variant, x.user_id`
+	args = append(args, orgID, experimentID, w.End)
+	args = append(args, condArgs...)
+	return aggregateQuery{SQL: sql, Args: args}, nil
+}
+
+// denominatorKind: a denominator naming a model_call field sums it;
+// otherwise it counts its events.
+func denominatorKind(s experiments.MetricSource) string {
+	if s.EventType == "model_call" && s.Field != "" {
+		return "sum"
+	}
+	return "count"
 }
 
 // modelCallColumns are the numeric model_call fields a metric may read;
@@ -74,42 +170,45 @@ var modelCallColumns = map[string]bool{
 	"cost_usd": true, "time_to_first_token_ms": true,
 }
 
-// metricExpr returns the SQL condition selecting the events that feed m,
-// the value each contributes (as a float), and the condition's arguments.
-// A proportion counts events whose value is non-zero (for error: an error
-// was recorded); a mean only events that carry the value.
-func metricExpr(m metrics.Resolved, float string) (cond, value string, args []any, err error) {
-	src := m.Source
+// metricExpr returns the SQL condition selecting the events (table alias
+// a) that feed a metric of this kind and source, the value each
+// contributes (as a float), and the condition's arguments. A proportion
+// counts events whose value is non-zero (for error: an error was
+// recorded); a mean only events that carry the value. A model_call
+// source without a field (a ratio's denominator) is every call.
+func metricExpr(name, kind string, src experiments.MetricSource, a, float string) (cond, value string, args []any, err error) {
 	switch src.EventType {
 	case "model_call":
 		switch {
 		case src.Field == "error":
-			value = "(CASE WHEN e.error IS NOT NULL AND e.error <> '' THEN 1.0 ELSE 0.0 END)"
+			value = fmt.Sprintf("(CASE WHEN %[1]s.error IS NOT NULL AND %[1]s.error <> '' THEN 1.0 ELSE 0.0 END)", a)
 		case modelCallColumns[src.Field]:
-			value = fmt.Sprintf("CAST(e.%s AS %s)", src.Field, float)
+			value = fmt.Sprintf("CAST(%s.%s AS %s)", a, src.Field, float)
+		case src.Field == "" && kind == "count":
+			value = "1.0"
 		default:
-			return "", "", nil, fmt.Errorf("metric %q: unknown model_call field %q", m.Name, src.Field)
+			return "", "", nil, fmt.Errorf("metric %q: unknown model_call field %q", name, src.Field)
 		}
-		cond = "e.type = 'model_call'"
+		cond = a + ".type = 'model_call'"
 	case "business_event":
-		cond, value, args = "e.type = 'business_event' AND e.business_metric = ?", "e.value", []any{src.BusinessMetric}
+		cond, value, args = fmt.Sprintf("%[1]s.type = 'business_event' AND %[1]s.business_metric = ?", a), a+".value", []any{src.BusinessMetric}
 	case "exposure":
-		cond, value = "e.type = 'exposure'", "1.0"
+		cond, value = a+".type = 'exposure'", "1.0"
 	default:
-		return "", "", nil, fmt.Errorf("metric %q: unknown event type %q", m.Name, src.EventType)
+		return "", "", nil, fmt.Errorf("metric %q: unknown event type %q", name, src.EventType)
 	}
-	switch m.Kind {
+	switch kind {
 	case "proportion":
-		cond += fmt.Sprintf(" AND COALESCE(%s, 0) <> 0", value)
 		if src.EventType == "business_event" {
 			// A business event marks the outcome whatever its value.
-			cond = "e.type = 'business_event' AND e.business_metric = ?"
+			break
 		}
+		cond += fmt.Sprintf(" AND COALESCE(%s, 0) <> 0", value)
 	case "mean":
 		cond += fmt.Sprintf(" AND %s IS NOT NULL", value)
 	case "sum", "count":
 	default:
-		return "", "", nil, fmt.Errorf("metric %q: unknown kind %q", m.Name, m.Kind)
+		return "", "", nil, fmt.Errorf("metric %q: unknown kind %q", name, kind)
 	}
 	return "(" + cond + ")", value, args, nil
 }
@@ -131,7 +230,7 @@ func perUserValue(kind string, sum float64, count int64) (v float64, ok bool) {
 			return 0, false
 		}
 		return sum / float64(count), true
-	default: // sum: 0 for exposed users with none
+	default: // sum, a ratio's numerator: 0 for exposed users with none
 		return sum, true
 	}
 }

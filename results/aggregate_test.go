@@ -66,8 +66,9 @@ func TestAggregateComputesPerUserValuesInSQL(t *testing.T) {
 	if s.Unattributed != 1 {
 		t.Errorf("unattributed = %d, want 1 (the unknown variant)", s.Unattributed)
 	}
+	// users[0] also saw the other arm: a crossover user, out of every metric.
 	for mi, name := range resultstest.Metrics {
-		want := resultstest.Values(f.users, name)
+		want := resultstest.Values(f.users[1:], name)
 		if name == "latency_ms" { // the idle user has no latency: out of the mean
 			want["control"] = want["control"][:len(want["control"])-1]
 		}
@@ -78,8 +79,12 @@ func TestAggregateComputesPerUserValuesInSQL(t *testing.T) {
 			}
 		}
 	}
-	if n := len(s.Arms["control"].UserIDs); n != 41 {
-		t.Errorf("control has %d users, want 41 (40 + idle; the switcher stays in its first arm)", n)
+	control := s.Arms["control"]
+	if n := len(control.UserIDs); n != 40 || control.Crossover != 1 || control.Exposed() != 41 {
+		t.Errorf("control has %d users and %d crossover, want 40 + 1 (the switcher counts for SRM in its first arm, in no metric)", n, control.Crossover)
+	}
+	if s.Arms["treatment"].Crossover != 0 {
+		t.Errorf("treatment crossover = %d, want 0", s.Arms["treatment"].Crossover)
 	}
 }
 

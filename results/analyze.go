@@ -29,6 +29,11 @@ type Design struct {
 	Metrics      []metrics.Resolved
 	Window       Window
 	Limits       plans.Limit
+	// Sequential makes the always-valid numbers the headline (the
+	// experiment's inference; the default). NStar is its sequential_tuning
+	// (0: stats.DefaultNStar).
+	Sequential bool
+	NStar      float64
 }
 
 // Arms lists the allocation's variants in allocation order.
@@ -102,6 +107,61 @@ type cappedArm struct {
 
 // values returns the kept users' values of metric mi, leaving out users
 // without a value (NaN: a mean metric with no matching events).
+func (c cappedArm) crossover() int64 {
+	if c.arm == nil {
+		return 0
+	}
+	return c.arm.Crossover
+}
+
+// withCovariate returns the kept users' values of CUPED metric mi and their
+// pre-period values, pairwise, leaving out users without a value.
+func (c cappedArm) withCovariate(mi int) (y, x []float64) {
+	if c.arm == nil || len(c.arm.Values[mi]) == 0 {
+		return nil, nil
+	}
+	var pre []float64
+	if mi < len(c.arm.Pre) {
+		pre = c.arm.Pre[mi]
+	}
+	y, x = make([]float64, 0, len(c.keep)), make([]float64, 0, len(c.keep))
+	for _, u := range c.keep {
+		if v := c.arm.Values[mi][u]; !math.IsNaN(v) {
+			var xu float64 // no pre-period value: 0
+			if u < len(pre) {
+				xu = pre[u]
+			}
+			y, x = append(y, v), append(x, xu)
+		}
+	}
+	return y, x
+}
+
+// ratio returns the kept users' numerators and denominators of metric mi.
+func (c cappedArm) ratio(mi int) stats.RatioArm {
+	if c.arm == nil || len(c.arm.Values[mi]) == 0 {
+		return stats.RatioArm{}
+	}
+	r := stats.RatioArm{Num: make([]float64, 0, len(c.keep)), Den: make([]float64, 0, len(c.keep))}
+	for _, u := range c.keep {
+		r.Num, r.Den = append(r.Num, c.arm.Values[mi][u]), append(r.Den, c.arm.Den[mi][u])
+	}
+	return r
+}
+
+// calls returns the arm's calls of quantile metric mi. The sample cap does
+// not apply: the memory is 16 bytes per call (docs/results.md).
+func (c cappedArm) calls(mi int) stats.Calls {
+	if c.arm == nil {
+		return stats.Calls{}
+	}
+	return c.arm.Calls[mi]
+}
+
+// callValues are the arm's call values of quantile metric mi, for the
+// per-arm distribution.
+func (c cappedArm) callValues(mi int) []float64 { return c.calls(mi).Values }
+
 func (c cappedArm) values(mi int) []float64 {
 	if c.arm == nil || len(c.arm.Values[mi]) == 0 {
 		return nil
@@ -123,40 +183,160 @@ func compareArms(d Design, m metrics.Resolved, mi int, control, treatment capped
 		SampleCapUsed: control.capped || treatment.capped,
 		WindowDays:    d.Window.Days, RetentionTruncated: d.Window.RetentionTruncated,
 	}
+	an := RowAnalysis{Inference: inferenceName(d.Sequential), Quantile: m.Quantile,
+		CrossoverUsers: map[string]int64{d.Control: control.crossover(), variant: treatment.crossover()}}
+	an.CrossoverHealth = crossoverHealth(control, treatment)
 	cv, tv := control.values(mi), treatment.values(mi)
+	if m.Kind == "quantile" {
+		cv, tv = control.callValues(mi), treatment.callValues(mi)
+	}
 	row.NControl, row.NTreatment = int64(len(cv)), int64(len(tv))
-	row.Preliminary = IsPreliminary(d.Window.Days, row.NControl, row.NTreatment, srm.Gate)
 	dist, err := distribution(d.Control, variant, cv, tv)
 	if err != nil {
 		return Row{}, err
 	}
 	row.Distribution = dist
-	if m.Problem != "" {
-		row.Undefined = m.Problem
-		return row, nil
+	cmp, undefined := compareMetric(d, m, mi, control, treatment, variant)
+	if undefined != "" {
+		row.Undefined = undefined
+	} else {
+		fillComparison(&row, &an, cmp, d.Sequential)
+		nonInferiority(&an, m, cmp, row.Sequential, d.options(m, variant))
 	}
-	method, err := stats.ParseMethod(m.MethodDefault)
+	if m.Kind == "quantile" || m.Kind == "ratio" {
+		// n is users with calls (quantile) or all kept users (ratio).
+		row.NControl, row.NTreatment = int64(cmp.NControl), int64(cmp.NTreatment)
+	}
+	row.Preliminary = IsPreliminary(d.Window.Days, row.NControl, row.NTreatment, srm.Gate)
+	if d.Sequential && !row.Sequential && row.Undefined == "" {
+		an.Warnings = append(an.Warnings, "this test ("+row.Test+") has no always-valid form: its p-value and CI are fixed-horizon, and reading them every day inflates false positives; decide once, at a planned end")
+	}
+	if an.CrossoverHealth == HealthFail {
+		an.Warnings = append(an.Warnings, "more than 1% of an arm's users were exposed to more than one variant; they are left out of every metric (check assignment and identity)")
+	}
+	b, err := json.Marshal(an)
 	if err != nil {
-		row.Undefined = err.Error()
-		return row, nil
+		return Row{}, fmt.Errorf("encode row analysis: %w", err)
 	}
-	cmp, err := stats.Compare(method, cv, tv, stats.Options{MaxDraws: d.Limits.MaxPermutations, Seed: seed(d.ExperimentID, m.Name, variant)})
-	if err != nil {
-		// Input the test refuses (say, z_test on values other than 0/1) is
-		// a property of the metric, not a failure of the run.
-		row.Undefined = err.Error()
-		return row, nil
-	}
-	fillComparison(&row, cmp)
+	row.Analysis = b
 	return row, nil
 }
 
-func fillComparison(row *Row, c stats.Comparison) {
-	row.Test, row.Undefined = c.Test, c.Undefined
-	row.Statistic, row.PValue = c.Statistic, c.PValue
-	row.Effect, row.CILow, row.CIHigh = c.Effect, c.CILow, c.CIHigh
-	row.RelLift, row.RelCILow, row.RelCIHigh, row.RelUndefinedReason = c.RelLift, c.RelCILow, c.RelCIHigh, c.RelUndefinedReason
+// compareMetric runs the comparison metric m calls for; a non-empty reason
+// says why there is none.
+func compareMetric(d Design, m metrics.Resolved, mi int, control, treatment cappedArm, variant string) (stats.Comparison, string) {
+	if m.Problem != "" {
+		return stats.Comparison{}, m.Problem
+	}
+	opt := d.options(m, variant)
+	var cmp stats.Comparison
+	var err error
+	switch {
+	case m.Kind == "quantile":
+		cmp, err = stats.CompareQuantile(control.calls(mi), treatment.calls(mi), *m.Quantile, opt)
+	case m.Kind == "ratio":
+		cmp, err = stats.CompareRatio(control.ratio(mi), treatment.ratio(mi), opt)
+	default:
+		method, perr := stats.ParseMethod(m.MethodDefault)
+		if perr != nil {
+			return stats.Comparison{}, perr.Error()
+		}
+		if m.UsesCUPED() {
+			yc, xc := control.withCovariate(mi)
+			yt, xt := treatment.withCovariate(mi)
+			cmp, err = stats.CompareCUPED(method, yc, xc, yt, xt, opt)
+		} else {
+			cmp, err = stats.Compare(method, control.values(mi), treatment.values(mi), opt)
+		}
+	}
+	if err != nil {
+		// Input the test refuses (say, z_test on values other than 0/1) is
+		// a property of the metric, not a failure of the run.
+		return stats.Comparison{}, err.Error()
+	}
+	if cmp.Undefined != "" {
+		return cmp, cmp.Undefined
+	}
+	return cmp, ""
+}
+
+// options are the stats options of one comparison: the plan's
+// permutation budget, the experiment's N*, and a seed per experiment,
+// metric and arm so a rerun gives the same answer.
+func (d Design) options(m metrics.Resolved, variant string) stats.Options {
+	return stats.Options{MaxDraws: d.Limits.MaxPermutations, Seed: seed(d.ExperimentID, m.Name, variant), NStar: d.NStar}
+}
+
+func inferenceName(sequential bool) string {
+	if sequential {
+		return "sequential"
+	}
+	return "fixed_horizon"
+}
+
+// Crossover health (RowAnalysis.CrossoverHealth).
+const (
+	HealthPass = "pass"
+	HealthFail = "fail"
+	// MaxCrossoverShare is the share of an arm's exposed users above which
+	// crossover users fail the health check.
+	MaxCrossoverShare = 0.01
+)
+
+func crossoverHealth(arms ...cappedArm) string {
+	for _, a := range arms {
+		if a.arm != nil && a.arm.Exposed() > 0 && float64(a.arm.Crossover) > MaxCrossoverShare*float64(a.arm.Exposed()) {
+			return HealthFail
+		}
+	}
+	return HealthPass
+}
+
+// fillComparison copies a comparison into the row: the headline numbers
+// of the chosen mode (always-valid when sequential and the test has that
+// form), the other mode's under OtherMode.
+func fillComparison(row *Row, an *RowAnalysis, c stats.Comparison, sequential bool) {
+	row.Test = c.Test
+	row.Statistic = c.Statistic
+	row.Effect = c.Effect
+	row.RelLift, row.RelUndefinedReason = c.RelLift, c.RelUndefinedReason
 	row.PermutationsUsed = c.DrawsUsed
+	fixed := ModeNumbers{Mode: "fixed_horizon", PValue: c.PValue, CILow: c.CILow, CIHigh: c.CIHigh, RelCILow: c.RelCILow, RelCIHigh: c.RelCIHigh}
+	headline := fixed
+	if av := c.AlwaysValid; av != nil {
+		seq := ModeNumbers{Mode: "sequential", PValue: av.PValue, CILow: av.CILow, CIHigh: av.CIHigh, RelCILow: av.RelCILow, RelCIHigh: av.RelCIHigh}
+		if c.RelLift == nil || av.RelCILow == nil {
+			seq.RelCILow, seq.RelCIHigh = nil, nil
+		}
+		if sequential {
+			headline, an.OtherMode, row.Sequential = seq, &fixed, true
+		} else {
+			an.OtherMode = &seq
+		}
+	}
+	row.PValue, row.CILow, row.CIHigh = headline.PValue, headline.CILow, headline.CIHigh
+	row.RelCILow, row.RelCIHigh = headline.RelCILow, headline.RelCIHigh
+	if row.RelLift != nil && row.RelCILow == nil {
+		row.RelLift, row.RelUndefinedReason = nil, "no always-valid interval for the relative lift"
+	}
+	if cu := c.CUPED; cu != nil {
+		theta, vr := cu.Theta, cu.VarianceReduction
+		an.CUPED, an.Theta, an.VarianceReduction = true, &theta, &vr
+	}
+}
+
+// nonInferiority adds the non-inferiority test when the metric has a margin.
+func nonInferiority(an *RowAnalysis, m metrics.Resolved, c stats.Comparison, sequential bool, opt stats.Options) {
+	nm := m.NonInferiorityMargin
+	if nm == nil {
+		return
+	}
+	res, ok, err := stats.NonInferiority(c, stats.Margin{Value: nm.Value, Relative: nm.Type == "relative", BadIsIncrease: nm.BadDirection == "increase"}, sequential, opt)
+	view := &NonInferiorityView{Margin: nm.Value, Type: nm.Type, BadDirection: nm.BadDirection, PValue: 1, Decision: stats.Inconclusive}
+	if err == nil && ok {
+		view.PValue, view.Decision = res.PValue, res.Decision
+	}
+	an.NonInferiority = view
 }
 
 // IsPreliminary is the preliminary rule: a window under 7 days, an arm
@@ -191,7 +371,7 @@ func checkSRM(d Design, s Sample) (SRMSummary, error) {
 	for _, sl := range d.Allocation {
 		n := int64(0)
 		if arm := s.Arms[sl.Variant]; arm != nil {
-			n = int64(len(arm.UserIDs))
+			n = arm.Exposed()
 		}
 		sum.Observed[sl.Variant] = n
 		sum.Weights[sl.Variant] = sl.Weight

@@ -47,6 +47,55 @@ type Row struct {
 
 	Distribution datatypes.JSON `json:"distribution"`
 	ComputedAt   time.Time      `json:"computed_at"`
+
+	// Sequential says that PValue, CILow, CIHigh and the relative lift are
+	// the always-valid numbers; otherwise they are fixed-horizon ones.
+	Sequential bool `json:"sequential"`
+	// Analysis is the rest of what issue 12 adds to a row (RowAnalysis).
+	Analysis datatypes.JSON `json:"analysis"`
+}
+
+// RowAnalysis is what the analysis column holds, and what the API shows
+// flattened into each metric row (docs/results.md).
+type RowAnalysis struct {
+	// Inference is the experiment's mode; a row of a test without an
+	// always-valid form is fixed-horizon whatever the mode (Sequential false).
+	Inference string `json:"inference"`
+	// OtherMode holds the numbers of the mode that is not the headline.
+	OtherMode *ModeNumbers `json:"other_mode,omitempty"`
+
+	CUPED             bool     `json:"cuped"`
+	Theta             *float64 `json:"theta"`
+	VarianceReduction *float64 `json:"variance_reduction"`
+	Quantile          *float64 `json:"quantile,omitempty"`
+
+	// CrossoverUsers counts, per arm (by first exposure), the users exposed
+	// to more than one variant; they are left out of every metric.
+	CrossoverUsers map[string]int64 `json:"crossover_users"`
+	// CrossoverHealth is "fail" when they exceed 1 % of an arm, else "pass".
+	CrossoverHealth string `json:"crossover_health"`
+
+	Warnings       []string            `json:"warnings,omitempty"`
+	NonInferiority *NonInferiorityView `json:"non_inferiority,omitempty"`
+}
+
+// ModeNumbers are a row's interval and p-value under one inference mode.
+type ModeNumbers struct {
+	Mode      string   `json:"mode"`
+	PValue    float64  `json:"p_value"`
+	CILow     float64  `json:"ci_low"`
+	CIHigh    float64  `json:"ci_high"`
+	RelCILow  *float64 `json:"rel_ci_low"`
+	RelCIHigh *float64 `json:"rel_ci_high"`
+}
+
+// NonInferiorityView is the non-inferiority test of a row.
+type NonInferiorityView struct {
+	Margin       float64 `json:"margin"`
+	Type         string  `json:"type"`
+	BadDirection string  `json:"bad_direction"`
+	PValue       float64 `json:"p_value"`
+	Decision     string  `json:"decision"`
 }
 
 // TableName is the results table of migration 0006.

@@ -16,7 +16,8 @@ type CUPEDSummary struct {
 // 2013): y - theta·(x - mean(x)), with x each user's pre-exposure value of
 // the same metric and theta and mean(x) pooled over both arms, so the
 // adjustment is the same function of x in each arm and leaves the effect
-// unbiased. yc[i] pairs with xc[i]. The adjusted values are no longer
+// unbiased. yc[i] pairs with xc[i]. When x does not vary there is nothing
+// to adjust: the result is Compare(m, yc, yt) with CUPED nil. The adjusted values are no longer
 // 0/1, so a z_test metric is compared with Welch's t on them (at the
 // sample sizes where the z-test holds the two agree); rank and resampling
 // tests have no CUPED form.
@@ -48,6 +49,11 @@ func CompareCUPED(m Method, yc, xc, yt, xt []float64, opt Options) (Comparison, 
 	}
 	for i := range yt {
 		co.add(xt[i], yt[i])
+	}
+	if co.mxx == 0 {
+		// No covariate information (say, no user has pre-period data):
+		// nothing to adjust, so the metric's own test, CUPED nil.
+		return Compare(m, yc, yt, opt)
 	}
 	theta := co.slope()
 	adjust := func(ys, xs []float64) []float64 {
