@@ -52,6 +52,17 @@ type resultsBody struct {
 				N int `json:"n"`
 			} `json:"arms"`
 		} `json:"distribution"`
+		Sequential bool   `json:"sequential"`
+		Inference  string `json:"inference"`
+		OtherMode  *struct {
+			Mode   string  `json:"mode"`
+			PValue float64 `json:"p_value"`
+			CILow  float64 `json:"ci_low"`
+			CIHigh float64 `json:"ci_high"`
+		} `json:"other_mode"`
+		CUPED           bool             `json:"cuped"`
+		CrossoverUsers  map[string]int64 `json:"crossover_users"`
+		CrossoverHealth string           `json:"crossover_health"`
 	} `json:"metrics"`
 }
 
@@ -218,9 +229,19 @@ func checkResultsAgainstStats(t *testing.T, body resultsBody, users []resultstes
 		if err != nil {
 			t.Fatal(err)
 		}
+		// Inference defaults to sequential: the headline is always-valid and
+		// the fixed-horizon numbers are nested. No user has pre-period
+		// events, so CUPED has nothing to adjust.
+		if !m.Sequential || m.Inference != "sequential" || want.AlwaysValid == nil || m.OtherMode == nil || m.OtherMode.Mode != "fixed_horizon" || m.CUPED {
+			t.Fatalf("%s: sequential %v, inference %q, other mode %+v, cuped %v", m.Metric, m.Sequential, m.Inference, m.OtherMode, m.CUPED)
+		}
+		if m.CrossoverUsers["control"] != 0 || m.CrossoverHealth != "pass" {
+			t.Errorf("%s: crossover %v %q", m.Metric, m.CrossoverUsers, m.CrossoverHealth)
+		}
 		for name, pair := range map[string][2]float64{
-			"statistic": {m.Statistic, want.Statistic}, "p_value": {m.PValue, want.PValue}, "effect": {m.Effect, want.Effect},
-			"ci_low": {m.CILow, want.CILow}, "ci_high": {m.CIHigh, want.CIHigh}, "p_value_fdr": {m.PValueFDR, fdr[i]},
+			"statistic": {m.Statistic, want.Statistic}, "p_value": {m.PValue, want.AlwaysValid.PValue}, "effect": {m.Effect, want.Effect},
+			"ci_low": {m.CILow, want.AlwaysValid.CILow}, "ci_high": {m.CIHigh, want.AlwaysValid.CIHigh}, "p_value_fdr": {m.PValueFDR, fdr[i]},
+			"fixed p_value": {m.OtherMode.PValue, want.PValue}, "fixed ci_low": {m.OtherMode.CILow, want.CILow}, "fixed ci_high": {m.OtherMode.CIHigh, want.CIHigh},
 		} {
 			if math.Abs(pair[0]-pair[1]) > 1e-9*math.Max(1, math.Abs(pair[1])) {
 				t.Errorf("%s %s = %v, stats/ on the same values gives %v", m.Metric, name, pair[0], pair[1])
