@@ -5,12 +5,14 @@
 // and -per-user events each (an exposure, model calls, one business
 // event) spread over 14 days, then times, in the same session:
 //
-//   - bare SQL: the run's aggregation statement, computed in the database
-//     (SELECT count(*) over it) and read out row by row, before and after
-//     the full run (the faster kept);
+//   - bare SQL: the aggregation statement of a run without CUPED and with
+//     p95 latency as a per-user mean (the statement before issue 12),
+//     computed in the database (SELECT count(*) over it) and read out row
+//     by row, before and after the full run (the faster kept);
 //   - full run: the ExperimentResults workflow on an in-process Temporal
-//     server with a real worker (load, aggregate + statistics for 6
-//     metrics, Benjamini–Hochberg, upsert).
+//     server with a real worker (load, aggregate with CUPED pre-period,
+//     per-call p95 read, statistics for 6 metrics, Benjamini–Hochberg,
+//     upsert), and the process's peak RSS (VmHWM) after it.
 //
 // Usage: DATABASE_URL=postgres://... go run ./bench/results [-users 1000000]
 package main
@@ -21,6 +23,7 @@ import (
 	"fmt"
 	"log"
 	"os"
+	"strings"
 	"time"
 
 	"go.temporal.io/sdk/client"
@@ -83,7 +86,37 @@ func run(users, perUser int, keep bool) error {
 	fmt.Printf("full run (workflow):                  %s  (%d users, %d rows, SRM %s)\n", full.Round(time.Millisecond), out.Users, out.Rows, out.SRMGate)
 	fmt.Printf("ratio full / bare (rows read out):    %.2f\n", full.Seconds()/bareRead.Seconds())
 	fmt.Printf("ratio full / bare (in database):      %.2f\n", full.Seconds()/bareCount.Seconds())
+	fmt.Printf("peak RSS of the process (worker in-process): %s\n", peakRSS())
 	return nil
+}
+
+// peakRSS is the process's VmHWM from /proc/self/status.
+func peakRSS() string {
+	b, err := os.ReadFile("/proc/self/status")
+	if err != nil {
+		return "unknown"
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if v, ok := strings.CutPrefix(line, "VmHWM:"); ok {
+			return strings.TrimSpace(v)
+		}
+	}
+	return "unknown"
+}
+
+// bareMetrics are the benchmark's metrics as a run before issue 12 would
+// aggregate them: no CUPED pre-period, p95 latency as a per-user mean.
+func bareMetrics(ms []metrics.Resolved) []metrics.Resolved {
+	off := false
+	out := make([]metrics.Resolved, len(ms))
+	for i, m := range ms {
+		m.CUPED = &off
+		if m.Kind == "quantile" {
+			m.Kind, m.MethodDefault, m.Quantile = "mean", "mann_whitney", nil
+		}
+		out[i] = m
+	}
+	return out
 }
 
 // timeBareSQL times the run's own aggregation statement twice: computed
@@ -93,7 +126,7 @@ func timeBareSQL(ctx context.Context, db *gorm.DB, f fixture) (inDB, readOut tim
 	if err != nil {
 		return 0, 0, err
 	}
-	sql, args, err := results.AggregateSQL(db, f.orgID, f.expID, f.window, ms)
+	sql, args, err := results.AggregateSQL(db, f.orgID, f.expID, f.window, bareMetrics(ms))
 	if err != nil {
 		return 0, 0, err
 	}
