@@ -154,7 +154,7 @@ func TestResultsNewMetricKindsEndToEnd(t *testing.T) {
 		RunID string `json:"run_id"`
 	}
 	resp.JSON(t, &started)
-	waitForRun(t, env, auth, exp.ID, started.RunID, len(cfg.Metrics))
+	waitForResultsRun(t, env, auth, exp.ID, started.RunID, len(cfg.Metrics))
 	var body struct {
 		SRM struct {
 			Observed map[string]int64 `json:"observed"`
@@ -253,33 +253,6 @@ func resultstest0(name string) experiments.Config {
 		Allocation: []bucketing.Slice{{Variant: "control", Weight: 100}}, Metrics: []experiments.Metric{}}
 }
 
-// waitForRun polls the run until it completes with rows rows.
-func waitForRun(t *testing.T, env *testenv.Env, auth []string, expID, runID string, rows int) {
-	t.Helper()
-	deadline := time.Now().Add(90 * time.Second)
-	for {
-		resp := env.Do(t, http.MethodGet, "/v1/experiments/"+expID+"/runs/"+runID, nil, auth...)
-		var st struct {
-			Status string
-			Rows   *int
-			Error  string
-		}
-		resp.JSON(t, &st)
-		switch {
-		case resp.Status != http.StatusOK || st.Status == "failed":
-			t.Fatalf("run %s: %d %s", runID, resp.Status, resp.Body)
-		case st.Status == "completed":
-			if st.Rows == nil || *st.Rows != rows {
-				t.Fatalf("completed run reports rows %v, want %d", st.Rows, rows)
-			}
-			return
-		case time.Now().After(deadline):
-			t.Fatalf("run %s still %q", runID, st.Status)
-		}
-		time.Sleep(200 * time.Millisecond)
-	}
-}
-
 // TestExperimentConfigRejectsBadIssue12Fields: each bad value is a 400
 // problem naming the field, and nothing is created.
 func TestExperimentConfigRejectsBadIssue12Fields(t *testing.T) {
@@ -297,11 +270,12 @@ func TestExperimentConfigRejectsBadIssue12Fields(t *testing.T) {
 		return c
 	}
 	latency := &experiments.MetricSource{EventType: "model_call", Field: "latency_ms"}
-	cases := []struct {
+	type badConfig struct {
 		name  string
 		cfg   experiments.Config
 		field string
-	}{
+	}
+	cases := []badConfig{
 		{"quantile 1.5", base(experiments.Metric{Name: "p", Kind: "quantile", Quantile: q(1.5), Source: latency}), "metrics[0].quantile"},
 		{"quantile missing", base(experiments.Metric{Name: "p", Kind: "quantile", Source: latency}), "metrics[0].quantile"},
 		{"quantile on a mean", base(experiments.Metric{Name: "p", Kind: "mean", MethodDefault: "welch_t", Quantile: q(0.5), Source: latency}), "metrics[0].quantile"},
@@ -315,25 +289,13 @@ func TestExperimentConfigRejectsBadIssue12Fields(t *testing.T) {
 	inference := base(experiments.Metric{Name: "x", Kind: "mean", MethodDefault: "welch_t", Source: latency})
 	bad := inference
 	bad.Inference = "bayesian"
-	cases = append(cases, struct {
-		name  string
-		cfg   experiments.Config
-		field string
-	}{"unknown inference", bad, "inference"})
+	cases = append(cases, badConfig{"unknown inference", bad, "inference"})
 	fixed := inference
 	fixed.Inference = "fixed_horizon"
-	cases = append(cases, struct {
-		name  string
-		cfg   experiments.Config
-		field string
-	}{"fixed horizon without an end date", fixed, "planned_end_date"})
+	cases = append(cases, badConfig{"fixed horizon without an end date", fixed, "planned_end_date"})
 	tuning := inference
 	tuning.SequentialTuning = q(-5)
-	cases = append(cases, struct {
-		name  string
-		cfg   experiments.Config
-		field string
-	}{"negative tuning", tuning, "sequential_tuning"})
+	cases = append(cases, badConfig{"negative tuning", tuning, "sequential_tuning"})
 	for _, c := range cases {
 		p := testenv.ExpectProblem(t, env.Do(t, http.MethodPost, "/v1/experiments", c.cfg, auth...), http.StatusBadRequest)
 		if !p.HasFieldError(c.field) {

@@ -228,19 +228,17 @@ func validateDenominator(errs *validate.Errors, field string, s *MetricSource) {
 func (c *Config) validateInference(errs *validate.Errors) {
 	switch c.Inference {
 	case "", InferenceSequential:
-		if c.PlannedEndDate != "" {
-			if _, err := time.Parse(time.DateOnly, c.PlannedEndDate); err != nil {
-				errs.Add("planned_end_date", "must be a date YYYY-MM-DD")
-			}
-		}
 	case InferenceFixedHorizon:
 		if c.PlannedEndDate == "" {
 			errs.Add("planned_end_date", "is required with fixed_horizon inference: a fixed-horizon test is read once, at its planned end")
-		} else if _, err := time.Parse(time.DateOnly, c.PlannedEndDate); err != nil {
-			errs.Add("planned_end_date", "must be a date YYYY-MM-DD")
 		}
 	default:
 		errs.Add("inference", "%q is not allowed (sequential or fixed_horizon)", c.Inference)
+	}
+	if c.PlannedEndDate != "" {
+		if _, err := time.Parse(time.DateOnly, c.PlannedEndDate); err != nil {
+			errs.Add("planned_end_date", "must be a date YYYY-MM-DD")
+		}
 	}
 	if t := c.SequentialTuning; t != nil && !(*t >= MinSequentialTuning && *t <= MaxSequentialTuning) {
 		errs.Add("sequential_tuning", "must be a number of users from %d to %d", MinSequentialTuning, MaxSequentialTuning)
