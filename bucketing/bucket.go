@@ -17,9 +17,14 @@ const (
 // big-endian, modulo bucketCount. It never allocates. Callers validate
 // bucketCount first; a bucketCount of 0 yields 0 rather than a panic.
 func Bucket(experimentID, salt, userID string, bucketCount uint32) uint32 {
-	if bucketCount == 0 {
-		return 0
-	}
+	d := Digest(experimentID, salt, userID)
+	return BucketOfDigest(&d, bucketCount)
+}
+
+// Digest is SHA-256(experimentID + "." + salt + "." + userID): its first 8
+// bytes give the bucket, the next 8 the sticky filter positions (doc.go).
+// It never allocates.
+func Digest(experimentID, salt, userID string) [sha256.Size]byte {
 	digest := sha256.New()
 	// Strings are copied through a stack buffer so that hashing them needs
 	// neither a concatenated string nor a []byte conversion on the heap.
@@ -31,7 +36,16 @@ func Bucket(experimentID, salt, userID string, bucketCount uint32) uint32 {
 	writeString(digest, chunk[:], userID)
 	var sum [sha256.Size]byte
 	digest.Sum(sum[:0])
-	return uint32(binary.BigEndian.Uint64(sum[:8]) % uint64(bucketCount))
+	return sum
+}
+
+// BucketOfDigest is the bucket of a digest: its first 8 bytes, big-endian,
+// modulo bucketCount (0 for a bucketCount of 0 rather than a panic).
+func BucketOfDigest(d *[sha256.Size]byte, bucketCount uint32) uint32 {
+	if bucketCount == 0 {
+		return 0
+	}
+	return uint32(binary.BigEndian.Uint64(d[:8]) % uint64(bucketCount))
 }
 
 func writeString(digest hash.Hash, chunk []byte, s string) {

@@ -1,0 +1,242 @@
+import { BUSINESS_EVENT, EVENT_TYPES, EXPOSURE, MODEL_CALL, boundModelCallText, newEvent } from './events.js';
+import { ExposureLog } from './exposures.js';
+import { HttpClient } from './http.js';
+import { ModelCall } from './modelcall.js';
+import { ConfigPoller } from './poller.js';
+import { EventSender } from './sender.js';
+import { SpillFile } from './spill.js';
+import { bindUser } from './user.js';
+import { wrapProvider } from './wrap.js';
+
+export const DEFAULT_BASE_URL = 'https://api.expd.dev';
+export const API_KEY_ENV = 'SERVICE_API_KEY';
+export const BASE_URL_ENV = 'SERVICE_BASE_URL';
+const MAX_REMEMBERED_UNKNOWN = 1000;
+
+/** Thrown by new Client() when neither apiKey nor SERVICE_API_KEY is set. */
+export class MissingApiKeyError extends Error {
+  constructor() {
+    super(`expd: pass apiKey or set ${API_KEY_ENV}`);
+    this.name = 'MissingApiKeyError';
+  }
+}
+
+const quietLogger = {
+  debug() {},
+  info() {},
+  warn: (m) => console.warn(m),
+  error: (m) => console.error(m),
+};
+
+function env(name) {
+  return globalThis.process?.env?.[name] || undefined;
+}
+
+/**
+ * An expd client: assigns locally from a polled config and sends events in
+ * the background. Nothing on the caller's path does network I/O or throws
+ * because the service misbehaves. See README.md for every option.
+ */
+export class Client {
+  constructor(options = {}) {
+    const key = options.apiKey || env(API_KEY_ENV);
+    if (!key) throw new MissingApiKeyError();
+    this.baseUrl = (options.baseUrl || env(BASE_URL_ENV) || DEFAULT_BASE_URL).replace(/\/+$/, '');
+    this.captureText = options.captureText ?? true;
+    this.closeTimeoutMs = options.closeTimeoutMs ?? 5000;
+    this.logger = options.logger ?? quietLogger;
+    this.closed = false;
+    this.unknown = new Set();
+    const http = new HttpClient(this.baseUrl, key, options.requestTimeoutMs ?? 10_000, options.fetch);
+    this.exposures = new ExposureLog(options.exposureCacheSize ?? 100_000);
+    this.poller = new ConfigPoller(http, options.pollIntervalMs ?? 60_000, this.logger, [...(options.experiments ?? [])]);
+    this.sender = new EventSender(http, {
+      batchSize: options.batchSize ?? 500,
+      flushIntervalMs: options.flushIntervalMs ?? 1000,
+      maxQueueSize: options.maxQueueSize ?? 10_000,
+      maxRetries: options.maxRetries ?? 5,
+      retryBackoff: (options.retryBackoffMs ?? 500) / 1000,
+      maxBackoff: (options.maxBackoffMs ?? 30_000) / 1000,
+      spill: options.spillPath ? new SpillFile(options.spillPath, this.logger) : null,
+      logger: this.logger,
+      onConfigVersion: (v) => this.poller.noticeVersion(v),
+    });
+    this.poller.start();
+    this.sender.start();
+    // Send what is queued when a Node process runs out of work.
+    this.onBeforeExit = () => this.close();
+    globalThis.process?.once?.('beforeExit', this.onBeforeExit);
+  }
+
+  /** True once a config has loaded. */
+  get ready() {
+    return this.poller.snapshot !== null;
+  }
+
+  /** The loaded config's version, or null before the first load. */
+  get configVersion() {
+    return this.poller.snapshot?.version ?? null;
+  }
+
+  /** Events lost: queue full, refused by the server, or undeliverable without a spill file. */
+  get droppedEvents() {
+    return this.sender.dropped;
+  }
+
+  /** Resolves true once a config is loaded, false after timeoutMs. */
+  waitUntilReady(timeoutMs = 5000) {
+    return this.poller.waitLoaded(timeoutMs);
+  }
+
+  /**
+   * The user's variant by local bucketing on the polled config; null until it
+   * loads (treat as control). The first call per (experiment, user, variant,
+   * UTC day) also queues an exposure.
+   */
+  assign(experiment, userId) {
+    return this.expose(experiment, userId, false);
+  }
+
+  /** {variant, prompt, fallback}: the variant's prompt, or defaultPrompt with fallback true. */
+  getPrompt(experiment, userId, defaultPrompt) {
+    const variant = this.assign(experiment, userId);
+    const prompt = variant === null ? null : this.experimentOf(experiment)?.promptOf(variant) ?? null;
+    return prompt === null ? { variant, prompt: defaultPrompt, fallback: true } : { variant, prompt, fallback: false };
+  }
+
+  /** The variant's custom variables merged over defaults (a new object). */
+  getVariables(experiment, userId, defaults = {}) {
+    const merged = { ...defaults };
+    const variant = this.assign(experiment, userId);
+    if (variant !== null) Object.assign(merged, this.experimentOf(experiment)?.variablesOf(variant) ?? {});
+    return merged;
+  }
+
+  /**
+   * Queue one event; never blocks, never throws; false if it was dropped.
+   * event is a type (exposure, model_call, business_event) or a business
+   * metric name (sent as a business_event with business_metric = event).
+   */
+  track(event, payload = {}) {
+    try {
+      const fields = { ...payload };
+      if (!EVENT_TYPES.has(event)) {
+        fields.business_metric ??= event;
+        event = BUSINESS_EVENT;
+      }
+      return this._record(event, fields);
+    } catch (err) {
+      this.logger.error(`expd: track(${event}) failed; event dropped: ${err?.message ?? err}`);
+      return false;
+    }
+  }
+
+  /** Queue a business_event (conversion, revenue, ...) for one user. */
+  trackBusiness(experiment, userId, metric, value = 1, variant = null) {
+    const fields = { experiment_id: experiment, user_id: userId, business_metric: metric, value };
+    if (variant !== null) fields.variant = variant;
+    return this.track(BUSINESS_EVENT, fields);
+  }
+
+  /** Send what is queued; resolves true if everything went out within timeoutMs. Hand it to waitUntil() on serverless. */
+  flush(timeoutMs = 5000) {
+    return this.sender.flush(timeoutMs);
+  }
+
+  /** Run fn with userId bound for wrapped calls (AsyncLocalStorage: it follows awaits). */
+  asUser(userId, fn) {
+    return bindUser(String(userId), fn);
+  }
+
+  /** A Proxy of an OpenAI-style client whose model calls are measured and recorded. */
+  wrap(providerClient, experiment) {
+    return wrapProvider(providerClient, this, experiment);
+  }
+
+  /**
+   * Measure one model call to any provider: fn(call) runs with the clock
+   * started; its result or error reaches the caller unchanged. call.variant
+   * says what to send; call.setUsage / firstToken / response / costUsd add detail.
+   */
+  async interceptModelCall(experiment, userId, fn, { model = null, prompt = null } = {}) {
+    const call = new ModelCall(this, experiment, String(userId), { model, prompt });
+    call.start();
+    try {
+      const result = await fn(call);
+      call.finish();
+      return result;
+    } catch (err) {
+      call.finish(err);
+      throw err;
+    }
+  }
+
+  /** A ModelCall to finish by hand (for callback-style code). */
+  startModelCall(experiment, userId, { model = null, prompt = null } = {}) {
+    return new ModelCall(this, experiment, String(userId), { model, prompt }).start();
+  }
+
+  /** Stop polling and send what is queued within timeoutMs; the rest is spilled or dropped. */
+  async close(timeoutMs = this.closeTimeoutMs) {
+    if (this.closed) return;
+    this.closed = true;
+    globalThis.process?.removeListener?.('beforeExit', this.onBeforeExit);
+    this.poller.close();
+    await this.sender.close(timeoutMs);
+  }
+
+  // --- internals ---------------------------------------------------------------
+
+  /** assign, queueing an exposure always (a model call) or once per UTC day. */
+  expose(experiment, userId, always) {
+    try {
+      const found = this.experimentOf(experiment);
+      if (found === null) return null;
+      const user = typeof userId === 'string' ? userId : String(userId);
+      const variant = found.variantFor(user);
+      if (variant !== null && (always || this.exposures.firstTime(found.id, user, variant))) {
+        this.sender.enqueue(newEvent(EXPOSURE, {
+          experiment_id: found.id,
+          user_id: user,
+          variant,
+          config_version: this.poller.snapshot.version,
+        }));
+      }
+      return variant;
+    } catch (err) {
+      this.logger.error(`expd: assign(${experiment}) failed; answering null: ${err?.message ?? err}`);
+      return null;
+    }
+  }
+
+  /** For ModelCall: the variant, with an exposure queued for this call. */
+  _exposeCall(experiment, userId) {
+    return this.expose(experiment, userId, true);
+  }
+
+  experimentOf(experiment) {
+    const snapshot = this.poller.snapshot;
+    if (snapshot === null) return null;
+    const found = snapshot.find(experiment);
+    if (found === null && !this.unknown.has(experiment) && this.unknown.size < MAX_REMEMBERED_UNKNOWN) {
+      this.unknown.add(experiment);
+      this.logger.warn(`expd: experiment ${experiment} is not running in config ${snapshot.version}`);
+    }
+    return found;
+  }
+
+  /** Canonicalise the experiment, fill a missing variant, bound text, stamp and enqueue. */
+  _record(type, fields) {
+    const found = this.poller.snapshot?.find(String(fields.experiment_id)) ?? null;
+    if (found !== null) {
+      fields.experiment_id = found.id;
+      if ((fields.variant === undefined || fields.variant === null) && fields.user_id !== undefined && fields.user_id !== null) {
+        const variant = found.variantFor(String(fields.user_id));
+        if (variant !== null) fields.variant = variant;
+      }
+    }
+    if (fields.variant === null || fields.variant === undefined) delete fields.variant;
+    if (type === MODEL_CALL) boundModelCallText(fields);
+    return this.sender.enqueue(newEvent(type, fields));
+  }
+}

@@ -1,0 +1,71 @@
+import { BucketMap, Sticky, bucketOfDigest, digestOf } from './bucketing.js';
+
+/** The config body does not have the shape of the wire contract. */
+export class ConfigError extends Error {}
+
+/** One running experiment as GET /v1/config serves it, ready for local assignment. */
+export class Experiment {
+  constructor(raw) {
+    try {
+      this.id = String(raw.id);
+      this.name = String(raw.name);
+      this.salt = String(raw.salt);
+      this.bucketCount = Number(raw.bucket_count);
+      this.bucketMap = new BucketMap(raw.bucket_map);
+      this.sticky = raw.sticky ? new Sticky(raw.sticky) : null;
+    } catch (err) {
+      throw new ConfigError(`experiment ${raw?.name ?? raw?.id}: ${err.message}`);
+    }
+    if (!Number.isInteger(this.bucketCount) || this.bucketCount <= 0) {
+      throw new ConfigError(`experiment ${this.name}: bucket_count must be a positive integer`);
+    }
+    if (this.sticky?.empty) this.sticky = null;
+    this.version = raw.version ?? null;
+    this.control = raw.control ?? raw.allocation?.[0]?.variant ?? null;
+    this.variants = raw.variants ?? {};
+    // The id+salt prefix is the same for every user.
+    this.prefix = `${this.id}.${this.salt}.`;
+  }
+
+  /** The user's variant: the sticky filters' answer, else the map's; null if the map leaves the bucket unowned. */
+  variantFor(userId) {
+    const d = digestOf(this.prefix, userId);
+    const mapped = this.bucketMap.variantFor(bucketOfDigest(d, this.bucketCount));
+    if (mapped === null || this.sticky === null) return mapped;
+    return this.sticky.resolve(d, mapped);
+  }
+
+  /** The variant's prompt text, or null. */
+  promptOf(variant) {
+    const prompt = this.variants[variant]?.prompt;
+    return typeof prompt === 'string' ? prompt : null;
+  }
+
+  /** The variant's custom variables (an empty object when none). */
+  variablesOf(variant) {
+    const vars = this.variants[variant]?.variables;
+    return vars !== null && typeof vars === 'object' && !Array.isArray(vars) ? vars : {};
+  }
+}
+
+/** One org config version: experiments by id or name (ids win). */
+export class ConfigSnapshot {
+  constructor(version, experiments, etag) {
+    this.version = version;
+    this.etag = etag;
+    this.byKey = new Map();
+    for (const e of experiments) this.byKey.set(e.name, e);
+    for (const e of experiments) this.byKey.set(e.id, e);
+  }
+
+  static parse(body, etag) {
+    const version = body?.config_version;
+    if (!Number.isInteger(version)) throw new ConfigError('config body: config_version missing');
+    const list = Array.isArray(body.experiments) ? body.experiments : [];
+    return new ConfigSnapshot(version, list.map((raw) => new Experiment(raw)), etag ?? null);
+  }
+
+  find(experiment) {
+    return this.byKey.get(experiment) ?? null;
+  }
+}
