@@ -81,11 +81,11 @@ type Step struct {
 	Op         string         `json:"op"`
 	Config     *int           `json:"config,omitempty"`
 	Experiment string         `json:"experiment,omitempty"`
-	From       int            `json:"from,omitempty"`
-	To         int            `json:"to,omitempty"`
+	From       *int           `json:"from,omitempty"`
+	To         *int           `json:"to,omitempty"`
 	Version    int64          `json:"version,omitempty"`
 	Type       string         `json:"type,omitempty"`
-	Count      int            `json:"count,omitempty"`
+	Count      *int           `json:"count,omitempty"`
 	Event      string         `json:"event,omitempty"`
 	Payload    map[string]any `json:"payload,omitempty"`
 	Expect     map[string]any `json:"expect,omitempty"`
@@ -253,34 +253,34 @@ func steps() []Step {
 		{Op: "serve_config", Config: intp(0)},
 		{Op: "start_client"},
 		{Op: "wait_config_version", Version: 1},
-		{Op: "assign", Experiment: "two-arms", From: 0, To: Pinned, Config: intp(0)},
-		{Op: "assign", Experiment: "three-arms", From: 0, To: Pinned, Config: intp(0)},
-		{Op: "assign", Experiment: "two-arms", From: 0, To: Pinned, Config: intp(0)},
+		{Op: "assign", Experiment: "two-arms", From: intp(0), To: intp(Pinned), Config: intp(0)},
+		{Op: "assign", Experiment: "three-arms", From: intp(0), To: intp(Pinned), Config: intp(0)},
+		{Op: "assign", Experiment: "two-arms", From: intp(0), To: intp(Pinned), Config: intp(0)},
 		{Op: "flush"},
-		{Op: "expect_events", Type: "exposure", Count: 2 * Pinned},
-		{Op: "get_prompt", Experiment: "two-arms", From: 0, To: 10, Config: intp(0)},
+		{Op: "expect_events", Type: "exposure", Count: intp(2 * Pinned)},
+		{Op: "get_prompt", Experiment: "two-arms", From: intp(0), To: intp(10), Config: intp(0)},
 		{Op: "flush"},
-		{Op: "expect_events", Type: "exposure", Count: 0},
+		{Op: "expect_events", Type: "exposure", Count: intp(0)},
 		{Op: "serve_config", Config: intp(1)},
 		{Op: "ack_config_version", Version: 2},
 		{Op: "track", Event: "purchase", Payload: map[string]any{"experiment_id": "two-arms", "user_id": UserID(7), "value": 9.5},
 			Expect: map[string]any{"type": "business_event", "business_metric": "purchase", "experiment_id": specs[0].id, "user_id": UserID(7), "value": 9.5}},
 		{Op: "flush"},
-		{Op: "expect_events", Type: "business_event", Count: 1},
+		{Op: "expect_events", Type: "business_event", Count: intp(1)},
 		{Op: "wait_config_version", Version: 2},
-		{Op: "assign", Experiment: "two-arms", From: 0, To: Users, Config: intp(1)},
-		{Op: "assign", Experiment: "three-arms", From: 0, To: Users, Config: intp(1)},
+		{Op: "assign", Experiment: "two-arms", From: intp(0), To: intp(Users), Config: intp(1)},
+		{Op: "assign", Experiment: "three-arms", From: intp(0), To: intp(Users), Config: intp(1)},
 		{Op: "flush"},
-		{Op: "expect_events", Type: "exposure", Count: -1},
+		{Op: "expect_events", Type: "exposure", Count: intp(2 * (Users - Pinned))},
 		{Op: "server_down"},
-		{Op: "track_many", Event: "conversion", Experiment: "two-arms", From: 0, To: 50},
+		{Op: "track_many", Event: "conversion", Experiment: "two-arms", From: intp(0), To: intp(50)},
 		{Op: "close_client"},
-		{Op: "expect_spilled", Count: 50},
+		{Op: "expect_spilled", Count: intp(50)},
 		{Op: "server_up"},
 		{Op: "start_client"},
 		{Op: "wait_config_version", Version: 2},
 		{Op: "flush"},
-		{Op: "expect_events", Type: "business_event", Count: 50, Expect: map[string]any{"same_as_spilled": true}},
+		{Op: "expect_events", Type: "business_event", Count: intp(50), Expect: map[string]any{"same_as_spilled": true}},
 		{Op: "close_client"},
 	}
 }
