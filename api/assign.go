@@ -8,7 +8,6 @@ import (
 	"github.com/gin-gonic/gin"
 
 	"github.com/expd/expd/assignments"
-	"github.com/expd/expd/bucketing"
 	"github.com/expd/expd/sdkcache"
 	"github.com/expd/expd/validate"
 )
@@ -62,14 +61,18 @@ func (h *handlers) assign(c *gin.Context) {
 		problem(c, http.StatusNotFound, CodeExperimentNotFound, "no experiment with this id or name in your org")
 		return
 	}
-	resp := assignResponse{ConfigVersion: snap.ConfigVersion, ExperimentID: exp.ID,
-		Bucket: bucketing.Bucket(exp.ID, exp.Salt, req.UserID, exp.BucketCount)}
+	computed, bucket, mapped := exp.Variant(req.UserID)
+	resp := assignResponse{ConfigVersion: snap.ConfigVersion, ExperimentID: exp.ID, Bucket: bucket}
 	if exp.Stopped() {
 		resp.Variant, resp.Stopped = exp.Control, true
 		c.JSON(http.StatusOK, resp)
 		return
 	}
-	variant, err := h.stickyVariant(c.Request.Context(), snap.OrgID, exp, req.UserID, resp.Bucket)
+	if !mapped {
+		internalError(c, fmt.Errorf("bucket %d of experiment %s has no variant in its map", bucket, exp.ID))
+		return
+	}
+	variant, err := h.stickyVariant(c.Request.Context(), snap.OrgID, exp, req.UserID, computed)
 	if err != nil {
 		internalError(c, err)
 		return
@@ -78,19 +81,16 @@ func (h *handlers) assign(c *gin.Context) {
 	c.JSON(http.StatusOK, resp)
 }
 
-// stickyVariant honours the user's pin and pins the bucket map's variant
-// on first assignment. A pin to a variant that the current allocation no
-// longer has is kept for analysis, but the user then gets the map's answer.
-func (h *handlers) stickyVariant(ctx context.Context, orgID string, exp *sdkcache.Experiment, userID string, bucket uint32) (string, error) {
-	mapped, ok := exp.BucketMap.Lookup(bucket)
-	if !ok {
-		return "", fmt.Errorf("bucket %d of experiment %s has no variant in its map", bucket, exp.ID)
-	}
+// stickyVariant honours the user's pin and pins computed (the variant every
+// client computes from the config) on first assignment. A pin to a variant
+// that the current allocation no longer has is kept for analysis, but the
+// user then gets the computed answer.
+func (h *handlers) stickyVariant(ctx context.Context, orgID string, exp *sdkcache.Experiment, userID, computed string) (string, error) {
 	pins := h.deps.SDK.Pins
 	pin := pins.Get(exp.ID, userID)
 	if pin == "" {
 		var err error
-		if pin, err = h.pin(ctx, orgID, exp.ID, userID, mapped); err != nil {
+		if pin, err = h.pin(ctx, orgID, exp.ID, userID, computed); err != nil {
 			return "", err
 		}
 		pins.Put(exp.ID, userID, pin)
@@ -98,7 +98,7 @@ func (h *handlers) stickyVariant(ctx context.Context, orgID string, exp *sdkcach
 	if exp.HasVariant(pin) {
 		return pin, nil
 	}
-	return mapped, nil
+	return computed, nil
 }
 
 // pin returns the user's stored pin, recording variant first when there is

@@ -89,6 +89,53 @@ func TestAssignKeepsPinnedUsersAfterAWeightChange(t *testing.T) {
 	}
 }
 
+// Issue 15's scenario: 10,000 users, 3,000 assigned before 50/50 -> 60/40.
+// /v1/assign and the served config (map + sticky filters, what every client
+// computes) agree on every user; none of the 3,000 moves; the new users
+// split 60/40 within 1.5 %.
+func TestAssignAndServedConfigAgreeAcrossAWeightChange(t *testing.T) {
+	env := newSDKEnv(t)
+	org := env.NewOrg(t)
+	cfg := validConfig("sticky-10k")
+	cfg["allocation"] = allocation("control", 50, "concise", 50)
+	cfg["bucket_count"] = 10000
+	exp := create(t, env, org, cfg)
+	const users, early = 10_000, 3_000
+	before := make([]string, early)
+	for i := range early {
+		before[i] = assignUser(t, env, org.PublishableKey, exp.ID, fmt.Sprintf("user-%d", i)).Variant
+	}
+	cfg["allocation"] = allocation("control", 60, "concise", 40)
+	putConfig(t, env, org, exp.ID, cfg)
+	served := decodeConfig(t, getConfig(t, env, org.PublishableKey)).Experiments[0]
+	if served.Version != 2 || served.Sticky == nil || !served.Sticky.Valid() {
+		t.Fatalf("served version %d with sticky %+v", served.Version, served.Sticky)
+	}
+	control, moved := 0, 0
+	for i := range users {
+		user := fmt.Sprintf("user-%d", i)
+		d := bucketing.Digest(served.ID, served.Salt, user)
+		mapped, _ := served.BucketMap.Lookup(bucketing.BucketOfDigest(&d, served.BucketCount))
+		computed := served.Sticky.Resolve(&d, mapped)
+		got := assignUser(t, env, org.PublishableKey, exp.ID, user).Variant
+		if got != computed {
+			t.Fatalf("%s: /v1/assign %s, config computes %s", user, got, computed)
+		}
+		switch {
+		case i < early && got != before[i]:
+			moved++
+		case i >= early && got == "control":
+			control++
+		}
+	}
+	share := float64(control) / (users - early)
+	t.Logf("filter %d bytes for the pinned users in moved buckets, %d exceptions; new users' control share %.4f",
+		len(served.Sticky.Filters[0].Data), len(served.Sticky.Exceptions), share)
+	if moved != 0 || share < 0.585 || share > 0.615 {
+		t.Fatalf("%d of %d pinned users moved; new users' control share %.4f, want 0.60 ± 0.015", moved, early, share)
+	}
+}
+
 // A fresh instance (empty cache) reads the pins from the database.
 func TestAssignHonoursPinsAcrossInstances(t *testing.T) {
 	env := newSDKEnv(t)

@@ -65,7 +65,8 @@ type configBody struct {
 			Prompt    string         `json:"prompt"`
 			Variables map[string]any `json:"variables"`
 		} `json:"variants"`
-		Metrics []map[string]any `json:"metrics"`
+		Metrics []map[string]any  `json:"metrics"`
+		Sticky  *bucketing.Sticky `json:"sticky"`
 	} `json:"experiments"`
 }
 

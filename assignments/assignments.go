@@ -12,6 +12,7 @@ import (
 	"gorm.io/gorm"
 	"gorm.io/gorm/clause"
 
+	"github.com/expd/expd/bucketing"
 	"github.com/expd/expd/models"
 )
 
@@ -59,4 +60,16 @@ func Pinned(ctx context.Context, db *gorm.DB, experimentID, userID string) (stri
 		return "", fmt.Errorf("read pin: %w", err)
 	}
 	return a.Variant, nil
+}
+
+// PinnedUsers returns every pin of an experiment, for the sticky filters a
+// config version ships (bucketing.BuildSticky).
+func PinnedUsers(ctx context.Context, db *gorm.DB, experimentID string) ([]bucketing.PinnedUser, error) {
+	var rows []bucketing.PinnedUser
+	err := db.WithContext(ctx).Model(&models.Assignment{}).Select("user_id", "variant").
+		Where("experiment_id = ?", experimentID).Order("user_id").Scan(&rows).Error
+	if err != nil {
+		return nil, fmt.Errorf("read pins of experiment %s: %w", experimentID, err)
+	}
+	return rows, nil
 }

@@ -9,6 +9,8 @@ import (
 
 	"gorm.io/gorm"
 
+	"github.com/expd/expd/assignments"
+	"github.com/expd/expd/bucketing"
 	"github.com/expd/expd/experiments"
 	"github.com/expd/expd/models"
 	"github.com/expd/expd/plans"
@@ -94,11 +96,33 @@ func (c *Configs) revalidate(ctx context.Context, orgID string, e *configEntry) 
 	if err != nil {
 		return nil, fmt.Errorf("load config of org %s: %w", orgID, err)
 	}
-	s, err := newSnapshot(orgID, org.ConfigVersion, plan, list)
+	pins, err := c.pinsToKeep(ctx, list)
+	if err != nil {
+		return nil, err
+	}
+	s, err := newSnapshot(orgID, org.ConfigVersion, plan, list, pins)
 	if err != nil {
 		return nil, err
 	}
 	e.snap.Store(s)
 	e.checked.Store(checkedAt.UnixNano())
 	return s, nil
+}
+
+// pinsToKeep reads the pins of every running experiment whose weights have
+// changed since version 1, from which the snapshot builds the sticky
+// filters. Version 1 cannot have moved anyone, so it costs nothing.
+func (c *Configs) pinsToKeep(ctx context.Context, list []experiments.Experiment) (map[string][]bucketing.PinnedUser, error) {
+	pins := map[string][]bucketing.PinnedUser{}
+	for _, e := range list {
+		if e.Status != experiments.StatusRunning || e.Version <= 1 {
+			continue
+		}
+		p, err := assignments.PinnedUsers(ctx, c.db, e.ID)
+		if err != nil {
+			return nil, err
+		}
+		pins[e.ID] = p
+	}
+	return pins, nil
 }

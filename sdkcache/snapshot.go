@@ -32,7 +32,23 @@ type Experiment struct {
 	BucketCount uint32
 	Control     string
 	BucketMap   bucketing.Map
-	variants    map[string]bool
+	// Sticky keeps users pinned before a weight change on their variant
+	// (bucketing/doc.go); nil when nobody needs keeping.
+	Sticky   *bucketing.Sticky
+	variants map[string]bool
+}
+
+// Variant is the user's variant as every client computes it from the
+// config: the bucket map's answer unless the sticky filters keep the user
+// on an earlier one. ok is false when the map leaves the bucket unowned.
+func (e *Experiment) Variant(userID string) (variant string, bucket uint32, ok bool) {
+	d := bucketing.Digest(e.ID, e.Salt, userID)
+	bucket = bucketing.BucketOfDigest(&d, e.BucketCount)
+	mapped, ok := e.BucketMap.Lookup(bucket)
+	if !ok {
+		return "", bucket, false
+	}
+	return e.Sticky.Resolve(&d, mapped), bucket, true
 }
 
 // Stopped tells whether the experiment is stopped (assign answers control).
@@ -64,13 +80,15 @@ type configExperiment struct {
 	Control     string                         `json:"control"`
 	Allocation  []bucketing.Slice              `json:"allocation"`
 	BucketMap   bucketing.Map                  `json:"bucket_map"`
+	Sticky      *bucketing.Sticky              `json:"sticky,omitempty"`
 	Variants    map[string]experiments.Variant `json:"variants"`
 	Metrics     []experiments.Metric           `json:"metrics"`
 }
 
 // newSnapshot builds a snapshot from the org's experiments (any status) at
-// config_version.
-func newSnapshot(orgID string, version int64, plan plans.Name, exps []experiments.Experiment) (*Snapshot, error) {
+// config_version; pins are the stored pins of experiments whose weights
+// changed, by experiment id.
+func newSnapshot(orgID string, version int64, plan plans.Name, exps []experiments.Experiment, pins map[string][]bucketing.PinnedUser) (*Snapshot, error) {
 	body := configBody{ConfigVersion: version, Experiments: []configExperiment{}}
 	s := &Snapshot{OrgID: orgID, ConfigVersion: version, Plan: plan, ETag: ETag(version), byKey: make(map[string]*Experiment, 2*len(exps))}
 	views := make([]*Experiment, 0, len(exps))
@@ -82,6 +100,9 @@ func newSnapshot(orgID string, version int64, plan plans.Name, exps []experiment
 		for _, sl := range e.Allocation {
 			view.variants[sl.Variant] = true
 		}
+		if p := pins[e.ID]; len(p) > 0 {
+			view.Sticky = bucketing.BuildSticky(e.ID, e.Salt, e.BucketCount, e.BucketMap, view.HasVariant, p)
+		}
 		views = append(views, view)
 		if e.Status != experiments.StatusRunning {
 			continue
@@ -92,7 +113,7 @@ func newSnapshot(orgID string, version int64, plan plans.Name, exps []experiment
 		}
 		body.Experiments = append(body.Experiments, configExperiment{ID: e.ID, Name: e.Name, Version: e.Version,
 			Status: e.Status, Salt: e.Salt, BucketCount: e.BucketCount, Control: control, Allocation: e.Allocation,
-			BucketMap: e.BucketMap, Variants: variants, Metrics: e.Metrics})
+			BucketMap: e.BucketMap, Sticky: view.Sticky, Variants: variants, Metrics: e.Metrics})
 	}
 	// Ids are indexed after names so that an id always wins.
 	for _, v := range views {

@@ -196,7 +196,8 @@ class Client {
       if (found === null) return null;
       const user = typeof userId === 'string' ? userId : String(userId);
       const variant = found.variantFor(user);
-      if (variant !== null && (always || this.exposures.firstTime(found.id, user, variant))) {
+      // A model call's exposure also counts as the day's, so assign() adds none after it.
+      if (variant !== null && (this.exposures.firstTime(found.id, user, variant) || always)) {
         this.sender.enqueue(newEvent(EXPOSURE, {
           experiment_id: found.id,
           user_id: user,

@@ -1,0 +1,82 @@
+// The client against a real `expd dev` built from this checkout.
+import { after, before, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { Client } from '../src/index.js';
+import { buildExpd, experimentConfig, inParallel, startExpdDev } from './expd-dev.js';
+import { eventually, silent } from './helpers.js';
+
+const binary = buildExpd();
+let dev = null;
+
+before(async () => {
+  if (binary !== null) dev = await startExpdDev(binary);
+});
+after(async () => {
+  await dev?.stop();
+});
+
+function newClient() {
+  return new Client({ apiKey: dev.apiKey, baseUrl: dev.baseUrl, flushIntervalMs: 50, pollIntervalMs: 500, maxQueueSize: 100_000, logger: silent });
+}
+
+const users = (from, to) => Array.from({ length: to - from }, (_, i) => `user-${from + i}`);
+
+test('assign equals /v1/assign for 2,000 users, by name and by id', { skip: binary === null && 'go not on PATH' }, async () => {
+  const exp = await dev.createExperiment(experimentConfig('js-agree', [['control', 34], ['short', 33], ['long', 33]]));
+  const client = newClient();
+  await eventually(() => client.assign('js-agree', 'x') !== null, 10_000, 'config');
+  const ids = users(0, 2000);
+  const server = await inParallel(ids, 8, (u) => dev.assign('js-agree', u));
+  ids.forEach((u, i) => {
+    assert.equal(client.assign('js-agree', u), server[i].variant, u);
+    assert.equal(client.assign(exp.id, u), server[i].variant, u);
+  });
+  await client.close();
+});
+
+test('weight change 50/50 -> 60/40 with 3,000 users assigned before: 0 moved, new users split 60/40, equal to /v1/assign', { skip: binary === null && 'go not on PATH' }, async () => {
+  const name = 'js-sticky';
+  await dev.createExperiment(experimentConfig(name, [['control', 50], ['treatment', 50]]));
+  const client = newClient();
+  await eventually(() => client.assign(name, 'x') !== null, 10_000, 'config');
+  const early = users(0, 3000);
+  const before = early.map((u) => client.assign(name, u));
+  assert.equal(await client.flush(30_000), true); // exposures pin the 3,000 on the server
+  const changed = await dev.updateExperiment(name, experimentConfig(name, [['control', 60], ['treatment', 40]]));
+  await eventually(() => client.configVersion >= changed.config_version, 10_000, 'new config');
+  early.forEach((u, i) => assert.equal(client.assign(name, u), before[i], `${u} moved`));
+  const all = users(0, 10_000);
+  const server = await inParallel(all, 8, (u) => dev.assign(name, u));
+  let control = 0;
+  all.forEach((u, i) => {
+    const v = client.assign(name, u);
+    assert.equal(v, server[i].variant, u);
+    if (i >= 3000 && v === 'control') control++;
+  });
+  const share = control / 7000;
+  assert.ok(Math.abs(share - 0.6) <= 0.015, `new users' control share ${share}`);
+  await client.close();
+});
+
+test('track, assign and wrapped calls are stored as sent (read back through the events route)', { skip: binary === null && 'go not on PATH' }, async () => {
+  const exp = await dev.createExperiment(experimentConfig('js-events', [['control', 50], ['treatment', 50]], { prompts: { control: 'Be kind.', treatment: 'Be brief.' } }));
+  const client = newClient();
+  await eventually(() => client.assign('js-events', 'x') !== null, 10_000, 'config');
+  const variant = client.assign('js-events', 'tracker');
+  client.track('conversion', { experiment_id: 'js-events', user_id: 'tracker', value: 2.5 });
+  const openai = client.wrap({ chat: { completions: { create: async () => ({ model: 'gpt-4o-mini', choices: [{ message: { content: 'hello' } }], usage: { prompt_tokens: 3, completion_tokens: 1, total_tokens: 4 } }) } } }, 'js-events');
+  await client.asUser('tracker', () => openai.chat.completions.create({ model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'hi' }] }));
+  assert.equal(await client.flush(10_000), true);
+  const stored = await dev.events(exp.id, { user_id: 'tracker' });
+  const kinds = stored.map((e) => e.type).sort();
+  assert.deepEqual(kinds, ['business_event', 'exposure', 'exposure', 'model_call']);
+  for (const e of stored) {
+    assert.equal(e.experiment_id, exp.id);
+    assert.equal(e.variant, variant);
+  }
+  const call = stored.find((e) => e.type === 'model_call');
+  assert.deepEqual([call.model, call.total_tokens, call.response], ['gpt-4o-mini', 4, 'hello']);
+  const conversion = stored.find((e) => e.type === 'business_event');
+  assert.deepEqual([conversion.business_metric, conversion.value], ['conversion', 2.5]);
+  await client.close();
+});
