@@ -1,0 +1,301 @@
+// Package expd is the Go client of expd: deterministic local assignment
+// from a polled config, prompts and variables from memory, and events
+// (exposures, model calls, business outcomes) sent in the background.
+// Nothing on the caller's path does network I/O or fails because the
+// service misbehaves. See README.md.
+package expd
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"net/http"
+	"os"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// Environment variables read when Options leaves the field empty.
+const (
+	APIKeyEnv      = "SERVICE_API_KEY"
+	BaseURLEnv     = "SERVICE_BASE_URL"
+	DefaultBaseURL = "https://api.expd.dev"
+)
+
+// ErrMissingAPIKey is returned by New without Options.APIKey or SERVICE_API_KEY.
+var ErrMissingAPIKey = errors.New("expd: set Options.APIKey or " + APIKeyEnv)
+
+// Options configure a Client; zero values take the defaults shown.
+type Options struct {
+	APIKey      string   // default $SERVICE_API_KEY
+	BaseURL     string   // default $SERVICE_BASE_URL, else https://api.expd.dev
+	Experiments []string // names or ids the application uses; logged when a config lacks one
+
+	PollInterval     time.Duration // 60 s: config polls (ETag / 304)
+	FlushInterval    time.Duration // 1 s: event flushes (a full batch flushes at once)
+	BatchSize        int           // 500 events per request (max 1,000)
+	MaxQueueSize     int           // 10,000 queued events; Track drops beyond (DroppedEvents)
+	MaxRetries       int           // 5 retries of a batch after its first attempt
+	RetryBackoff     time.Duration // 500 ms, doubling up to MaxBackoff; Retry-After wins
+	MaxBackoff       time.Duration // 30 s
+	RequestTimeout   time.Duration // 10 s per HTTP request
+	SpillPath        string        // JSON-lines file for unsendable batches, replayed within 24 h; "" drops them
+	ExposureCacheMax int           // 100,000 (experiment, user, variant) keys remembered per UTC day
+	CaptureText      *bool         // record prompt and response text in model_call events (default true)
+
+	HTTPClient *http.Client // for expd's own requests; default a client with RequestTimeout
+	Logger     *slog.Logger // default slog.Default()
+}
+
+// Client assigns locally and sends events in the background. It is safe
+// for concurrent use. Close it to send what is queued.
+type Client struct {
+	opts        Options
+	log         *slog.Logger
+	http        *httpClient
+	snap        atomic.Pointer[snapshot]
+	loaded      chan struct{}
+	loadOnce    sync.Once
+	exposures   *exposureLog
+	sender      *sender
+	poller      *poller
+	captureText bool
+	closeOnce   sync.Once
+	unknownMu   sync.Mutex
+	unknown     map[string]bool
+}
+
+// New starts a client: a goroutine fetches the config at once and then
+// every PollInterval, another sends events. Assign answers ("", false)
+// until the first config loads.
+func New(opts Options) (*Client, error) {
+	if opts.APIKey == "" {
+		opts.APIKey = os.Getenv(APIKeyEnv)
+	}
+	if opts.APIKey == "" {
+		return nil, ErrMissingAPIKey
+	}
+	if opts.BaseURL == "" {
+		opts.BaseURL = os.Getenv(BaseURLEnv)
+	}
+	if opts.BaseURL == "" {
+		opts.BaseURL = DefaultBaseURL
+	}
+	opts.BaseURL = strings.TrimRight(opts.BaseURL, "/")
+	setDefault(&opts.PollInterval, 60*time.Second)
+	setDefault(&opts.FlushInterval, time.Second)
+	setDefault(&opts.BatchSize, 500)
+	setDefault(&opts.MaxQueueSize, 10_000)
+	setDefault(&opts.MaxRetries, 5)
+	setDefault(&opts.RetryBackoff, 500*time.Millisecond)
+	setDefault(&opts.MaxBackoff, 30*time.Second)
+	setDefault(&opts.RequestTimeout, 10*time.Second)
+	setDefault(&opts.ExposureCacheMax, 100_000)
+	if opts.BatchSize > maxBatchEvents {
+		return nil, errors.New("expd: BatchSize must be at most 1,000")
+	}
+	c := &Client{opts: opts, log: opts.Logger, loaded: make(chan struct{}), exposures: newExposureLog(opts.ExposureCacheMax),
+		captureText: opts.CaptureText == nil || *opts.CaptureText, unknown: map[string]bool{}}
+	if c.log == nil {
+		c.log = slog.Default()
+	}
+	hc := opts.HTTPClient
+	if hc == nil {
+		hc = &http.Client{Timeout: opts.RequestTimeout}
+	}
+	c.http = &httpClient{base: opts.BaseURL, key: opts.APIKey, client: hc}
+	c.poller = newPoller(c)
+	c.sender = newSender(c)
+	go c.poller.run()
+	go c.sender.run()
+	return c, nil
+}
+
+func setDefault[T comparable](v *T, d T) {
+	var zero T
+	if *v == zero {
+		*v = d
+	}
+}
+
+// Ready tells whether a config has loaded.
+func (c *Client) Ready() bool { return c.snap.Load() != nil }
+
+// ConfigVersion is the loaded config's version (0 before the first load).
+func (c *Client) ConfigVersion() int64 {
+	if s := c.snap.Load(); s != nil {
+		return s.version
+	}
+	return 0
+}
+
+// DroppedEvents counts events lost: queue full, refused by the server, or
+// undeliverable without a spill file.
+func (c *Client) DroppedEvents() int64 { return c.sender.dropped.Load() }
+
+// WaitReady blocks until the first config loads or ctx ends.
+func (c *Client) WaitReady(ctx context.Context) error {
+	select {
+	case <-c.loaded:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// Assign returns the user's variant by local bucketing on the polled
+// config, or ("", false) until it loads or when the experiment is not
+// running (treat as control). experiment is a name or an id. The first
+// call per (experiment, user, variant, UTC day) queues an exposure.
+func (c *Client) Assign(ctx context.Context, experiment, userID string) (string, bool) {
+	v, _, ok := c.expose(experiment, userID, false)
+	return v, ok
+}
+
+// Prompt is what GetPrompt answers.
+type Prompt struct {
+	Variant  string // "" before the config loads
+	Text     string // the variant's prompt, or the default
+	Fallback bool   // the default was used
+}
+
+// GetPrompt returns the variant's prompt, or def with Fallback set when the
+// config is not loaded, the experiment is unknown or the variant has no prompt.
+func (c *Client) GetPrompt(ctx context.Context, experiment, userID, def string) Prompt {
+	v, e, ok := c.expose(experiment, userID, false)
+	if ok {
+		if p := e.Variants[v].Prompt; p != nil {
+			return Prompt{Variant: v, Text: *p}
+		}
+	}
+	return Prompt{Variant: v, Text: def, Fallback: true}
+}
+
+// GetVariables returns the variant's custom variables merged over defaults (a new map).
+func (c *Client) GetVariables(ctx context.Context, experiment, userID string, defaults map[string]any) map[string]any {
+	out := make(map[string]any, len(defaults))
+	for k, v := range defaults {
+		out[k] = v
+	}
+	if v, e, ok := c.expose(experiment, userID, false); ok {
+		for k, val := range e.Variants[v].Variables {
+			out[k] = val
+		}
+	}
+	return out
+}
+
+// Event types of the ingest API.
+const (
+	EventExposure      = "exposure"
+	EventModelCall     = "model_call"
+	EventBusinessEvent = "business_event"
+)
+
+// Track queues one event without blocking; false if it was dropped. event
+// is a type (exposure, model_call, business_event) or a business metric
+// name (sent as a business_event with business_metric = event). payload
+// holds wire fields (experiment_id as name or id, user_id, value, ...);
+// event_id and timestamp are filled unless given, a missing variant from
+// local assignment.
+func (c *Client) Track(ctx context.Context, event string, payload map[string]any) bool {
+	fields := make(map[string]any, len(payload)+4)
+	for k, v := range payload {
+		fields[k] = v
+	}
+	if event != EventExposure && event != EventModelCall && event != EventBusinessEvent {
+		if _, ok := fields["business_metric"]; !ok {
+			fields["business_metric"] = event
+		}
+		event = EventBusinessEvent
+	}
+	return c.record(event, fields)
+}
+
+// Flush sends what is queued; nil once everything went out (or was given
+// up), ctx's error if it ends first.
+func (c *Client) Flush(ctx context.Context) error { return c.sender.flush(ctx) }
+
+// Close stops polling and sends what is queued until ctx ends; the rest is
+// spilled (or dropped with a log line).
+func (c *Client) Close(ctx context.Context) error {
+	var err error
+	c.closeOnce.Do(func() {
+		c.poller.stop()
+		err = c.sender.close(ctx)
+	})
+	return err
+}
+
+// expose resolves the user's variant and queues an exposure: once per UTC
+// day, or always (a model call's). A model call's exposure also counts as
+// the day's.
+func (c *Client) expose(experimentRef, userID string, always bool) (string, *experiment, bool) {
+	e := c.find(experimentRef)
+	if e == nil {
+		return "", nil, false
+	}
+	v, ok := e.variantFor(userID)
+	if !ok {
+		return "", nil, false
+	}
+	if c.exposures.firstToday(e.ID, v, userID, time.Now()) || always {
+		c.sender.enqueue(newEvent(EventExposure, map[string]any{
+			"experiment_id": e.ID, "user_id": userID, "variant": v, "config_version": c.ConfigVersion(),
+		}))
+	}
+	return v, e, true
+}
+
+func (c *Client) find(ref string) *experiment {
+	s := c.snap.Load()
+	if s == nil {
+		return nil
+	}
+	e := s.byKey[ref]
+	if e == nil {
+		c.unknownMu.Lock()
+		if !c.unknown[ref] && len(c.unknown) < 1000 {
+			c.unknown[ref] = true
+			c.log.Warn("expd: experiment is not running in the loaded config", "experiment", ref, "config_version", s.version)
+		}
+		c.unknownMu.Unlock()
+	}
+	return e
+}
+
+// record canonicalises the experiment, fills a missing variant, bounds text and enqueues.
+func (c *Client) record(event string, fields map[string]any) bool {
+	if ref, ok := fields["experiment_id"].(string); ok {
+		if s := c.snap.Load(); s != nil {
+			if e := s.byKey[ref]; e != nil {
+				fields["experiment_id"] = e.ID
+				if v, _ := fields["variant"].(string); v == "" {
+					if u, ok := fields["user_id"].(string); ok {
+						if v, ok := e.variantFor(u); ok {
+							fields["variant"] = v
+						}
+					}
+				}
+			}
+		}
+	}
+	if v, ok := fields["variant"]; ok && (v == nil || v == "") {
+		delete(fields, "variant")
+	}
+	if event == EventModelCall {
+		boundText(fields)
+	}
+	return c.sender.enqueue(newEvent(event, fields))
+}
+
+func (c *Client) installed(s *snapshot) {
+	c.loadOnce.Do(func() { close(c.loaded) })
+	for _, name := range c.opts.Experiments {
+		if s.byKey[name] == nil {
+			c.log.Warn("expd: experiment not running in the loaded config", "experiment", name, "config_version", s.version)
+		}
+	}
+}

@@ -1,0 +1,78 @@
+package expd
+
+import (
+	"encoding/json"
+	"fmt"
+)
+
+// Variant is a variant's configured prompt and custom variables.
+type Variant struct {
+	Prompt    *string        `json:"prompt"`
+	Variables map[string]any `json:"variables"`
+}
+
+// experiment is one running experiment of a config, ready for local assignment.
+type experiment struct {
+	ID          string             `json:"id"`
+	Name        string             `json:"name"`
+	Version     int                `json:"version"`
+	Salt        string             `json:"salt"`
+	BucketCount uint32             `json:"bucket_count"`
+	Control     string             `json:"control"`
+	BucketMap   []Range            `json:"bucket_map"`
+	Sticky      *Sticky            `json:"sticky"`
+	Variants    map[string]Variant `json:"variants"`
+
+	ranges BucketMap
+	prefix string
+}
+
+func (e *experiment) variantFor(userID string) (string, bool) {
+	d := digest(e.prefix, userID)
+	mapped, ok := e.ranges.Lookup(bucketOfDigest(&d, e.BucketCount))
+	if !ok {
+		return "", false
+	}
+	return e.Sticky.resolve(&d, mapped), true
+}
+
+// snapshot is one org config version: experiments by id or name (ids win).
+type snapshot struct {
+	version int64
+	etag    string
+	byKey   map[string]*experiment
+}
+
+func parseConfig(body []byte, etag string) (*snapshot, error) {
+	var raw struct {
+		ConfigVersion *int64        `json:"config_version"`
+		Experiments   []*experiment `json:"experiments"`
+	}
+	if err := json.Unmarshal(body, &raw); err != nil {
+		return nil, fmt.Errorf("config body: %w", err)
+	}
+	if raw.ConfigVersion == nil {
+		return nil, fmt.Errorf("config body: no config_version")
+	}
+	s := &snapshot{version: *raw.ConfigVersion, etag: etag, byKey: make(map[string]*experiment, 2*len(raw.Experiments))}
+	for _, e := range raw.Experiments {
+		if e.BucketCount == 0 || len(e.BucketMap) == 0 {
+			return nil, fmt.Errorf("experiment %q: bucket_count and bucket_map are required", e.Name)
+		}
+		if e.Sticky != nil {
+			if err := e.Sticky.validate(); err != nil {
+				return nil, fmt.Errorf("experiment %q: %w", e.Name, err)
+			}
+			if len(e.Sticky.Filters) == 0 && len(e.Sticky.Exceptions) == 0 {
+				e.Sticky = nil
+			}
+		}
+		e.ranges = NewBucketMap(e.BucketMap)
+		e.prefix = e.ID + "." + e.Salt + "."
+		s.byKey[e.Name] = e
+	}
+	for _, e := range raw.Experiments {
+		s.byKey[e.ID] = e
+	}
+	return s, nil
+}

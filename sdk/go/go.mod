@@ -1,0 +1,3 @@
+module github.com/expd/expd/sdk/go
+
+go 1.22

@@ -1,0 +1,154 @@
+// Type declarations of the expd client (hand-written; the package has no build-time TypeScript).
+
+/** Where log lines go; default: warnings and errors to console, nothing else. */
+export interface Logger {
+  debug(message: string): void;
+  info(message: string): void;
+  warn(message: string): void;
+  error(message: string): void;
+}
+
+export interface ClientOptions {
+  /** Publishable (pk_...) or secret (sk_...) key; default process.env.SERVICE_API_KEY. */
+  apiKey?: string;
+  /** Default process.env.SERVICE_BASE_URL, else https://api.expd.dev. */
+  baseUrl?: string;
+  /** Names or ids the application uses; a warning is logged when a loaded config does not run one. */
+  experiments?: Iterable<string>;
+  /** Milliseconds between config polls (ETag / 304). Default 60,000. */
+  pollIntervalMs?: number;
+  /** Milliseconds between event flushes; a full batch flushes at once. Default 1,000. */
+  flushIntervalMs?: number;
+  /** Events per request, 1..1,000 (requests also stay under 1 MiB). Default 500. */
+  batchSize?: number;
+  /** Queued events beyond which track() drops (counted in droppedEvents). Default 10,000. */
+  maxQueueSize?: number;
+  /** Retries of one batch after its first attempt. Default 5. */
+  maxRetries?: number;
+  /** First retry delay, doubling up to maxBackoffMs; a Retry-After header wins. Defaults 500 and 30,000. */
+  retryBackoffMs?: number;
+  maxBackoffMs?: number;
+  /** Milliseconds for one HTTP request. Default 10,000. */
+  requestTimeoutMs?: number;
+  /** Node only: JSON-lines file for batches that could not be sent, replayed within 24 h by the next client on the same path. */
+  spillPath?: string;
+  /** (experiment, user, variant, UTC day) keys remembered to send each day's exposure once. Default 100,000. */
+  exposureCacheSize?: number;
+  /** Milliseconds close() waits to send what is queued. Default 5,000. */
+  closeTimeoutMs?: number;
+  /** Record prompt and response text in model_call events. Default true. */
+  captureText?: boolean;
+  /** A fetch implementation; default globalThis.fetch. */
+  fetch?: typeof globalThis.fetch;
+  logger?: Logger;
+}
+
+export interface PromptAnswer {
+  /** The user's variant, or null before the config loads (treat as control). */
+  variant: string | null;
+  /** The variant's prompt, or the default. */
+  prompt: string;
+  /** True when the default was used. */
+  fallback: boolean;
+}
+
+/** Wire fields of an event; extra fields are sent as given. */
+export interface EventPayload {
+  experiment_id?: string;
+  user_id?: string;
+  variant?: string;
+  event_id?: string;
+  timestamp?: string;
+  value?: number;
+  business_metric?: string;
+  model?: string;
+  latency_ms?: number;
+  input_tokens?: number;
+  output_tokens?: number;
+  total_tokens?: number;
+  cost_usd?: number;
+  time_to_first_token_ms?: number;
+  error?: string | null;
+  prompt?: string;
+  response?: string;
+  [field: string]: unknown;
+}
+
+/** One measured model call; see Client.interceptModelCall. */
+export declare class ModelCall {
+  readonly experiment: string;
+  readonly userId: string;
+  /** The user's variant (null: treat as control). */
+  readonly variant: string | null;
+  model: string | null;
+  prompt: string | null;
+  response: string | null;
+  costUsd: number | null;
+  inputTokens: number | null;
+  outputTokens: number | null;
+  totalTokens: number | null;
+  readonly finished: boolean;
+  start(): this;
+  firstToken(): void;
+  setUsage(inputTokens?: number | null, outputTokens?: number | null, totalTokens?: number | null): void;
+  finish(error?: unknown): void;
+}
+
+export declare class MissingApiKeyError extends Error {}
+
+export declare class Client {
+  constructor(options?: ClientOptions);
+  readonly baseUrl: string;
+  readonly ready: boolean;
+  readonly configVersion: number | null;
+  readonly droppedEvents: number;
+  waitUntilReady(timeoutMs?: number): Promise<boolean>;
+  assign(experiment: string, userId: string): string | null;
+  getPrompt(experiment: string, userId: string, defaultPrompt: string): PromptAnswer;
+  getVariables<T extends Record<string, unknown>>(experiment: string, userId: string, defaults?: T): T & Record<string, unknown>;
+  track(event: string, payload?: EventPayload): boolean;
+  trackBusiness(experiment: string, userId: string, metric: string, value?: number, variant?: string | null): boolean;
+  flush(timeoutMs?: number): Promise<boolean>;
+  asUser<R>(userId: string, fn: () => R): R;
+  wrap<P extends object>(providerClient: P, experiment: string): P;
+  interceptModelCall<R>(experiment: string, userId: string, fn: (call: ModelCall) => R | Promise<R>,
+    options?: { model?: string | null; prompt?: string | null }): Promise<R>;
+  startModelCall(experiment: string, userId: string, options?: { model?: string | null; prompt?: string | null }): ModelCall;
+  close(timeoutMs?: number): Promise<void>;
+}
+
+export interface Range {
+  variant: string;
+  start: number;
+  end: number;
+}
+
+export declare class BucketMap {
+  constructor(ranges: Range[]);
+  variantFor(bucket: number): string | null;
+}
+
+export interface StickyFilter {
+  variant: string;
+  bits: number;
+  hashes: number;
+  /** base64 */
+  data: string;
+}
+
+export declare class Sticky {
+  constructor(raw: { filters?: StickyFilter[]; exceptions?: Record<string, string> });
+  readonly empty: boolean;
+  resolve(digest: Uint8Array, mapped: string): string;
+}
+
+export declare class ConfigSnapshot {
+  readonly version: number;
+  readonly etag: string | null;
+  static parse(body: unknown, etag?: string | null): ConfigSnapshot;
+}
+
+export declare function bucketOf(experimentId: string, salt: string, bucketCount: number, userId: string): number;
+export declare function sha256(text: string): Uint8Array;
+export declare function sha256Pure(text: string): Uint8Array;
+export declare const VERSION: string;
