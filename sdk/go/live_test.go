@@ -1,0 +1,296 @@
+package expd
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/url"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// expdDev is a real `expd dev` built from this checkout, on free ports in a
+// temporary data dir (SQLite, embedded Temporal, rate limits off).
+type expdDev struct {
+	BaseURL, APIKey, jwt string
+}
+
+var (
+	devOnce sync.Once
+	dev     *expdDev
+	devErr  error
+	devCmd  *exec.Cmd
+)
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if devCmd != nil && devCmd.Process != nil {
+		devCmd.Process.Signal(syscall.SIGINT)
+		done := make(chan struct{})
+		go func() { devCmd.Wait(); close(done) }()
+		select {
+		case <-done:
+		case <-time.After(30 * time.Second):
+			devCmd.Process.Kill()
+		}
+	}
+	os.Exit(code)
+}
+
+func startDev(t *testing.T) *expdDev {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("-short: no expd dev")
+	}
+	devOnce.Do(func() { dev, devErr = buildAndStart() })
+	if devErr != nil {
+		t.Fatal(devErr)
+	}
+	return dev
+}
+
+func buildAndStart() (*expdDev, error) {
+	dir, err := os.MkdirTemp("", "expd-go-live-")
+	if err != nil {
+		return nil, err
+	}
+	bin := filepath.Join(dir, "expd")
+	build := exec.Command("go", "build", "-o", bin, "./cmd/expd")
+	build.Dir = filepath.Join("..", "..")
+	if out, err := build.CombinedOutput(); err != nil {
+		return nil, fmt.Errorf("go build ./cmd/expd: %v\n%s", err, out)
+	}
+	data := filepath.Join(dir, "data")
+	cmd := exec.Command(bin, "dev", "--addr", "127.0.0.1:0", "--data-dir", data, "--temporal-port", "0", "--temporal-http-port", "0", "--ui-port", "-1")
+	cmd.Env = append(os.Environ(), "DATABASE_URL=", "TEMPORAL_ADDRESS=", "EXPD_LOG_LEVEL=warn", "EXPD_RATE_LIMITS=*=off")
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		return nil, err
+	}
+	if err := cmd.Start(); err != nil {
+		return nil, err
+	}
+	devCmd = cmd
+	found := make(chan string, 1)
+	go func() {
+		api := regexp.MustCompile(`^\s*API:\s*(\S+)`)
+		lines := bufio.NewScanner(stdout)
+		for lines.Scan() {
+			if m := api.FindStringSubmatch(lines.Text()); m != nil {
+				select {
+				case found <- m[1]:
+				default:
+				}
+			}
+		}
+	}()
+	var base string
+	select {
+	case base = <-found:
+	case <-time.After(180 * time.Second):
+		return nil, fmt.Errorf("expd dev did not start within 180 s")
+	}
+	raw, err := os.ReadFile(filepath.Join(data, "dev-credentials.json"))
+	if err != nil {
+		return nil, err
+	}
+	var cred struct {
+		PublishableKey string `json:"publishable_key"`
+		IdentityJWT    string `json:"identity_jwt"`
+	}
+	if err := json.Unmarshal(raw, &cred); err != nil {
+		return nil, err
+	}
+	return &expdDev{BaseURL: base, APIKey: cred.PublishableKey, jwt: cred.IdentityJWT}, nil
+}
+
+func (d *expdDev) call(t *testing.T, method, path string, body any, jwt bool, want int, out any) {
+	t.Helper()
+	var rd *bytes.Reader
+	if body != nil {
+		raw, _ := json.Marshal(body)
+		rd = bytes.NewReader(raw)
+	} else {
+		rd = bytes.NewReader(nil)
+	}
+	req, _ := http.NewRequest(method, d.BaseURL+path, rd)
+	req.Header.Set("Content-Type", "application/json")
+	if jwt {
+		req.Header.Set("Authorization", "Bearer "+d.jwt)
+	} else {
+		req.Header.Set("X-API-Key", d.APIKey)
+	}
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer res.Body.Close()
+	var raw json.RawMessage
+	json.NewDecoder(res.Body).Decode(&raw)
+	if res.StatusCode != want {
+		t.Fatalf("%s %s: %d %s", method, path, res.StatusCode, raw)
+	}
+	if out != nil {
+		json.Unmarshal(raw, out)
+	}
+}
+
+func experimentConfig(name string, weights ...any) map[string]any {
+	var alloc []map[string]any
+	variants := map[string]any{}
+	for i := 0; i < len(weights); i += 2 {
+		alloc = append(alloc, map[string]any{"variant": weights[i], "weight": weights[i+1]})
+		variants[weights[i].(string)] = map[string]any{"variables": map[string]any{"arm": weights[i]}}
+	}
+	return map[string]any{"name": name, "salt": "go-live-tests", "bucket_count": 10000, "allocation": alloc, "variants": variants, "metrics": []any{}}
+}
+
+func (d *expdDev) serverAssign(t *testing.T, ref string, users []string) []string {
+	out := make([]string, len(users))
+	var wg sync.WaitGroup
+	next := make(chan int)
+	for range 8 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range next {
+				var a struct{ Variant string }
+				d.call(t, "POST", "/v1/assign", map[string]string{"experiment_id": ref, "user_id": users[i]}, false, 200, &a)
+				out[i] = a.Variant
+			}
+		}()
+	}
+	for i := range users {
+		next <- i
+	}
+	close(next)
+	wg.Wait()
+	return out
+}
+
+func liveClient(t *testing.T, d *expdDev, exp string) *Client {
+	c, err := New(Options{APIKey: d.APIKey, BaseURL: d.BaseURL, PollInterval: 500 * time.Millisecond, FlushInterval: 50 * time.Millisecond, MaxQueueSize: 100_000, Logger: quietLogger()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close(context.Background()) })
+	eventually(t, "config", func() bool { _, ok := c.Assign(context.Background(), exp, "x"); return ok })
+	return c
+}
+
+func users(from, to int) []string {
+	var out []string
+	for i := from; i < to; i++ {
+		out = append(out, fmt.Sprintf("user-%d", i))
+	}
+	return out
+}
+
+func TestLiveAssignEqualsServerFor2000Users(t *testing.T) {
+	d := startDev(t)
+	var exp struct{ ID string }
+	d.call(t, "POST", "/v1/experiments", experimentConfig("go-agree", "control", 34, "short", 33, "long", 33), true, 201, &exp)
+	c := liveClient(t, d, "go-agree")
+	us := users(0, 2000)
+	server := d.serverAssign(t, "go-agree", us)
+	ctx := context.Background()
+	for i, u := range us {
+		byName, _ := c.Assign(ctx, "go-agree", u)
+		byID, _ := c.Assign(ctx, exp.ID, u)
+		if byName != server[i] || byID != server[i] {
+			t.Fatalf("%s: by name %s, by id %s, server %s", u, byName, byID, server[i])
+		}
+	}
+}
+
+func TestLiveWeightChangeKeepsAssignedUsers(t *testing.T) {
+	d := startDev(t)
+	d.call(t, "POST", "/v1/experiments", experimentConfig("go-sticky", "control", 50, "treatment", 50), true, 201, nil)
+	c := liveClient(t, d, "go-sticky")
+	ctx := context.Background()
+	early := users(0, 3000)
+	before := make([]string, len(early))
+	for i, u := range early {
+		before[i], _ = c.Assign(ctx, "go-sticky", u)
+	}
+	fctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	if err := c.Flush(fctx); err != nil { // the exposures pin the 3,000 on the server
+		t.Fatal(err)
+	}
+	var changed struct {
+		ConfigVersion int64 `json:"config_version"`
+	}
+	d.call(t, "PUT", "/v1/experiments/go-sticky", experimentConfig("go-sticky", "control", 60, "treatment", 40), true, 200, &changed)
+	eventually(t, "new config", func() bool { return c.ConfigVersion() >= changed.ConfigVersion })
+	all := users(0, 10000)
+	server := d.serverAssign(t, "go-sticky", all)
+	control := 0
+	for i, u := range all {
+		v, _ := c.Assign(ctx, "go-sticky", u)
+		if v != server[i] {
+			t.Fatalf("%s: client %s, server %s", u, v, server[i])
+		}
+		if i < 3000 && v != before[i] {
+			t.Fatalf("%s moved %s -> %s", u, before[i], v)
+		}
+		if i >= 3000 && v == "control" {
+			control++
+		}
+	}
+	if share := float64(control) / 7000; share < 0.585 || share > 0.615 {
+		t.Fatalf("new users' control share %.4f", share)
+	}
+}
+
+func TestLiveEventsAreStoredAsSent(t *testing.T) {
+	d := startDev(t)
+	var exp struct{ ID string }
+	d.call(t, "POST", "/v1/experiments", experimentConfig("go-events", "control", 50, "treatment", 50), true, 201, &exp)
+	c := liveClient(t, d, "go-events")
+	ctx := context.Background()
+	v, _ := c.Assign(ctx, "go-events", "tracker")
+	c.Track(ctx, "conversion", map[string]any{"experiment_id": "go-events", "user_id": "tracker", "value": 2.5})
+	provider := fakeProvider(t)
+	hc := &http.Client{Transport: c.Transport("go-events", nil)}
+	chat(t, hc, WithUser(ctx, "tracker"), provider.URL, `{"model":"gpt-4o","messages":[]}`)
+	fctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	if err := c.Flush(fctx); err != nil {
+		t.Fatal(err)
+	}
+	var got struct {
+		Events []map[string]any `json:"events"`
+	}
+	d.call(t, "GET", "/v1/experiments/"+exp.ID+"/events?"+url.Values{"user_id": {"tracker"}, "limit": {"100"}}.Encode(), nil, true, 200, &got)
+	var kinds []string
+	for _, e := range got.Events {
+		kinds = append(kinds, e["type"].(string))
+		if e["variant"] != v || e["experiment_id"] != exp.ID {
+			t.Fatalf("event %v", e)
+		}
+		if e["type"] == "model_call" && (e["model"] != "gpt-4o-2024" || e["total_tokens"] != 6.0 || e["response"] != "Hello") {
+			t.Fatalf("model_call %v", e)
+		}
+	}
+	if s := strings.Join(sortStrings(kinds), ","); s != "business_event,exposure,exposure,model_call" {
+		t.Fatalf("stored kinds %s", s)
+	}
+}
+
+func sortStrings(s []string) []string {
+	out := append([]string(nil), s...)
+	sort.Strings(out)
+	return out
+}
