@@ -8,8 +8,9 @@ variant is the bucket-map range with start <= bucket < end.
 from __future__ import annotations
 
 import hashlib
+import base64
 from bisect import bisect_right
-from typing import Any, Mapping, Optional, Sequence, Tuple
+from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple
 
 
 def bucket_of(experiment_id: str, salt: str, bucket_count: int, user_id: str) -> int:
@@ -37,3 +38,49 @@ class BucketMap:
         if i < 0 or bucket >= self._ends[i]:
             return None
         return self._variants[i]
+
+
+class Sticky:
+    """Bloom filters of users pinned before a weight change, plus exact exceptions.
+
+    ``resolve(digest, mapped)``: an exception for the digest's bytes 8..16,
+    else the first filter (in order) of a variant other than ``mapped`` that
+    holds the user, else ``mapped``. Probe i of a filter of m bits is bit
+    (h1 + i*h2) mod m, with h1 = digest bytes 8..12 and h2 = bytes 12..16 | 1
+    (big-endian); bit b is byte b // 8, bit b % 8.
+    """
+
+    __slots__ = ("_filters", "_exceptions")
+
+    def __init__(self, raw: Mapping[str, Any]) -> None:
+        filters: List[Tuple[str, int, int, bytes]] = []
+        for f in raw.get("filters") or []:
+            variant, bits, hashes = str(f["variant"]), int(f["bits"]), int(f["hashes"])
+            data = base64.b64decode(f["data"])
+            if bits <= 0 or hashes <= 0 or len(data) * 8 < bits:
+                raise ValueError(f"sticky filter of {variant!r}: bad size")
+            filters.append((variant, bits, hashes, data))
+        self._filters = filters
+        self._exceptions: Dict[str, str] = {str(k): str(v) for k, v in (raw.get("exceptions") or {}).items()}
+
+    def __bool__(self) -> bool:
+        return bool(self._filters or self._exceptions)
+
+    def resolve(self, digest: bytes, mapped: str) -> str:
+        """The variant kept for the user with ``digest`` whose bucket the map gives to ``mapped``."""
+        if self._exceptions:
+            kept = self._exceptions.get(digest[8:16].hex())
+            if kept is not None:
+                return kept
+        h1 = int.from_bytes(digest[8:12], "big")
+        h2 = int.from_bytes(digest[12:16], "big") | 1
+        for variant, bits, hashes, data in self._filters:
+            if variant == mapped:
+                continue
+            for i in range(hashes):
+                bit = (h1 + i * h2) % bits
+                if not data[bit >> 3] & (1 << (bit & 7)):
+                    break
+            else:
+                return variant
+        return mapped

@@ -59,7 +59,7 @@ class Client:
         request_timeout: seconds for one HTTP request.
         spill_path: JSON-lines file for batches that could not be sent; replayed on the next
             start if not older than 24 hours. None: such batches are dropped with a log line.
-        exposure_cache_size: (experiment, user, variant) triples remembered to send each exposure once.
+        exposure_cache_size: (experiment, user, variant) keys remembered to send one exposure per UTC day.
         close_timeout: seconds ``close()`` (and the exit hook) waits to send what is queued.
         capture_text: record prompt and response text in ``model_call`` events.
     """
@@ -143,15 +143,24 @@ class Client:
         """The user's variant by local bucketing; None until the config loads (treat as control).
 
         ``experiment`` is a name or an id. The first call per (experiment,
-        user, variant) in this process also queues an exposure event.
+        user, variant, UTC day) in this process also queues an exposure event.
         """
+        return self._expose(experiment, user_id, False)
+
+    def _expose_call(self, experiment: str, user_id: str) -> Optional[str]:
+        """For a measured model call: the variant, with an exposure queued for this call."""
+        return self._expose(experiment, user_id, True)
+
+    def _expose(self, experiment: str, user_id: str, always: bool) -> Optional[str]:
+        """The variant; queues an exposure always (a model call) or once per UTC day (assign)."""
         try:
             found = self._experiment(experiment)
             if found is None:
                 return None
             user_id = user_id if type(user_id) is str else str(user_id)
             variant = found.variant_for(user_id)
-            if variant is not None and self._exposures.first_time((found.id, user_id, variant)):
+            # A model call's exposure also counts as the day's, so assign() adds none after it.
+            if variant is not None and (self._exposures.first_time((found.id, user_id, variant)) or always):
                 self._sender.enqueue(new_event(EXPOSURE, {
                     "experiment_id": found.id,
                     "user_id": user_id,

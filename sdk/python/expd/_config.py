@@ -5,7 +5,7 @@ from __future__ import annotations
 import hashlib
 from typing import Any, Dict, List, Mapping, Optional
 
-from ._bucketing import BucketMap
+from ._bucketing import BucketMap, Sticky
 
 
 class ConfigError(ValueError):
@@ -17,7 +17,7 @@ class Experiment:
 
     __slots__ = (
         "id", "name", "version", "salt", "bucket_count", "control",
-        "variants", "bucket_map", "_hash_prefix",
+        "variants", "bucket_map", "sticky", "_hash_prefix",
     )
 
     def __init__(self, raw: Mapping[str, Any]) -> None:
@@ -27,10 +27,12 @@ class Experiment:
             self.salt: str = str(raw["salt"])
             self.bucket_count: int = int(raw["bucket_count"])
             self.bucket_map = BucketMap(raw["bucket_map"])
+            sticky = Sticky(raw.get("sticky") or {})
         except (KeyError, TypeError, ValueError) as exc:
             raise ConfigError(f"experiment {raw.get('name') or raw.get('id')!r}: {exc!r}") from exc
         if self.bucket_count <= 0:
             raise ConfigError(f"experiment {self.name!r}: bucket_count must be positive")
+        self.sticky: Optional[Sticky] = sticky if sticky else None
         self.version: Optional[int] = raw.get("version")
         allocation = raw.get("allocation") or []
         first = allocation[0].get("variant") if allocation else None
@@ -45,8 +47,12 @@ class Experiment:
         return int.from_bytes(digest[:8], "big") % self.bucket_count
 
     def variant_for(self, user_id: str) -> Optional[str]:
-        """Return the user's variant, or None if the bucket map leaves the bucket unowned."""
-        return self.bucket_map.variant_for(self.bucket(user_id))
+        """Return the user's variant (sticky filters first), or None if the map leaves the bucket unowned."""
+        digest = hashlib.sha256(self._hash_prefix + user_id.encode("utf-8")).digest()
+        mapped = self.bucket_map.variant_for(int.from_bytes(digest[:8], "big") % self.bucket_count)
+        if mapped is None or self.sticky is None:
+            return mapped
+        return self.sticky.resolve(digest, mapped)
 
     def prompt_of(self, variant: str) -> Optional[str]:
         """Return the variant's prompt text, or None when it has none."""

@@ -1,43 +1,49 @@
-"""Remembers which exposures this process already sent, in bounded memory."""
+"""Remembers which exposures this process already queued, in bounded memory."""
 
 from __future__ import annotations
 
 import threading
+import time
 from collections import OrderedDict
-from typing import Tuple
+from typing import Optional, Tuple
 
 ExposureKey = Tuple[str, str, str]  # (experiment id, user id, variant)
+_SECONDS_PER_DAY = 86_400
 
 
 class ExposureLog:
-    """An LRU set of (experiment, user, variant): ``first_time`` is True once per key.
+    """One exposure per (experiment, user, variant, UTC day): ``first_time`` says when to send one.
 
-    A key evicted from the LRU may be reported again later; the server keeps
-    the first exposure per user, so a repeat costs one event, never a wrong
-    attribution.
+    Per day rather than once per process, so the traffic timeline counts every
+    active day of a long-running process. Bounded LRU: a key evicted may be
+    reported again, which costs one event (the server keeps the first exposure
+    per user), never a wrong attribution.
     """
 
     def __init__(self, capacity: int) -> None:
         if capacity < 1:
             raise ValueError(f"exposure cache capacity must be positive, got {capacity}")
         self._capacity = capacity
-        self._seen: "OrderedDict[ExposureKey, None]" = OrderedDict()
+        self._days: "OrderedDict[ExposureKey, int]" = OrderedDict()
         self._lock = threading.Lock()
 
     def reset_after_fork(self) -> None:
         """Replace a lock a parent thread may have held at fork time."""
         self._lock = threading.Lock()
 
-    def first_time(self, key: ExposureKey) -> bool:
-        """True the first time ``key`` is seen (while it stays in the LRU), else False."""
+    def first_time(self, key: ExposureKey, now: Optional[float] = None) -> bool:
+        """True the first time ``key`` is seen on the UTC day of ``now`` (default: the current time)."""
+        day = int((time.time() if now is None else now) // _SECONDS_PER_DAY)
         with self._lock:
-            if key in self._seen:
-                self._seen.move_to_end(key)
-                return False
-            self._seen[key] = None
-            if len(self._seen) > self._capacity:
-                self._seen.popitem(last=False)
+            last = self._days.get(key)
+            if last is not None:
+                self._days.move_to_end(key)
+                if last == day:
+                    return False
+            self._days[key] = day
+            if len(self._days) > self._capacity:
+                self._days.popitem(last=False)
             return True
 
     def __len__(self) -> int:
-        return len(self._seen)
+        return len(self._days)

@@ -5,21 +5,28 @@ from __future__ import annotations
 import atexit
 import os
 import weakref
-from typing import TYPE_CHECKING
+from typing import Any, Protocol
 
-if TYPE_CHECKING:
-    from ._client import Client
+
+
+class Hooked(Protocol):
+    """What the hooks call on a live client."""
+
+    def close(self) -> Any: ...
+
+    def _reset_after_fork(self) -> None: ...
+
 
 # Weak references: a client the application dropped is not kept alive by the hooks.
-_live: "weakref.WeakSet[Client]" = weakref.WeakSet()
+_live: "weakref.WeakSet[Hooked]" = weakref.WeakSet()
 
 
-def register(client: "Client") -> None:
+def register(client: Hooked) -> None:
     """Track ``client`` for the fork and exit hooks until it is closed."""
     _live.add(client)
 
 
-def unregister(client: "Client") -> None:
+def unregister(client: Hooked) -> None:
     """Stop tracking a closed client."""
     _live.discard(client)
 

@@ -3,19 +3,17 @@
 from __future__ import annotations
 
 import time
-from typing import TYPE_CHECKING, Any, Optional
+from typing import Any, Optional
 
 from ._events import MODEL_CALL
-
-if TYPE_CHECKING:
-    from ._client import Client
+from ._recorder import Recorder
 
 
 class ModelCall:
     """One measured model call, the object ``intercept_model_call`` yields.
 
-    Entering starts the clock (and records the exposure through
-    ``Client.assign``); leaving records a ``model_call`` event with the
+    Creating it records the call's exposure (one per call, as the spec says of
+    model calls); entering starts the clock; leaving records a ``model_call`` event with the
     latency, the error if the block raised (the exception propagates
     unchanged), and whatever the caller reported: ``first_token()`` for
     streams, ``set_usage(...)``, ``response`` text, ``cost_usd``. Use
@@ -24,7 +22,7 @@ class ModelCall:
 
     def __init__(
         self,
-        client: "Client",
+        client: Recorder,
         experiment: str,
         user_id: str,
         model: Optional[str] = None,
@@ -39,7 +37,7 @@ class ModelCall:
         self.input_tokens: Optional[int] = None
         self.output_tokens: Optional[int] = None
         self.total_tokens: Optional[int] = None
-        self.variant: Optional[str] = client.assign(experiment, user_id)
+        self.variant: Optional[str] = client._expose_call(experiment, user_id)
         self._client = client
         self._started = time.perf_counter()
         self._first_token: Optional[float] = None

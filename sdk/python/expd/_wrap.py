@@ -11,14 +11,12 @@ from __future__ import annotations
 
 import inspect
 import logging
-from typing import TYPE_CHECKING, Any, Callable, FrozenSet, Optional, Tuple
+from typing import Any, Callable, FrozenSet, Optional, Tuple
 
 from ._model_call import ModelCall
 from ._provider_shapes import StreamReader, model_of, prompt_text, response_text, usage_of
+from ._recorder import Recorder
 from ._user import current_user
-
-if TYPE_CHECKING:
-    from ._client import Client
 
 logger = logging.getLogger("expd")
 
@@ -37,7 +35,7 @@ class WrappedProvider:
 
     __slots__ = ("_target", "_client", "_experiment", "_path")
 
-    def __init__(self, target: Any, client: "Client", experiment: str, path: Path = ()) -> None:
+    def __init__(self, target: Any, client: Recorder, experiment: str, path: Path = ()) -> None:
         self._target = target
         self._client = client
         self._experiment = experiment
@@ -56,7 +54,7 @@ class WrappedProvider:
         return f"<expd wrapped {self._target!r} for {self._experiment!r}>"
 
 
-def _instrument(method: Callable[..., Any], client: "Client", experiment: str) -> Callable[..., Any]:
+def _instrument(method: Callable[..., Any], client: Recorder, experiment: str) -> Callable[..., Any]:
     def measured(*args: Any, **kwargs: Any) -> Any:
         user_id = current_user()
         if user_id is None:

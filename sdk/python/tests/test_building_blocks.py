@@ -60,6 +60,13 @@ class ExposureLogTest(unittest.TestCase):
                          [True, True, False, True, False, True])
         self.assertEqual(len(log), 2)
 
+    def test_one_exposure_per_utc_day(self):
+        log = ExposureLog(10)
+        day = 1_795_000_000 - 1_795_000_000 % 86_400  # a UTC midnight
+        self.assertEqual([log.first_time("k", day + 10), log.first_time("k", day + 86_399),
+                          log.first_time("k", day + 86_400), log.first_time("k", day + 90_000)],
+                         [True, False, True, False])
+
 
 class ConfigParseTest(unittest.TestCase):
     def test_experiments_are_found_by_name_and_id(self):
@@ -75,3 +82,25 @@ class ConfigParseTest(unittest.TestCase):
             with self.subTest(body=body):
                 with self.assertRaises(ConfigError):
                     ConfigSnapshot.parse(body, None)
+
+
+class ImportGraphTest(unittest.TestCase):
+    def test_the_package_modules_import_each_other_without_a_circle(self):
+        import ast
+        import pathlib
+
+        package = pathlib.Path(__file__).resolve().parent.parent / "expd"
+        graph = {}
+        for path in package.glob("*.py"):
+            tree = ast.parse(path.read_text(encoding="utf-8"))
+            graph[path.stem] = {node.module for node in ast.walk(tree)
+                                if isinstance(node, ast.ImportFrom) and node.level == 1 and node.module}
+        self.assertIn("_client", graph["__init__"])
+
+        def visit(module, trail):
+            self.assertNotIn(module, trail, f"import circle: {' -> '.join(trail + [module])}")
+            for imported in graph.get(module, ()):
+                visit(imported, trail + [module])
+
+        for module in graph:
+            visit(module, [])

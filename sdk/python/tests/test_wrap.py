@@ -46,6 +46,15 @@ class SyncWrapTest(WrapTestCase):
         self.assertIn('"content": "hi"', call["prompt"])
         self.assertEqual([(e["user_id"], e["variant"]) for e in self.events("exposure")], [("u1", variant)])
 
+    def test_every_call_records_its_own_exposure_and_assign_adds_none_that_day(self):
+        wrapped = self.client.wrap(FakeOpenAI(reply="ok"), "bot")
+        with self.client.as_user("u2"):
+            for _ in range(3):
+                wrapped.chat.completions.create(**CHAT)
+        self.client.assign("bot", "u2")
+        self.assertEqual(len(self.events("model_call")), 3)
+        self.assertEqual([e["user_id"] for e in self.events("exposure")], ["u2"] * 3)
+
     def test_responses_completions_and_embeddings_are_measured(self):
         wrapped = self.client.wrap(FakeOpenAI(reply="ok"), "bot")
         with self.client.as_user("u1"):

@@ -32,6 +32,23 @@ class AssignLiveTest(LiveTestCase):
         self.assertEqual([client.assign(exp["id"], u) for u in fresh],
                          [self.api.assign(exp["name"], u)["variant"] for u in fresh])
 
+    def test_a_weight_change_moves_none_of_the_users_assigned_before(self):
+        # 10,000 users, 3,000 assigned (and exposed, which pins them) before 50/50 -> 60/40.
+        exp = self.new_experiment("sticky", weights=(("control", 50), ("treatment", 50)))
+        client = self.ready_client(max_queue_size=100_000)
+        users = [f"user-{n}" for n in range(10_000)]
+        before = [client.assign(exp["id"], u) for u in users[:3000]]
+        self.assertTrue(client.flush(30.0))
+        updated = self.api.update_experiment(exp["id"], dict(self.config_of(exp), allocation=[
+            {"variant": "control", "weight": 60}, {"variant": "treatment", "weight": 40}]))
+        self.wait_for_version(client, updated["config_version"])
+        local = [client.assign(exp["id"], u) for u in users]
+        self.assertEqual(sum(a != b for a, b in zip(before, local)), 0, "pinned users moved")
+        served = [self.api.assign(exp["id"], u)["variant"] for u in users]
+        self.assertEqual([u for u, a, b in zip(users, local, served) if a != b], [], "local vs served")
+        share = local[3000:].count("control") / 7000
+        self.assertAlmostEqual(share, 0.6, delta=0.015)
+
     @staticmethod
     def config_of(exp):
         return {k: exp[k] for k in ("name", "salt", "bucket_count", "allocation", "variants", "metrics")}
