@@ -76,4 +76,63 @@
 // Lookup finds the range holding a bucket by binary search over the range
 // starts, without allocating. A bucket outside [0, bucket_count) has no
 // variant (ok == false; null in the vector file).
+//
+// # Stickiness across weight changes
+//
+// A weight change moves buckets (above), and with them every user in them.
+// Users already assigned are pinned on the server (first /v1/assign or first
+// exposure), so /v1/assign keeps them; the clients assign locally, with no
+// network call on the request path, so each config version ships what they
+// need to keep those users too: the experiment's "sticky" part, built from
+// its pins whenever the org's snapshot is rebuilt (sdkcache; only for
+// experiments past version 1).
+//
+//	"sticky": {"filters": [{"variant": "treatment", "bits": 4248, "hashes": 10, "data": "<base64>"}],
+//	           "exceptions": {"<16 hex digits>": "control"}}
+//
+// Rules, identical in every client (Sticky.Resolve):
+//
+//	digest = SHA-256(experiment_id + "." + salt + "." + user_id)  (bytes 0..8 give the bucket)
+//	h1 = big-endian uint32 of digest[8:12], h2 = big-endian uint32 of digest[12:16] | 1
+//	mapped = the bucket map's variant
+//	1. exceptions[hex(digest[8:16])], if present, is the answer;
+//	2. else the first filter, in order, whose variant is not mapped and that
+//	   holds the user: every probe i in [0, hashes) has bit (h1 + i*h2) mod
+//	   bits set (bit b is data[b/8] & (1 << (b%8)));
+//	3. else mapped.
+//
+// BuildSticky puts in the filter of variant v every user pinned to v whose
+// bucket the current map gives to another variant (pins to variants the
+// allocation dropped are ignored: those users follow the map), then lists
+// as exceptions the pinned users the filters alone would misplace (a false
+// positive in another variant's filter). So every pinned user resolves to
+// its pin, exactly; and /v1/assign resolves an unpinned user with the same
+// rules, so a false positive is the same answer everywhere.
+//
+// Numbers. 10 probes and 14.4 bits per member give a false-positive rate of
+// 0.1 % (measured 0.116 % on 60,000 new users in sticky_test.go). A filter
+// costs 180,000 bytes (240,000 base64 characters) per 100,000 members;
+// members are only pinned users whose bucket moved: after 50/50 -> 60/40,
+// 10 % of the pinned users, so 1,000,000 pinned users cost about 180 KB.
+// Exceptions: about 0.05 % of the pinned users (47 of 100,000 measured), 30
+// bytes each. A false positive gives a user who was never assigned the older
+// variant (0.07 % of new users after 50/50 -> 60/40, consistently in every
+// client and /v1/assign), never a pinned user the wrong one. Building reads
+// the experiment's pins and hashes each once (BenchmarkBuildSticky).
+//
+// What remains: the window between a change and a client's next config
+// (a poll every 60 s, or within about 1 s after an ingest ack reports the
+// newer config_version). In it that client assigns by the old map; users it
+// sees for the first time in moved buckets (10 % of them after 50/50 ->
+// 60/40) are pinned to the old map's variant by their exposure but are not
+// in the new version's filters, so once the client refreshes they follow the
+// new map, until the org's next config version includes their pins.
+//
+// Why not (only) a client-side sticky store, as GrowthBook and Statsig offer
+// (a pluggable store remembering each user's first assignment): it needs a
+// read per assignment, which is a network call for a server-side store
+// (Redis) and per-device state for a browser one, so two clients (a
+// TypeScript front end and a Python back end, or two devices) and /v1/assign
+// can disagree. Filters shipped with the config keep every client and the
+// server on one answer with no client storage; their cost is config size.
 package bucketing

@@ -98,3 +98,20 @@ func TestStickyIgnoresDroppedVariants(t *testing.T) {
 		t.Fatalf("nil sticky: got %s", got)
 	}
 }
+
+// Building the sticky part of a 100,000-pin experiment after 50/50 -> 60/40.
+func BenchmarkBuildSticky(b *testing.B) {
+	const id, salt, buckets = "e1", "s", 10_000
+	before, _ := bucketing.InitialMap([]bucketing.Slice{{Variant: "a", Weight: 50}, {Variant: "b", Weight: 50}}, buckets)
+	after, _ := bucketing.Rebalance(before, []bucketing.Slice{{Variant: "a", Weight: 60}, {Variant: "b", Weight: 40}}, buckets)
+	pins := make([]bucketing.PinnedUser, 100_000)
+	for i := range pins {
+		u := fmt.Sprintf("pinned-%d", i)
+		v, _ := before.Lookup(bucketing.Bucket(id, salt, u, buckets))
+		pins[i] = bucketing.PinnedUser{UserID: u, Variant: v}
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		bucketing.BuildSticky(id, salt, buckets, after, func(string) bool { return true }, pins)
+	}
+}
