@@ -61,3 +61,18 @@ func BenchmarkTrack(b *testing.B) {
 		c.Track(ctx, "purchase", map[string]any{"experiment_id": "two-arms", "user_id": "user-1", "value": 1.0})
 	}
 }
+
+var sinkDigest [32]byte
+
+// Baseline in the same run: SHA-256 of the same input alone.
+func BenchmarkBaselineSHA256(b *testing.B) {
+	prefix := "7f3c2a10-5b1e-4d8a-9c3f-2e6b8d4a1f00.conformance."
+	users := make([]string, 1000)
+	for i := range users {
+		users[i] = fmt.Sprintf("user-%d", i)
+	}
+	b.ReportAllocs()
+	for i := 0; i < b.N; i++ {
+		sinkDigest = digest(prefix, users[i%1000])
+	}
+}

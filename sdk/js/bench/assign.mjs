@@ -35,9 +35,14 @@ const client = new Client({ apiKey: 'pk_bench', baseUrl: 'http://127.0.0.1:9', m
 client.poller.close();
 client.poller.install((await import('../src/config.js')).ConfigSnapshot.parse(scenario.configs[0], '"1"'), null);
 let sink = null;
+// Baseline in the same run: the SHA-256 alone, what any hash-based assignment pays.
+const { sha256 } = await import('../src/sha256.js');
+const prefix = `${scenario.configs[0].experiments[0].id}.${scenario.configs[0].experiments[0].salt}.`;
+const bare = perCall('baseline: SHA-256 of the same input (node:crypto)', (i) => { sink = sha256(prefix + USERS[i % 1000]); });
 const expd = perCall('expd assign (50/50, warm)', (i) => { sink = client.assign('two-arms', USERS[i % 1000]); });
 const sticky = (await import('../src/config.js')).ConfigSnapshot.parse(scenario.configs[1], '"2"');
 client.poller.install(sticky, client.poller.snapshot);
+console.log(`ratio expd assign / bare SHA-256: ${(expd / bare).toFixed(2)}`);
 perCall('expd assign (60/40 with sticky filter, warm)', (i) => { sink = client.assign('two-arms', USERS[i % 1000]); });
 const exp = new Experiment(scenario.configs[0].experiments[0]);
 perCall('bucket with pure-JS SHA-256 (edge runtimes)', (i) => { sink = bucketOfDigest(sha256Pure(exp.prefix + USERS[i % 1000]), 10000); }, 200_000);
