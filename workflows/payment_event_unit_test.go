@@ -7,7 +7,6 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/mock"
-	"go.temporal.io/sdk/testsuite"
 
 	"github.com/expd/expd/activities"
 	"github.com/expd/expd/billing"
@@ -18,10 +17,7 @@ import (
 // When Stripe stays unreachable the event's own state is applied, so a
 // completed checkout is not lost to a provider outage.
 func TestPaymentEventFallsBackToTheEventWhenStripeIsUnreachable(t *testing.T) {
-	var suite testsuite.WorkflowTestSuite
-	env := suite.NewTestWorkflowEnvironment()
-	acts := &activities.Activities{}
-	env.RegisterActivity(acts)
+	env, acts := newSuiteEnv()
 	env.OnActivity(acts.FetchSubscription, mock.Anything, activities.FetchSubscriptionInput{SubscriptionID: "sub_1"}).
 		Return(activities.FetchSubscriptionResult{}, errors.New("connection refused"))
 	ev := billing.Event{ID: "evt_1", Type: billing.EventCheckoutCompleted, Created: time.Unix(1_700_000_000, 0).UTC(),
