@@ -30,8 +30,12 @@ type assignResponse struct {
 	ConfigVersion int64  `json:"config_version"`
 	ExperimentID  string `json:"experiment_id"`
 	Bucket        uint32 `json:"bucket"`
-	// Stopped is set for a stopped experiment, which answers its control.
-	Stopped bool `json:"stopped,omitempty"`
+	// Stopped is set when everyone gets control (draft, scheduled or
+	// stopped); Status and Reason say why whenever the experiment is not
+	// running (docs/lifecycle.md).
+	Stopped bool   `json:"stopped,omitempty"`
+	Status  string `json:"status,omitempty"`
+	Reason  string `json:"reason,omitempty"`
 }
 
 func (r assignRequest) validate() error {
@@ -42,7 +46,8 @@ func (r assignRequest) validate() error {
 }
 
 // POST /v1/assign: the user's variant of a running experiment, sticky
-// through pins; a stopped experiment answers its control with stopped.
+// through pins; an experiment that is not running answers the variant it
+// serves to everyone (control, or the shipped one) with its status.
 func (h *handlers) assign(c *gin.Context) {
 	var req assignRequest
 	if !decodeJSON(c, &req) {
@@ -63,8 +68,8 @@ func (h *handlers) assign(c *gin.Context) {
 	}
 	computed, bucket, mapped := exp.Variant(req.UserID)
 	resp := assignResponse{ConfigVersion: snap.ConfigVersion, ExperimentID: exp.ID, Bucket: bucket}
-	if exp.Stopped() {
-		resp.Variant, resp.Stopped = exp.Control, true
+	if v := exp.Serves(); v != "" {
+		resp.Variant, resp.Stopped, resp.Status, resp.Reason = v, exp.Stopped(), exp.Status, exp.Reason
 		c.JSON(http.StatusOK, resp)
 		return
 	}

@@ -14,17 +14,22 @@ func TestConfigServesRunningExperimentsWithETag(t *testing.T) {
 	running := create(t, env, org, validConfig("support-bot-prompt"))
 	stopped := validConfig("old-test")
 	stopped["status"] = "stopped"
-	create(t, env, org, stopped)
+	old := create(t, env, org, stopped)
 
 	r := getConfig(t, env, org.PublishableKey)
 	cfg := decodeConfig(t, r)
 	if cfg.ConfigVersion != 2 || r.Header.Get("ETag") != `"2"` {
 		t.Fatalf("config_version %d, ETag %q; want 2 and \"2\"", cfg.ConfigVersion, r.Header.Get("ETag"))
 	}
-	if len(cfg.Experiments) != 1 {
-		t.Fatalf("want only the running experiment, got %+v", cfg.Experiments)
+	if len(cfg.Experiments) != 2 {
+		t.Fatalf("want both experiments, got %+v", cfg.Experiments)
 	}
-	e := cfg.Experiments[0]
+	// Newest first: the stopped one serves control to every bucket.
+	if s := cfg.Experiments[0]; s.ID != old.ID || s.Status != "stopped" || len(s.BucketMap) != 1 ||
+		s.BucketMap[0].Variant != "control" || s.BucketMap[0].End != 10000 || len(s.Allocation) != 1 {
+		t.Fatalf("stopped experiment served as %+v", s)
+	}
+	e := cfg.Experiments[1]
 	if e.ID != running.ID || e.Name != "support-bot-prompt" || e.Version != 1 || e.Status != "running" ||
 		e.Salt != "k3J9x2pQ" || e.BucketCount != 10000 || e.Control != "control" {
 		t.Fatalf("experiment fields: %+v", e)

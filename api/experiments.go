@@ -11,11 +11,11 @@ import (
 	"github.com/expd/expd/validate"
 )
 
-// GET /v1/experiments[?status=running|stopped]
+// GET /v1/experiments[?status=draft|scheduled|running|stopped|shipped]
 func (h *handlers) listExperiments(c *gin.Context) {
 	status := c.Query("status")
-	if status != "" && status != experiments.StatusRunning && status != experiments.StatusStopped {
-		invalid(c, validate.New("status", "must be running or stopped"))
+	if status != "" && !experiments.IsStatus(status) {
+		invalid(c, validate.New("status", "must be draft, scheduled, running, stopped or shipped"))
 		return
 	}
 	list, err := h.experiments.List(c.Request.Context(), orgID(c), status)

@@ -206,6 +206,25 @@ func TestExperimentValidation(t *testing.T) {
 			metric(c)["source"] = map[string]any{"event_type": "model_call", "field": "mood"}
 		}, "metrics[0].source.field"},
 		{"status", func(c map[string]any) { c["status"] = "paused" }, "status"},
+		{"status shipped", func(c map[string]any) { c["status"] = "shipped" }, "status"},
+		{"stop_at before start_at", func(c map[string]any) {
+			c["start_at"], c["stop_at"] = "2030-01-02T00:00:00Z", "2030-01-01T00:00:00Z"
+		}, "stop_at"},
+		{"guardrail direction", func(c map[string]any) {
+			metric(c)["guardrail"] = map[string]any{"bad_direction": "sideways", "max_change": 0.05, "relative": true, "action": "stop"}
+		}, "metrics[0].guardrail.bad_direction"},
+		{"guardrail action", func(c map[string]any) {
+			metric(c)["guardrail"] = map[string]any{"bad_direction": "increase", "max_change": 0.05, "action": "page"}
+		}, "metrics[0].guardrail.action"},
+		{"guardrail negative change", func(c map[string]any) {
+			metric(c)["guardrail"] = map[string]any{"bad_direction": "increase", "max_change": -1, "action": "stop"}
+		}, "metrics[0].guardrail.max_change"},
+		{"guardrail huge change", func(c map[string]any) {
+			metric(c)["guardrail"] = map[string]any{"bad_direction": "increase", "max_change": 1e300, "action": "stop"}
+		}, "metrics[0].guardrail.max_change"},
+		{"guardrail change as text", func(c map[string]any) {
+			metric(c)["guardrail"] = map[string]any{"bad_direction": "increase", "max_change": "5%", "action": "stop"}
+		}, "metrics.guardrail.max_change"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

@@ -95,6 +95,7 @@ func NewRouter(deps Deps) *gin.Engine {
 	dash.POST("/business-events/secret", requireAdmin, h.rotateSigningSecret)     // signing_secrets.go
 	dash.POST("/billing/checkout-session", requireAdmin, h.createCheckoutSession) // billing.go
 	dash.POST("/billing/portal-session", requireAdmin, h.createPortalSession)     // billing.go
+	dash.GET("/audit", requireAdmin, h.listAudit)                                 // audit.go
 
 	// ---- SDK: org API key in X-API-Key (requireSDKKey, keys.go), rate limited per org (ratelimit.go) ----
 	anyKey := h.requireSDKKey(auth.Publishable, auth.Secret)

@@ -1,6 +1,10 @@
 package experiments
 
-import "github.com/expd/expd/bucketing"
+import (
+	"time"
+
+	"github.com/expd/expd/bucketing"
+)
 
 // Config is ExperimentConfig as POST and PUT take it.
 type Config struct {
@@ -21,6 +25,12 @@ type Config struct {
 	Inference        string   `json:"inference,omitempty"`
 	PlannedEndDate   string   `json:"planned_end_date,omitempty"`
 	SequentialTuning *float64 `json:"sequential_tuning,omitempty"`
+	// Lifecycle (docs/lifecycle.md): when the experiment's workflow starts
+	// and stops it, and what it serves once shipped.
+	StartAt        *time.Time `json:"start_at,omitempty"`
+	StopAt         *time.Time `json:"stop_at,omitempty"`
+	ShippedVariant string     `json:"shipped_variant,omitempty"`
+	StatusReason   string     `json:"status_reason,omitempty"`
 }
 
 // Inference modes.
@@ -59,6 +69,9 @@ type Metric struct {
 	Denominator *MetricSource `json:"denominator,omitempty"`
 	// NonInferiorityMargin asks for a non-inferiority test and decision.
 	NonInferiorityMargin *Margin `json:"non_inferiority_margin,omitempty"`
+	// Guardrail makes the experiment's workflow act when the metric moves
+	// the bad way (docs/lifecycle.md).
+	Guardrail *Guardrail `json:"guardrail,omitempty"`
 }
 
 // Margin is a non-inferiority margin: how much worse the treatment may be,
@@ -100,6 +113,9 @@ func (c *Config) ControlVariant() string {
 
 // Status values of an experiment.
 const (
-	StatusRunning = "running"
-	StatusStopped = "stopped"
+	StatusDraft     = "draft"     // not served: everyone gets control
+	StatusScheduled = "scheduled" // waiting for start_at: everyone gets control
+	StatusRunning   = "running"
+	StatusStopped   = "stopped" // everyone gets control
+	StatusShipped   = "shipped" // everyone gets the shipped variant; final
 )

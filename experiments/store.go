@@ -11,6 +11,7 @@ import (
 	"gorm.io/gorm"
 	"gorm.io/gorm/clause"
 
+	"github.com/expd/expd/audit"
 	"github.com/expd/expd/bucketing"
 	"github.com/expd/expd/models"
 	"github.com/expd/expd/validate"
@@ -40,9 +41,11 @@ type Store struct{ DB *gorm.DB }
 
 // Create validates cfg and stores it as version 1 with a fresh bucket map.
 func (s Store) Create(ctx context.Context, orgID, actor string, cfg Config) (Experiment, error) {
-	if cfg.Status == "" {
-		cfg.Status = StatusRunning
+	if err := requestable(cfg.Status); err != nil {
+		return Experiment{}, err
 	}
+	now := time.Now().UTC()
+	cfg.Status, cfg.ShippedVariant, cfg.StatusReason = initialStatus(&cfg, now), "", ""
 	if err := cfg.Validate(); err != nil {
 		return Experiment{}, err
 	}
@@ -50,7 +53,6 @@ func (s Store) Create(ctx context.Context, orgID, actor string, cfg Config) (Exp
 	if err != nil {
 		return Experiment{}, validate.New("allocation", "%v", err)
 	}
-	now := time.Now().UTC()
 	exp := models.Experiment{
 		ID: uuid.NewString(), OrgID: orgID, Name: cfg.Name, Status: cfg.Status,
 		Salt: cfg.Salt, BucketCount: cfg.BucketCount, CurrentVersion: 1,
@@ -65,8 +67,11 @@ func (s Store) Create(ctx context.Context, orgID, actor string, cfg Config) (Exp
 			return fmt.Errorf("insert experiment: %w", err)
 		}
 		var e error
-		out, e = insertVersion(tx, exp, cfg, bmap, actor)
-		return e
+		if out, e = insertVersion(tx, exp, cfg, bmap, actor); e != nil {
+			return e
+		}
+		return audit.Record(ctx, tx, audit.Entry{OrgID: orgID, ExperimentID: exp.ID, Action: audit.ExperimentCreated,
+			Actor: actor, Summary: "created " + out.Name, After: summarize(out), At: now})
 	})
 	return out, err
 }
@@ -91,17 +96,24 @@ func (s Store) Update(ctx context.Context, orgID, idOrName, actor string, cfg Co
 		} else if cfg.BucketCount != exp.BucketCount {
 			errs.Add("bucket_count", "cannot change: it is a frozen bucketing input for the experiment's life")
 		}
+		if err := requestable(cfg.Status); err != nil {
+			errs.Add("status", "%s", validate.Fields(err)[0].Reason)
+		}
 		if err := errs.Err(); err != nil {
-			return err
-		}
-		if cfg.Status == "" {
-			cfg.Status = exp.Status
-		}
-		if err := cfg.Validate(); err != nil {
 			return err
 		}
 		prev, err := loadVersion(tx, exp.ID, exp.CurrentVersion)
 		if err != nil {
+			return err
+		}
+		cur, err := view(exp, prev)
+		if err != nil {
+			return err
+		}
+		if err := carryLifecycle(&cfg, cur, time.Now()); err != nil {
+			return err
+		}
+		if err := cfg.Validate(); err != nil {
 			return err
 		}
 		prevMap, err := prev.bucketMap()
@@ -122,8 +134,11 @@ func (s Store) Update(ctx context.Context, orgID, idOrName, actor string, cfg Co
 			}
 			return fmt.Errorf("update experiment: %w", err)
 		}
-		out, err = insertVersion(tx, exp, cfg, bmap, actor)
-		return err
+		if out, err = insertVersion(tx, exp, cfg, bmap, actor); err != nil {
+			return err
+		}
+		return audit.Record(ctx, tx, audit.Entry{OrgID: orgID, ExperimentID: exp.ID, Action: audit.ExperimentUpdated,
+			Actor: actor, Summary: fmt.Sprintf("updated %s to version %d", out.Name, out.Version), Before: summarize(cur), After: summarize(out), At: exp.UpdatedAt})
 	})
 	return out, err
 }

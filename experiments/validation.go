@@ -38,7 +38,10 @@ var (
 	eventTypes  = set("exposure", "model_call", "business_event")
 	// Numeric fields of model_call events that a metric may read.
 	modelCallFields = set("latency_ms", "input_tokens", "output_tokens", "total_tokens", "cost_usd", "time_to_first_token_ms", "error")
-	statuses        = set(StatusRunning, StatusStopped)
+	// Statuses a config may ask for; scheduled and shipped are reached
+	// through start_at and the ship route.
+	statuses    = set(StatusDraft, StatusRunning, StatusStopped)
+	allStatuses = set(StatusDraft, StatusScheduled, StatusRunning, StatusStopped, StatusShipped)
 )
 
 func set(vals ...string) map[string]bool {
@@ -75,8 +78,11 @@ func (c *Config) Validate() error {
 	} else if c.BucketCount > bucketing.MaxBucketCount {
 		errs.Add("bucket_count", "must be at most %d", bucketing.MaxBucketCount)
 	}
-	if c.Status != "" && !statuses[c.Status] {
-		errs.Add("status", "must be %q or %q", StatusRunning, StatusStopped)
+	if c.Status != "" && !allStatuses[c.Status] {
+		errs.Add("status", "%q is not a lifecycle status", c.Status)
+	}
+	if c.StartAt != nil && c.StopAt != nil && !c.StopAt.After(*c.StartAt) {
+		errs.Add("stop_at", "must be after start_at")
 	}
 	c.validateAllocation(&errs)
 	c.validateVariants(&errs)
@@ -170,6 +176,9 @@ func (c *Config) validateMetrics(errs *validate.Errors) {
 		}
 		if m.Source != nil {
 			validateSource(errs, f("source"), m.Source)
+		}
+		if m.Guardrail != nil {
+			m.Guardrail.validate(errs, f("guardrail"))
 		}
 		validateMetricOptions(errs, f, m)
 	}

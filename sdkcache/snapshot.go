@@ -18,24 +18,26 @@ type Snapshot struct {
 	Plan          plans.Name
 	// ETag is the quoted config_version, the entity tag of Body.
 	ETag string
-	// Body is the encoded GET /v1/config answer (running experiments only).
+	// Body is the encoded GET /v1/config answer.
 	Body  []byte
 	byKey map[string]*Experiment
 }
 
-// Experiment is what assignment needs of one experiment, running or stopped.
+// Experiment is what assignment needs of one experiment, in any status.
 type Experiment struct {
 	ID          string
 	Name        string
 	Status      string
+	Reason      string // why it is not running, when it is not
 	Salt        string
 	BucketCount uint32
 	Control     string
-	BucketMap   bucketing.Map
+	BucketMap   bucketing.Map // the served map: one range when not running
 	// Sticky keeps users pinned before a weight change on their variant
 	// (bucketing/doc.go); nil when nobody needs keeping.
 	Sticky   *bucketing.Sticky
 	variants map[string]bool
+	serves   string
 }
 
 // Variant is the user's variant as every client computes it from the
@@ -51,8 +53,13 @@ func (e *Experiment) Variant(userID string) (variant string, bucket uint32, ok b
 	return e.Sticky.Resolve(&d, mapped), bucket, true
 }
 
-// Stopped tells whether the experiment is stopped (assign answers control).
-func (e *Experiment) Stopped() bool { return e.Status == experiments.StatusStopped }
+// Serves is the variant everyone gets when the experiment is not running
+// (control while draft, scheduled or stopped; the shipped variant once
+// shipped), "" while it runs.
+func (e *Experiment) Serves() string { return e.serves }
+
+// Stopped tells whether everyone gets control (draft, scheduled, stopped).
+func (e *Experiment) Stopped() bool { return e.serves != "" && e.Status != experiments.StatusShipped }
 
 // HasVariant tells whether the current allocation names v.
 func (e *Experiment) HasVariant(v string) bool { return e.variants[v] }
@@ -75,6 +82,7 @@ type configExperiment struct {
 	Name        string                         `json:"name"`
 	Version     int                            `json:"version"`
 	Status      string                         `json:"status"`
+	Reason      string                         `json:"reason,omitempty"`
 	Salt        string                         `json:"salt"`
 	BucketCount uint32                         `json:"bucket_count"`
 	Control     string                         `json:"control"`
@@ -100,20 +108,23 @@ func newSnapshot(orgID string, version int64, plan plans.Name, exps []experiment
 		for _, sl := range e.Allocation {
 			view.variants[sl.Variant] = true
 		}
-		if p := pins[e.ID]; len(p) > 0 {
+		allocation := e.Allocation
+		if view.serves, view.Reason = served(e); view.serves != "" {
+			// Clients read the bucket map, so one range of the served
+			// variant makes every client serve it without knowing why.
+			view.BucketMap = bucketing.Map{{Variant: view.serves, Start: 0, End: e.BucketCount}}
+			allocation = []bucketing.Slice{{Variant: view.serves, Weight: 100}}
+		} else if p := pins[e.ID]; len(p) > 0 {
 			view.Sticky = bucketing.BuildSticky(e.ID, e.Salt, e.BucketCount, e.BucketMap, view.HasVariant, p)
 		}
 		views = append(views, view)
-		if e.Status != experiments.StatusRunning {
-			continue
-		}
 		variants := e.Variants
 		if variants == nil {
 			variants = map[string]experiments.Variant{}
 		}
 		body.Experiments = append(body.Experiments, configExperiment{ID: e.ID, Name: e.Name, Version: e.Version,
-			Status: e.Status, Salt: e.Salt, BucketCount: e.BucketCount, Control: control, Allocation: e.Allocation,
-			BucketMap: e.BucketMap, Sticky: view.Sticky, Variants: variants, Metrics: e.Metrics})
+			Status: e.Status, Reason: view.Reason, Salt: e.Salt, BucketCount: e.BucketCount, Control: control, Allocation: allocation,
+			BucketMap: view.BucketMap, Sticky: view.Sticky, Variants: variants, Metrics: e.Metrics})
 	}
 	// Ids are indexed after names so that an id always wins.
 	for _, v := range views {
@@ -128,6 +139,31 @@ func newSnapshot(orgID string, version int64, plan plans.Name, exps []experiment
 	}
 	s.Body = raw
 	return s, nil
+}
+
+// served is the variant everyone gets and why, or "" while e runs.
+func served(e *experiments.Experiment) (variant, reason string) {
+	reason = e.StatusReason
+	switch e.Status {
+	case experiments.StatusRunning:
+		return "", ""
+	case experiments.StatusShipped:
+		return e.ShippedVariant, firstNonEmpty(reason, "shipped: every user gets "+e.ShippedVariant)
+	case experiments.StatusDraft:
+		reason = firstNonEmpty(reason, "draft: not started yet")
+	case experiments.StatusScheduled:
+		reason = firstNonEmpty(reason, "scheduled: waiting for start_at")
+	default:
+		reason = firstNonEmpty(reason, "stopped")
+	}
+	return e.ControlVariant(), reason
+}
+
+func firstNonEmpty(a, b string) string {
+	if a != "" {
+		return a
+	}
+	return b
 }
 
 // ETag is the entity tag of a config_version: the number, quoted.

@@ -1,0 +1,202 @@
+// Package audit owns the append-only audit log (table audit_log): who did
+// what to an org's experiments, keys, plan and webhook endpoints, and when.
+// Record writes inside the caller's transaction so an action and its audit
+// row commit together; nothing in this package updates or deletes a row.
+package audit
+
+import (
+	"context"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/google/uuid"
+	"gorm.io/datatypes"
+	"gorm.io/gorm"
+	"gorm.io/gorm/clause"
+)
+
+// Actions recorded in the log.
+const (
+	ExperimentCreated      = "experiment.created"
+	ExperimentUpdated      = "experiment.updated"
+	ExperimentScheduled    = "experiment.scheduled"
+	ExperimentStarted      = "experiment.started"
+	ExperimentStopped      = "experiment.stopped"
+	ExperimentShipped      = "experiment.shipped"
+	GuardrailBreached      = "guardrail.breached"
+	SRMFailed              = "srm.failed"
+	KeyRotated             = "key.rotated"
+	PlanChanged            = "plan.changed"
+	WebhookEndpointCreated = "webhook_endpoint.created"
+	WebhookEndpointDeleted = "webhook_endpoint.deleted"
+)
+
+// SystemActor is the actor of actions expd takes by itself; the entry's
+// WorkflowID then says which workflow took it.
+const SystemActor = "system"
+
+// Entry is one recorded action. Before and After are small summaries of
+// the changed object (any JSON-encodable value; nil when there is none).
+type Entry struct {
+	OrgID        string
+	ExperimentID string
+	Action       string
+	Actor        string // identity-provider user id, or SystemActor
+	WorkflowID   string // set when Actor is SystemActor
+	Summary      string // one human-readable line
+	Before       any
+	After        any
+	// DedupKey, when set, makes the entry recorded at most once per org:
+	// a retried activity records its action once.
+	DedupKey string
+	At       time.Time // zero: now
+}
+
+// row is the table's shape.
+type row struct {
+	ID           string `gorm:"primaryKey"`
+	OrgID        string
+	ExperimentID string
+	Action       string
+	Actor        string
+	WorkflowID   string
+	Summary      string
+	BeforeState  datatypes.JSON
+	AfterState   datatypes.JSON
+	DedupKey     *string
+	CreatedAt    time.Time
+}
+
+func (row) TableName() string { return "audit_log" }
+
+// Record appends e using db, which should be the transaction of the action
+// itself. An entry whose DedupKey was recorded before is ignored.
+func Record(ctx context.Context, db *gorm.DB, e Entry) error {
+	if e.OrgID == "" || e.Action == "" || e.Actor == "" {
+		return fmt.Errorf("audit entry %q needs an org, an action and an actor", e.Action)
+	}
+	before, err := encode(e.Before)
+	if err != nil {
+		return err
+	}
+	after, err := encode(e.After)
+	if err != nil {
+		return err
+	}
+	at := e.At
+	if at.IsZero() {
+		at = time.Now()
+	}
+	r := row{ID: uuid.NewString(), OrgID: e.OrgID, ExperimentID: e.ExperimentID, Action: e.Action,
+		Actor: e.Actor, WorkflowID: e.WorkflowID, Summary: e.Summary, BeforeState: before, AfterState: after,
+		CreatedAt: at.UTC().Truncate(time.Microsecond)}
+	q := db.WithContext(ctx)
+	if e.DedupKey != "" {
+		r.DedupKey = &e.DedupKey
+		q = q.Clauses(clause.OnConflict{DoNothing: true})
+	}
+	if err := q.Create(&r).Error; err != nil {
+		return fmt.Errorf("record audit %s: %w", e.Action, err)
+	}
+	return nil
+}
+
+func encode(v any) (datatypes.JSON, error) {
+	if v == nil {
+		return nil, nil
+	}
+	b, err := json.Marshal(v)
+	if err != nil {
+		return nil, fmt.Errorf("encode audit state: %w", err)
+	}
+	return b, nil
+}
+
+// View is an entry as GET /v1/audit shows it.
+type View struct {
+	ID           string          `json:"id"`
+	At           time.Time       `json:"at"`
+	OrgID        string          `json:"org_id"`
+	ExperimentID string          `json:"experiment_id,omitempty"`
+	Action       string          `json:"action"`
+	Actor        string          `json:"actor"`
+	WorkflowID   string          `json:"workflow_id,omitempty"`
+	Summary      string          `json:"summary,omitempty"`
+	Before       json.RawMessage `json:"before,omitempty"`
+	After        json.RawMessage `json:"after,omitempty"`
+}
+
+// Query selects a page of an org's log, newest first.
+type Query struct {
+	ExperimentID string // "": every entry of the org
+	Action       string // "": every action
+	Cursor       string // the Next of the previous page; "": the newest
+	Limit        int
+}
+
+// Page is one page; Next is "" on the last one.
+type Page struct {
+	Entries []View `json:"entries"`
+	Next    string `json:"next_cursor,omitempty"`
+}
+
+// ErrBadCursor is returned for a cursor this package did not issue.
+var ErrBadCursor = errors.New("cursor is not one this server issued")
+
+// List returns one page of the org's log, newest first (by time, then id).
+func List(ctx context.Context, db *gorm.DB, orgID string, q Query) (Page, error) {
+	tx := db.WithContext(ctx).Where("org_id = ?", orgID)
+	if q.ExperimentID != "" {
+		tx = tx.Where("experiment_id = ?", q.ExperimentID)
+	}
+	if q.Action != "" {
+		tx = tx.Where("action = ?", q.Action)
+	}
+	if q.Cursor != "" {
+		at, id, err := decodeCursor(q.Cursor)
+		if err != nil {
+			return Page{}, err
+		}
+		tx = tx.Where("created_at < ? OR (created_at = ? AND id < ?)", at, at, id)
+	}
+	var rows []row
+	if err := tx.Order("created_at DESC, id DESC").Limit(q.Limit + 1).Find(&rows).Error; err != nil {
+		return Page{}, fmt.Errorf("list audit log: %w", err)
+	}
+	page := Page{Entries: make([]View, 0, min(len(rows), q.Limit))}
+	for i, r := range rows {
+		if i == q.Limit {
+			last := rows[i-1]
+			page.Next = encodeCursor(last.CreatedAt, last.ID)
+			break
+		}
+		page.Entries = append(page.Entries, View{ID: r.ID, At: r.CreatedAt.UTC(), OrgID: r.OrgID, ExperimentID: r.ExperimentID,
+			Action: r.Action, Actor: r.Actor, WorkflowID: r.WorkflowID, Summary: r.Summary,
+			Before: json.RawMessage(r.BeforeState), After: json.RawMessage(r.AfterState)})
+	}
+	return page, nil
+}
+
+func encodeCursor(at time.Time, id string) string {
+	return base64.RawURLEncoding.EncodeToString([]byte(at.UTC().Format(time.RFC3339Nano) + "|" + id))
+}
+
+func decodeCursor(s string) (time.Time, string, error) {
+	raw, err := base64.RawURLEncoding.DecodeString(s)
+	if err != nil {
+		return time.Time{}, "", ErrBadCursor
+	}
+	ts, id, ok := strings.Cut(string(raw), "|")
+	if !ok || uuid.Validate(id) != nil {
+		return time.Time{}, "", ErrBadCursor
+	}
+	at, err := time.Parse(time.RFC3339Nano, ts)
+	if err != nil {
+		return time.Time{}, "", ErrBadCursor
+	}
+	return at, id, nil
+}
