@@ -100,6 +100,8 @@ func (h *handlers) experimentError(c *gin.Context, err error) {
 	case errors.Is(err, experiments.ErrNameTaken):
 		writeProblem(c, Problem{Status: http.StatusBadRequest, Code: CodeNameTaken, Detail: err.Error(),
 			Errors: []validate.FieldError{{Field: "name", Reason: "already used by another experiment of this org"}}})
+	case experiments.IsTransitionError(err):
+		writeProblem(c, Problem{Status: http.StatusConflict, Code: CodeInvalidTransition, Detail: err.Error(), Errors: validate.Fields(err)})
 	case validate.Fields(err) != nil:
 		invalid(c, err)
 	default:

@@ -6,11 +6,12 @@ package api
 // with its status and meaning. Every new code is added here and there.
 const (
 	// Request shape.
-	CodeValidationFailed = "validation_failed"  // 400: fields failed validation (errors lists them)
-	CodeMalformedJSON    = "malformed_json"     // 400: body is not one JSON object of the right shape
-	CodeBodyTooLarge     = "body_too_large"     // 413: body over the route's limit
-	CodeRouteNotFound    = "route_not_found"    // 404: no such route
-	CodeMethodNotAllowed = "method_not_allowed" // 405: route exists, method does not
+	CodeValidationFailed  = "validation_failed"  // 400: fields failed validation (errors lists them)
+	CodeInvalidTransition = "invalid_transition" // 409: the experiment's lifecycle status does not allow the change (errors names the field)
+	CodeMalformedJSON     = "malformed_json"     // 400: body is not one JSON object of the right shape
+	CodeBodyTooLarge      = "body_too_large"     // 413: body over the route's limit
+	CodeRouteNotFound     = "route_not_found"    // 404: no such route
+	CodeMethodNotAllowed  = "method_not_allowed" // 405: route exists, method does not
 
 	// Credentials.
 	CodeUnauthorized     = "unauthorized"      // 401: missing or invalid session token or API key

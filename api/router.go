@@ -90,12 +90,15 @@ func NewRouter(deps Deps) *gin.Engine {
 	dash.GET("/plans", listPlans)                                          // plans.go
 	dash.GET("/billing/summary", h.billingSummary)                         // billing.go
 	// Admin only (requireAdmin, auth.go).
-	dash.POST("/keys", requireAdmin, h.rotateKey)                                 // keys.go
-	dash.GET("/keys/publishable", requireAdmin, h.getPublishableKey)              // keys.go
-	dash.POST("/business-events/secret", requireAdmin, h.rotateSigningSecret)     // signing_secrets.go
-	dash.POST("/billing/checkout-session", requireAdmin, h.createCheckoutSession) // billing.go
-	dash.POST("/billing/portal-session", requireAdmin, h.createPortalSession)     // billing.go
-	dash.GET("/audit", requireAdmin, h.listAudit)                                 // audit.go
+	dash.POST("/keys", requireAdmin, h.rotateKey)                                                 // keys.go
+	dash.GET("/keys/publishable", requireAdmin, h.getPublishableKey)                              // keys.go
+	dash.POST("/business-events/secret", requireAdmin, h.rotateSigningSecret)                     // signing_secrets.go
+	dash.POST("/billing/checkout-session", requireAdmin, h.createCheckoutSession)                 // billing.go
+	dash.POST("/billing/portal-session", requireAdmin, h.createPortalSession)                     // billing.go
+	dash.GET("/audit", requireAdmin, h.listAudit)                                                 // audit.go
+	dash.POST("/experiments/:id/start", requireAdmin, h.lifecycleAction(experiments.ActionStart)) // lifecycle.go
+	dash.POST("/experiments/:id/stop", requireAdmin, h.lifecycleAction(experiments.ActionStop))   // lifecycle.go
+	dash.POST("/experiments/:id/ship", requireAdmin, h.shipExperiment)                            // lifecycle.go
 
 	// ---- SDK: org API key in X-API-Key (requireSDKKey, keys.go), rate limited per org (ratelimit.go) ----
 	anyKey := h.requireSDKKey(auth.Publishable, auth.Secret)

@@ -91,6 +91,8 @@ type assignBody struct {
 	ExperimentID  string `json:"experiment_id"`
 	Bucket        uint32 `json:"bucket"`
 	Stopped       bool   `json:"stopped"`
+	Status        string `json:"status"`
+	Reason        string `json:"reason"`
 }
 
 func assignUser(t testing.TB, env *testenv.Env, key, experiment, user string) assignBody {
