@@ -12,16 +12,8 @@ import (
 	"github.com/expd/expd/validate"
 )
 
-// BillingSummary is the spec's resource, plus the plan's limits and a
-// notice while a past-due subscription keeps its plan.
-type BillingSummary struct {
-	Plan               plans.Name  `json:"plan"`
-	HasBillingAccount  bool        `json:"has_billing_account"`
-	BillingConfigured  bool        `json:"billing_configured"`
-	SubscriptionStatus *string     `json:"subscription_status"` // null: never subscribed
-	Notice             string      `json:"notice,omitempty"`
-	Limits             plans.Limit `json:"limits"`
-}
+// BillingSummary is the body of GET /v1/billing/summary.
+type BillingSummary = billing.Summary
 
 // HostedURL is the spec's HostedUrl: where to send the browser.
 type HostedURL struct {
@@ -33,17 +25,11 @@ func (h *handlers) billingSummary(c *gin.Context) {
 	if !ok {
 		return
 	}
-	limits := plans.Get(plans.Name(org.Plan))
-	sum := BillingSummary{
-		Plan:              limits.Plan,
-		HasBillingAccount: org.StripeCustomerID != nil && *org.StripeCustomerID != "",
-		BillingConfigured: h.deps.Billing.Configured(),
-		Limits:            limits,
+	customer := ""
+	if org.StripeCustomerID != nil {
+		customer = *org.StripeCustomerID
 	}
-	if org.SubscriptionStatus != "" {
-		sum.SubscriptionStatus = &org.SubscriptionStatus
-		_, sum.Notice = billing.EffectivePlan(org.SubscriptionStatus, limits.Plan)
-	}
+	sum := h.deps.Billing.Summarize(string(org.Plan), org.SubscriptionStatus, customer)
 	c.JSON(http.StatusOK, sum)
 }
 

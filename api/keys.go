@@ -42,35 +42,43 @@ func (h *handlers) rotateKey(c *gin.Context) {
 		invalid(c, validate.New("scope", "must be %q or %q", auth.Publishable, auth.Secret))
 		return
 	}
+	k, err := h.rotateKeyOf(c.Request.Context(), orgID(c), session(c).UserID, scope)
+	switch {
+	case errors.Is(err, workflows.ErrNotConnected):
+		workflowsUnavailable(c, err)
+	case errors.Is(err, context.DeadlineExceeded):
+		problem(c, http.StatusServiceUnavailable, CodeKeyRotationTimeout,
+			fmt.Sprintf("the rotation did not finish within %s; it may still complete, so rotate again to get a key you can see", workflows.KeyRotationTimeout))
+	case err != nil:
+		internalError(c, err)
+	default:
+		c.JSON(http.StatusCreated, k)
+	}
+}
+
+// rotateKeyOf issues a new key of the scope for the org and revokes the
+// previous one; the route and the dashboard's keys page both use it.
+func (h *handlers) rotateKeyOf(ctx context.Context, org, actor string, scope auth.Scope) (apiKey, error) {
 	if h.deps.Temporal == nil {
-		workflowsUnavailable(c, workflows.ErrNotConnected)
-		return
+		return apiKey{}, workflows.ErrNotConnected
 	}
 	key, err := auth.GenerateKey(scope)
 	if err != nil {
-		internalError(c, err)
-		return
+		return apiKey{}, err
 	}
-	org := orgID(c)
 	// Detached from the request: a started rotation must be followed to its
 	// end (and the publishable key stored) even if the caller goes away.
-	ctx, cancel := context.WithTimeout(context.WithoutCancel(c.Request.Context()), workflows.KeyRotationTimeout)
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), workflows.KeyRotationTimeout)
 	defer cancel()
-	res, err := h.workflows.RunKeyRotation(ctx, workflows.KeyRotationInput{OrgID: org, Scope: scope, Hash: key.Hash, Prefix: key.Prefix, Actor: session(c).UserID})
-	if errors.Is(err, context.DeadlineExceeded) {
-		problem(c, http.StatusServiceUnavailable, CodeKeyRotationTimeout,
-			fmt.Sprintf("the rotation did not finish within %s; it may still complete, so rotate again to get a key you can see", workflows.KeyRotationTimeout))
-		return
-	}
+	res, err := h.workflows.RunKeyRotation(ctx, workflows.KeyRotationInput{OrgID: org, Scope: scope, Hash: key.Hash, Prefix: key.Prefix, Actor: actor})
 	if err != nil {
-		internalError(c, err)
-		return
+		return apiKey{}, err
 	}
 	h.deps.SDK.Keys.ForgetOrg(org)
 	if scope == auth.Publishable {
 		h.storePublishable(ctx, key)
 	}
-	c.JSON(http.StatusCreated, apiKey{Scope: scope, Key: key.Plain, CreatedAt: res.CreatedAt})
+	return apiKey{Scope: scope, Key: key.Plain, CreatedAt: res.CreatedAt}, nil
 }
 
 // storePublishable keeps the plaintext of a new publishable key so that an

@@ -13,6 +13,7 @@ import (
 
 	"github.com/expd/expd/auth"
 	"github.com/expd/expd/billing"
+	"github.com/expd/expd/dashboard"
 	"github.com/expd/expd/experiments"
 	"github.com/expd/expd/ingest"
 	"github.com/expd/expd/ratelimit"
@@ -33,6 +34,13 @@ type Deps struct {
 	Ingest     *ingest.Writer     // group-commit event writer (events.go); nil: one over DB
 	Billing    *billing.Client    // the Stripe adapter (billing.go); nil or unconfigured: billing_configured false
 	SvixSecret string             // CLERK_WEBHOOK_SECRET (whsec_...) of the identity webhook; empty: every delivery gets 401
+
+	// The dashboard (dashboard/): DevToken signs visitors in as the dev
+	// admin (expd dev only); TemporalUI ("" hides links) and Namespace
+	// make links to a run's workflow.
+	DevToken   string
+	TemporalUI string
+	Namespace  string
 }
 
 type handlers struct {
@@ -111,6 +119,15 @@ func NewRouter(deps Deps) *gin.Engine {
 	v1.POST("/business-events", limitBody(businessEventBodyLimit), h.postBusinessEvent)    // business_events.go
 	v1.POST("/webhooks/identity-provider", limitBody(defaultBodyLimit), h.identityWebhook) // identity_webhook.go
 	v1.POST("/webhooks/payment-provider", limitBody(defaultBodyLimit), h.paymentWebhook)   // payment_webhook.go
+
+	// ---- Dashboard pages: HTML at /, /experiments, /keys, /billing, /assets;
+	// identity session as the __session cookie or Bearer (dashboard.Routes,
+	// dashboard/dashboard.go, lists each page and its handler) ----
+	pages, err := dashboard.New(h.dashboardDeps())
+	if err != nil {
+		panic(err) // embedded templates that do not parse: a build defect
+	}
+	pages.Routes(r)
 
 	return r
 }

@@ -1,7 +1,9 @@
 package api
 
 import (
+	"context"
 	"errors"
+	"fmt"
 	"net/http"
 	"time"
 
@@ -31,26 +33,33 @@ type runView struct {
 // POST /v1/experiments/:id/runs starts a manual run computed up to now.
 // Two requests within the same second are the same run.
 func (h *handlers) startRun(c *gin.Context) {
-	ctx := c.Request.Context()
 	exp, ok := h.experimentParam(c)
 	if !ok {
 		return
 	}
-	key := results.ManualKey(time.Now())
-	wid, err := h.workflows.StartResults(ctx, workflows.ExperimentResultsInput{OrgID: orgID(c), ExperimentID: exp.ID, ComputedFor: key.ComputedFor})
+	v, err := h.startManualRun(c.Request.Context(), orgID(c), exp.ID)
 	if err != nil {
 		workflowStartFailed(c, err)
 		return
 	}
-	c.Header("Location", "/v1/experiments/"+exp.ID+"/runs/"+key.ComputedFor)
-	c.JSON(http.StatusAccepted, runView{RunID: key.ComputedFor, WorkflowID: wid, Status: results.StatusRunning, ComputedFor: key.ComputedFor, Kind: key.Kind})
+	c.Header("Location", "/v1/experiments/"+exp.ID+"/runs/"+v.RunID)
+	c.JSON(http.StatusAccepted, v)
 }
 
-// GET /v1/experiments/:id/runs/:run_id tells a run's state: Temporal's
-// when it still knows the workflow, else the stored run record. run_id is
-// a manual run id or a nightly day.
+// startManualRun starts the manual run of an experiment computed up to
+// now; the route and the dashboard's Run now both use it.
+func (h *handlers) startManualRun(ctx context.Context, org, experimentID string) (runView, error) {
+	key := results.ManualKey(time.Now())
+	wid, err := h.workflows.StartResults(ctx, workflows.ExperimentResultsInput{OrgID: org, ExperimentID: experimentID, ComputedFor: key.ComputedFor})
+	if err != nil {
+		return runView{}, err
+	}
+	return runView{RunID: key.ComputedFor, WorkflowID: wid, Status: results.StatusRunning, ComputedFor: key.ComputedFor, Kind: key.Kind}, nil
+}
+
+// GET /v1/experiments/:id/runs/:run_id tells a run's state. run_id is a
+// manual run id or a nightly day.
 func (h *handlers) getRun(c *gin.Context) {
-	ctx := c.Request.Context()
 	exp, ok := h.experimentParam(c)
 	if !ok {
 		return
@@ -60,33 +69,46 @@ func (h *handlers) getRun(c *gin.Context) {
 		invalid(c, validate.New("run_id", "%v", err))
 		return
 	}
-	v := runView{RunID: key.ComputedFor, WorkflowID: workflows.ResultsWorkflowID(exp.ID, key.ComputedFor), ComputedFor: key.ComputedFor, Kind: key.Kind}
+	v, err := h.runState(c.Request.Context(), orgID(c), exp.ID, key)
+	if errors.Is(err, results.ErrRunNotFound) {
+		problem(c, http.StatusNotFound, CodeRunNotFound, "no run "+key.ComputedFor+" of this experiment")
+		return
+	}
+	if err != nil {
+		internalError(c, err)
+		return
+	}
+	c.JSON(http.StatusOK, v)
+}
+
+// runState is a run's state: Temporal's when it still knows the workflow,
+// else the stored run record; results.ErrRunNotFound when neither knows
+// it. The route and the dashboard's run status both use it.
+func (h *handlers) runState(ctx context.Context, org, experimentID string, key results.Key) (runView, error) {
+	v := runView{RunID: key.ComputedFor, WorkflowID: workflows.ResultsWorkflowID(experimentID, key.ComputedFor), ComputedFor: key.ComputedFor, Kind: key.Kind}
 	if h.deps.Temporal != nil {
 		desc, err := h.deps.Temporal.DescribeWorkflowExecution(ctx, v.WorkflowID, "")
 		var notFound *serviceerror.NotFound
 		switch {
 		case errors.As(err, &notFound):
 		case err != nil:
-			internalError(c, err)
-			return
+			return v, fmt.Errorf("describe %s: %w", v.WorkflowID, err)
 		default:
 			v.Status = workflowStatus(desc.GetWorkflowExecutionInfo().GetStatus())
 		}
 	}
-	run, err := results.LoadRun(ctx, h.deps.DB, orgID(c), exp.ID, key.ComputedFor)
+	run, err := results.LoadRun(ctx, h.deps.DB, org, experimentID, key.ComputedFor)
 	switch {
 	case errors.Is(err, results.ErrRunNotFound):
 		if v.Status == "" {
-			problem(c, http.StatusNotFound, CodeRunNotFound, "no run "+key.ComputedFor+" of this experiment")
-			return
+			return v, err
 		}
 	case err != nil:
-		internalError(c, err)
-		return
+		return v, err
 	default:
 		fillRun(&v, run)
 	}
-	c.JSON(http.StatusOK, v)
+	return v, nil
 }
 
 // fillRun adds the stored record; its status stands in when Temporal no

@@ -73,3 +73,14 @@ func PinnedUsers(ctx context.Context, db *gorm.DB, experimentID string) ([]bucke
 	}
 	return rows, nil
 }
+
+// CountPinned is how many users of the experiment hold a pin: the users a
+// weight change does not move (the dashboard's edit preview says so).
+func CountPinned(ctx context.Context, db *gorm.DB, orgID, experimentID string) (int64, error) {
+	var n int64
+	err := db.WithContext(ctx).Model(&models.Assignment{}).Where("org_id = ? AND experiment_id = ?", orgID, experimentID).Count(&n).Error
+	if err != nil {
+		return 0, fmt.Errorf("count pins: %w", err)
+	}
+	return n, nil
+}

@@ -15,6 +15,7 @@ type Config struct {
 	DatabaseURL       string
 	TemporalAddress   string
 	TemporalNamespace string
+	TemporalUIURL     string // TEMPORAL_UI_URL: where the dashboard links workflows
 	TaskQueue         string
 	ClerkJWTKey       string
 	ClerkJWKSURL      string
@@ -30,6 +31,7 @@ func configFromEnv() Config {
 		DatabaseURL:       os.Getenv("DATABASE_URL"),
 		TemporalAddress:   os.Getenv("TEMPORAL_ADDRESS"),
 		TemporalNamespace: envOr("TEMPORAL_NAMESPACE", "default"),
+		TemporalUIURL:     strings.TrimSuffix(os.Getenv("TEMPORAL_UI_URL"), "/"),
 		TaskQueue:         envOr("EXPD_TASK_QUEUE", "expd"),
 		// Keys pasted into env files often carry literal "\n".
 		ClerkJWTKey:     strings.ReplaceAll(os.Getenv("CLERK_JWT_KEY"), `\n`, "\n"),

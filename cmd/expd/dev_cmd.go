@@ -76,6 +76,10 @@ func runDev(ctx context.Context, cfg Config, args []string) error {
 	if err != nil {
 		return err
 	}
+	deps.DevToken = creds.IdentityJWT
+	if deps.TemporalUI == "" {
+		deps.TemporalUI = uiAddr
+	}
 	printDevBanner(creds, temporalAddr, uiAddr, dir)
 	gin.SetMode(gin.ReleaseMode)
 	return serveHTTP(ctx, ln, api.NewRouter(deps))
@@ -83,8 +87,8 @@ func runDev(ctx context.Context, cfg Config, args []string) error {
 
 func printDevBanner(c DevCredentials, temporalAddr, uiAddr, dir string) {
 	b, _ := json.MarshalIndent(c, "", "  ")
-	fmt.Printf("expd dev is running\n  API:         %s\n  Temporal:    %s\n  Temporal UI: %s\n  data dir:    %s\n  credentials (also in %s):\n%s\n",
-		c.BaseURL, temporalAddr, orNone(uiAddr), dir, filepath.Join(dir, credentialsFile), b)
+	fmt.Printf("expd dev is running\n  Dashboard:   %s/\n  API:         %s\n  Temporal:    %s\n  Temporal UI: %s\n  data dir:    %s\n  credentials (also in %s):\n%s\n",
+		c.BaseURL, c.BaseURL, temporalAddr, orNone(uiAddr), dir, filepath.Join(dir, credentialsFile), b)
 }
 
 func orNone(s string) string {

@@ -31,6 +31,7 @@ Environment:
   DATABASE_URL            postgres://... selects PostgreSQL; unset: SQLite in the data dir (dev)
   TEMPORAL_ADDRESS        host:port of a Temporal frontend; unset in dev: embedded server
   TEMPORAL_NAMESPACE      Temporal namespace (default "default")
+  TEMPORAL_UI_URL         Temporal UI base URL; the dashboard links runs to their workflow there (unset: no links; dev: the embedded UI)
   EXPD_TASK_QUEUE         task queue of expd's workflows (default "expd")
   CLERK_JWT_KEY           PEM public key verifying identity-provider session JWTs
   CLERK_JWKS_URL          or: JWKS URL of the identity provider (cached)

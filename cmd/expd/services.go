@@ -120,5 +120,7 @@ func apiDeps(ctx context.Context, cfg Config, db *gorm.DB, v *auth.Verifier, c c
 		Ingest:     ingest.NewWriter(db, ingest.Options{}),
 		Billing:    billing.New(cfg.Billing),
 		SvixSecret: cfg.ClerkWebhookKey,
+		TemporalUI: cfg.TemporalUIURL,
+		Namespace:  cfg.TemporalNamespace,
 	}, nil
 }

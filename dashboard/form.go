@@ -1,0 +1,414 @@
+package dashboard
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"regexp"
+	"strconv"
+	"strings"
+
+	"github.com/gin-gonic/gin"
+
+	"github.com/expd/expd/assignments"
+	"github.com/expd/expd/bucketing"
+	"github.com/expd/expd/experiments"
+	"github.com/expd/expd/metrics"
+	"github.com/expd/expd/validate"
+)
+
+// Rows a form offers beyond those in use, so a variant or a metric can be
+// added without script.
+const (
+	spareVariants = 1
+	spareMetrics  = 1
+	maxFormRows   = experiments.MaxVariants + experiments.MaxMetrics
+)
+
+// formData is the experiment form: what was typed, and the errors the
+// domain validation reported, keyed by the id of the input they concern.
+type formData struct {
+	Edit        bool
+	ID          string
+	Version     int
+	Name        string
+	Description string
+	Salt        string
+	BucketCount string
+	Control     string
+	Status      string
+	Variants    []variantRow
+	Builtins    []builtinRow
+	Custom      []metricRow
+	Errors      map[string][]string
+	Summary     []fieldMessage // every error, for the list at the top
+	Preview     *preview
+
+	Statuses, Kinds, Categories, Methods, EventTypes []string
+}
+
+type variantRow struct {
+	Name, Weight, Prompt, Variables string
+}
+
+type builtinRow struct {
+	experiments.Metric
+	Checked bool
+}
+
+type metricRow struct {
+	Name, Kind, Category, Method, Version, EventType, Field, BusinessMetric string
+	Shared                                                                  bool
+}
+
+type fieldMessage struct{ ID, Text string }
+
+// E lists the errors of one input.
+func (f *formData) E(id string) []string { return f.Errors[id] }
+
+// Described is the aria-describedby value of an input with errors.
+func (f *formData) Described(id string) string {
+	if len(f.Errors[id]) == 0 {
+		return ""
+	}
+	return id + "-err"
+}
+
+func (f *formData) addError(id, text string) {
+	if f.Errors == nil {
+		f.Errors = map[string][]string{}
+	}
+	f.Errors[id] = append(f.Errors[id], text)
+	f.Summary = append(f.Summary, fieldMessage{ID: id, Text: text})
+}
+
+func newForm() *formData {
+	f := &formData{Status: experiments.StatusRunning, BucketCount: "10000",
+		Statuses: []string{experiments.StatusRunning, experiments.StatusStopped},
+		Kinds:    []string{"proportion", "mean", "sum", "count"}, Categories: []string{"primary", "secondary", "guardrail"},
+		Methods:    []string{"welch_t", "z_test", "mann_whitney", "permutation", "bootstrap"},
+		EventTypes: []string{"model_call", "business_event", "exposure"},
+	}
+	for _, m := range metrics.Builtins() {
+		f.Builtins = append(f.Builtins, builtinRow{Metric: m})
+	}
+	return f
+}
+
+// fill shows a stored config in the form.
+func (f *formData) fill(cfg experiments.Config) {
+	f.Name, f.Description, f.Salt, f.Control, f.Status = cfg.Name, cfg.Description, cfg.Salt, cfg.Control, cfg.Status
+	f.BucketCount = strconv.FormatUint(uint64(cfg.BucketCount), 10)
+	for _, s := range cfg.Allocation {
+		row := variantRow{Name: s.Variant, Weight: fmtNum(s.Weight)}
+		if v, ok := cfg.Variants[s.Variant]; ok {
+			row.Prompt = v.Prompt
+			if len(v.Variables) > 0 {
+				b, _ := json.MarshalIndent(v.Variables, "", "  ")
+				row.Variables = string(b)
+			}
+		}
+		f.Variants = append(f.Variants, row)
+	}
+	for _, m := range cfg.Metrics {
+		if i := f.builtinIndex(m.Name); i >= 0 {
+			f.Builtins[i].Checked = true
+			continue
+		}
+		row := metricRow{Name: m.Name, Kind: m.Kind, Category: m.Category, Method: m.MethodDefault,
+			Version: strconv.Itoa(m.MetricVersion), Shared: m.SharedOrgWide != nil && *m.SharedOrgWide}
+		if m.Source != nil {
+			row.EventType, row.Field, row.BusinessMetric = m.Source.EventType, m.Source.Field, m.Source.BusinessMetric
+		}
+		f.Custom = append(f.Custom, row)
+	}
+}
+
+func (f *formData) builtinIndex(name string) int {
+	for i, b := range f.Builtins {
+		if b.Name == name {
+			return i
+		}
+	}
+	return -1
+}
+
+// addSpares appends the empty rows the form offers.
+func (f *formData) addSpares() {
+	for range spareVariants {
+		f.Variants = append(f.Variants, variantRow{})
+	}
+	if len(f.Variants) < 2 {
+		f.Variants = append(f.Variants, variantRow{})
+	}
+	for range spareMetrics {
+		f.Custom = append(f.Custom, metricRow{Kind: "mean", Category: "secondary", Method: "welch_t", Version: "1", EventType: "model_call"})
+	}
+}
+
+// read takes the posted form; empty rows are dropped.
+func (f *formData) read(c *gin.Context) {
+	f.Name, f.Description = strings.TrimSpace(c.PostForm("name")), c.PostForm("description")
+	f.Salt, f.BucketCount = strings.TrimSpace(c.PostForm("salt")), strings.TrimSpace(c.PostForm("bucket_count"))
+	f.Control, f.Status = strings.TrimSpace(c.PostForm("control")), c.PostForm("status")
+	f.Variants, f.Custom = nil, nil
+	for i := range maxFormRows {
+		p := fmt.Sprintf("v%d-", i)
+		row := variantRow{Name: strings.TrimSpace(c.PostForm(p + "name")), Weight: strings.TrimSpace(c.PostForm(p + "weight")),
+			Prompt: c.PostForm(p + "prompt"), Variables: strings.TrimSpace(c.PostForm(p + "variables"))}
+		if row != (variantRow{}) {
+			f.Variants = append(f.Variants, row)
+		}
+	}
+	for i := range f.Builtins {
+		f.Builtins[i].Checked = c.PostForm("b-"+f.Builtins[i].Name) == "on"
+	}
+	for i := range maxFormRows {
+		p := fmt.Sprintf("m%d-", i)
+		row := metricRow{Name: strings.TrimSpace(c.PostForm(p + "name")), Kind: c.PostForm(p + "kind"), Category: c.PostForm(p + "category"),
+			Method: c.PostForm(p + "method"), Version: strings.TrimSpace(c.PostForm(p + "version")), Shared: c.PostForm(p+"shared") == "on",
+			EventType: c.PostForm(p + "event_type"), Field: strings.TrimSpace(c.PostForm(p + "field")), BusinessMetric: strings.TrimSpace(c.PostForm(p + "business_metric"))}
+		if row.Name != "" {
+			f.Custom = append(f.Custom, row)
+		}
+	}
+}
+
+// config builds the ExperimentConfig the form describes. Inputs that do
+// not parse are reported on the form; everything else is left to the
+// domain validation (experiments.Config.Validate), the API's own. keys
+// maps each metric's index in the config to its form row.
+func (f *formData) config(prev *experiments.Config) (experiments.Config, []string) {
+	cfg := experiments.Config{Name: f.Name, Description: f.Description, Salt: f.Salt, Control: f.Control, Status: f.Status,
+		Allocation: []bucketing.Slice{}, Variants: map[string]experiments.Variant{}, Metrics: []experiments.Metric{}}
+	if n, err := strconv.ParseUint(f.BucketCount, 10, 32); err == nil {
+		cfg.BucketCount = uint32(n)
+	} else if f.BucketCount != "" {
+		f.addError("bucket_count", "must be a whole number")
+	}
+	for i, v := range f.Variants {
+		w, err := strconv.ParseFloat(v.Weight, 64)
+		if err != nil {
+			f.addError(fmt.Sprintf("v%d-weight", i), "must be a number (percent)")
+		}
+		cfg.Allocation = append(cfg.Allocation, bucketing.Slice{Variant: v.Name, Weight: w})
+		var vars map[string]any
+		if v.Variables != "" {
+			if err := json.Unmarshal([]byte(v.Variables), &vars); err != nil {
+				f.addError(fmt.Sprintf("v%d-variables", i), "must be a JSON object, like {\"temperature\": 0.2}")
+			}
+		}
+		if v.Prompt != "" || len(vars) > 0 {
+			cfg.Variants[v.Name] = experiments.Variant{Prompt: v.Prompt, Variables: vars}
+		}
+	}
+	var keys []string
+	for _, b := range f.Builtins {
+		if !b.Checked {
+			continue
+		}
+		m := b.Metric
+		if prev != nil { // keep the version an experiment already measures
+			for _, pm := range prev.Metrics {
+				if pm.Name == m.Name {
+					m = pm
+				}
+			}
+		}
+		cfg.Metrics = append(cfg.Metrics, m)
+		keys = append(keys, "b-"+b.Name)
+	}
+	for i, r := range f.Custom {
+		shared := r.Shared
+		m := experiments.Metric{Name: r.Name, Kind: r.Kind, Category: r.Category, MethodDefault: r.Method, SharedOrgWide: &shared}
+		if n, err := strconv.Atoi(r.Version); err == nil {
+			m.MetricVersion = n
+		}
+		if r.EventType != "" {
+			m.Source = &experiments.MetricSource{EventType: r.EventType, Field: r.Field, BusinessMetric: r.BusinessMetric}
+		}
+		cfg.Metrics = append(cfg.Metrics, m)
+		keys = append(keys, fmt.Sprintf("m%d", i))
+	}
+	if len(cfg.Variants) == 0 {
+		cfg.Variants = nil
+	}
+	return cfg, keys
+}
+
+var (
+	allocationField = regexp.MustCompile(`^allocation\[(\d+)\]\.?(\w*)`)
+	metricField     = regexp.MustCompile(`^metrics\[(\d+)\]\.(?:source\.)?(\w+)`)
+)
+
+// showErrors places the domain's field errors next to their inputs.
+func (f *formData) showErrors(err error, metricKeys []string) {
+	for _, fe := range validate.Fields(err) {
+		f.addError(f.inputOf(fe.Field, metricKeys), fe.Reason)
+	}
+}
+
+// inputOf maps a config field path (as problem+json names it) to the id
+// of the form input that holds it.
+func (f *formData) inputOf(field string, metricKeys []string) string {
+	if m := allocationField.FindStringSubmatch(field); m != nil {
+		i, _ := strconv.Atoi(m[1])
+		if m[2] == "weight" {
+			return fmt.Sprintf("v%d-weight", i)
+		}
+		return fmt.Sprintf("v%d-name", i)
+	}
+	if rest, ok := strings.CutPrefix(field, "variants."); ok {
+		for i, v := range f.Variants {
+			if tail, ok := strings.CutPrefix(rest, v.Name); ok && v.Name != "" {
+				switch tail {
+				case ".prompt":
+					return fmt.Sprintf("v%d-prompt", i)
+				case ".variables":
+					return fmt.Sprintf("v%d-variables", i)
+				}
+				return fmt.Sprintf("v%d-name", i)
+			}
+		}
+		return "allocation"
+	}
+	if m := metricField.FindStringSubmatch(field); m != nil {
+		i, _ := strconv.Atoi(m[1])
+		if i >= len(metricKeys) {
+			return "metrics"
+		}
+		key := metricKeys[i]
+		if strings.HasPrefix(key, "b-") {
+			return key
+		}
+		switch m[2] {
+		case "method_default":
+			return key + "-method"
+		case "metric_version":
+			return key + "-version"
+		case "shared_org_wide":
+			return key + "-shared"
+		}
+		return key + "-" + m[2]
+	}
+	switch field {
+	case "name", "description", "salt", "bucket_count", "control", "status", "allocation", "metrics":
+		return field
+	}
+	return "form"
+}
+
+// GET /experiments/new
+func (d *Dashboard) newPage(c *gin.Context) {
+	f := newForm()
+	f.Salt = randomSalt()
+	f.Variants = []variantRow{{Name: "control", Weight: "50"}, {Name: "treatment", Weight: "50"}}
+	f.addSpares()
+	d.render(c, http.StatusOK, "form", "New experiment", "experiments", f)
+}
+
+// POST /experiments/new creates the experiment through the same store and
+// validation as POST /v1/experiments.
+func (d *Dashboard) createPost(c *gin.Context) {
+	f := newForm()
+	f.read(c)
+	cfg, keys := f.config(nil)
+	if len(f.Summary) == 0 {
+		exp, err := experiments.Store{DB: d.deps.DB}.Create(c.Request.Context(), orgID(c), session(c).UserID, cfg)
+		if err == nil {
+			d.deps.SDK.Configs.Expire(orgID(c))
+			c.Redirect(http.StatusSeeOther, "/experiments/"+exp.ID)
+			return
+		}
+		if !f.storeError(err, keys) {
+			d.fail(c, err)
+			return
+		}
+	}
+	f.addSpares()
+	d.render(c, http.StatusUnprocessableEntity, "form", "New experiment", "experiments", f)
+}
+
+// storeError shows a store error on the form; false when it is not the
+// user's to fix.
+func (f *formData) storeError(err error, keys []string) bool {
+	switch {
+	case errors.Is(err, experiments.ErrNameTaken):
+		f.addError("name", "already used by another experiment of this org")
+	case validate.Fields(err) != nil:
+		f.showErrors(err, keys)
+	default:
+		return false
+	}
+	return true
+}
+
+// GET /experiments/:id/edit
+func (d *Dashboard) editPage(c *gin.Context) {
+	exp, ok := d.experimentParam(c)
+	if !ok {
+		return
+	}
+	f := newForm()
+	f.Edit, f.ID, f.Version = true, exp.ID, exp.Version
+	f.fill(exp.Config)
+	f.addSpares()
+	d.render(c, http.StatusOK, "form", "Edit "+exp.Name, "experiments", f)
+}
+
+// POST /experiments/:id/edit: action=preview shows the diff against the
+// latest version and what a weight change moves; action=save stores the
+// next version through the same store as PUT /v1/experiments/:id.
+func (d *Dashboard) editPost(c *gin.Context) {
+	ctx := c.Request.Context()
+	exp, ok := d.experimentParam(c)
+	if !ok {
+		return
+	}
+	f := newForm()
+	f.Edit, f.ID, f.Version = true, exp.ID, exp.Version
+	f.read(c)
+	// Frozen bucketing inputs are shown read-only; the stored ones count.
+	f.Salt, f.BucketCount = exp.Salt, strconv.FormatUint(uint64(exp.BucketCount), 10)
+	cfg, keys := f.config(&exp.Config)
+	if len(f.Summary) == 0 {
+		if err := cfg.Validate(); err != nil {
+			f.showErrors(err, keys)
+		}
+	}
+	if len(f.Summary) == 0 && c.PostForm("action") == "save" {
+		saved, err := experiments.Store{DB: d.deps.DB}.Update(ctx, orgID(c), exp.ID, session(c).UserID, cfg)
+		if err == nil {
+			d.deps.SDK.Configs.Expire(orgID(c))
+			c.Redirect(http.StatusSeeOther, fmt.Sprintf("/experiments/%s/history#v%d", saved.ID, saved.Version))
+			return
+		}
+		if !f.storeError(err, keys) {
+			d.fail(c, err)
+			return
+		}
+	}
+	status := http.StatusOK
+	if len(f.Summary) > 0 {
+		status = http.StatusUnprocessableEntity
+	} else {
+		pinned, err := assignments.CountPinned(ctx, d.deps.DB, orgID(c), exp.ID)
+		if err != nil {
+			d.fail(c, err)
+			return
+		}
+		p, err := previewChange(exp, cfg, pinned)
+		if err != nil {
+			f.addError("allocation", err.Error())
+			status = http.StatusUnprocessableEntity
+		} else {
+			f.Preview = &p
+		}
+	}
+	f.addSpares()
+	d.render(c, status, "form", "Edit "+exp.Name, "experiments", f)
+}
+
+// randomSalt proposes a salt for a new experiment.
+func randomSalt() string { return strings.NewReplacer("-", "x", "_", "y").Replace(randomToken(12)) }

@@ -1,0 +1,289 @@
+package dashboard
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"html/template"
+	"net/http"
+	"net/url"
+	"time"
+
+	"github.com/gin-gonic/gin"
+
+	"github.com/expd/expd/experiments"
+	"github.com/expd/expd/ingest"
+	"github.com/expd/expd/orgs"
+	"github.com/expd/expd/plans"
+	"github.com/expd/expd/results"
+	"github.com/expd/expd/stats"
+)
+
+// significance is the FDR-adjusted p below which a row's badge calls the
+// difference significant (docs/dashboard.md).
+const significance = 0.05
+
+// maxTimelineDays bounds the traffic timeline, as the traffic route does.
+const maxTimelineDays = 366
+
+type resultsData struct {
+	Exp      experiments.Experiment
+	Days     []runOption
+	Run      *results.Run
+	RunLabel string
+	SRM      results.SRMSummary
+	Rows     []resultRow
+	Forest   template.HTML
+	Drawn    int      // intervals in the forest plot
+	Undrawn  []string // rows without a relative-lift interval, and why
+	Notes    []string // plan limits in plain words
+	Warnings []string
+	Timeline template.HTML
+	Variants []string
+	Pending  *Run  // a run started from the dashboard, still going
+	Dist     *dist // the distribution asked for, if any
+	Workflow string
+	Limits   plans.Limit
+}
+
+type runOption struct {
+	ID, Label string
+	Selected  bool
+}
+
+type resultRow struct {
+	results.Row
+	Lift, LiftCI string
+	Badge, Class string
+	Significant  bool
+	DistURL      string
+}
+
+type dist struct {
+	Metric, Variant string
+	Arms            []armDist
+	Chart           template.HTML
+}
+
+type armDist struct {
+	Name string
+	results.ArmDistribution
+}
+
+// GET /experiments/:id[?run=&pending=&dm=&dv=]: the results page. It
+// reads runs through the same results functions as GET /v1/.../results.
+func (d *Dashboard) resultsPage(c *gin.Context) {
+	ctx := c.Request.Context()
+	exp, ok := d.experimentParam(c)
+	if !ok {
+		return
+	}
+	data := resultsData{Exp: exp, Variants: variantsOf(exp)}
+	if p := c.Query("pending"); p != "" {
+		run, err := d.deps.RunState(ctx, orgID(c), exp.ID, p)
+		switch {
+		case errors.Is(err, results.ErrRunNotFound):
+		case err != nil:
+			d.fail(c, err)
+			return
+		case run.Status == results.StatusCompleted:
+			c.Redirect(http.StatusSeeOther, "/experiments/"+exp.ID+"?run="+url.QueryEscape(run.ID))
+			return
+		default:
+			data.Pending = &run
+			data.Workflow = d.workflowURL(run.WorkflowID)
+		}
+	}
+	days, err := results.AvailableDays(ctx, d.deps.DB, orgID(c), exp.ID)
+	if err != nil {
+		d.fail(c, err)
+		return
+	}
+	if err := d.loadTimeline(c, &data); err != nil {
+		d.fail(c, err)
+		return
+	}
+	if len(days) > 0 {
+		selected := days[0]
+		if r := c.Query("run"); contains(days, r) {
+			selected = r
+		}
+		for _, day := range days {
+			data.Days = append(data.Days, runOption{ID: day, Label: runLabel(day), Selected: day == selected})
+		}
+		if err := d.loadRun(c, &data, selected); err != nil {
+			d.fail(c, err)
+			return
+		}
+	}
+	d.render(c, http.StatusOK, "results", exp.Name, "experiments", data)
+}
+
+func (d *Dashboard) loadTimeline(c *gin.Context, data *resultsData) error {
+	to := time.Now().UTC()
+	from := data.Exp.CreatedAt.UTC()
+	if earliest := to.AddDate(0, 0, 1-maxTimelineDays); from.Before(earliest) {
+		from = earliest
+	}
+	days, err := ingest.Traffic(c.Request.Context(), d.deps.DB, orgID(c), data.Exp.ID, from, to, data.Variants)
+	if err != nil {
+		return err
+	}
+	data.Timeline = timeline(days, data.Variants)
+	return nil
+}
+
+func (d *Dashboard) loadRun(c *gin.Context, data *resultsData, computedFor string) error {
+	ctx := c.Request.Context()
+	run, err := results.LoadRun(ctx, d.deps.DB, orgID(c), data.Exp.ID, computedFor)
+	if err != nil {
+		return err
+	}
+	rows, err := results.LoadRows(ctx, d.deps.DB, orgID(c), data.Exp.ID, computedFor)
+	if err != nil {
+		return err
+	}
+	if err := json.Unmarshal(run.SRM, &data.SRM); err != nil {
+		return fmt.Errorf("decode srm of run %s: %w", computedFor, err)
+	}
+	org, err := orgs.Get(ctx, d.deps.DB, orgID(c))
+	if err != nil {
+		return err
+	}
+	data.Limits = plans.Get(plans.Name(org.Plan))
+	data.Run, data.RunLabel = &run, runLabel(computedFor)
+	if data.Workflow == "" {
+		data.Workflow = d.workflowURL(run.WorkflowID)
+	}
+	var forestRows []forestRow
+	for _, r := range rows {
+		row := d.resultRow(data.Exp.ID, computedFor, r)
+		data.Rows = append(data.Rows, row)
+		label := r.Metric + " · " + r.Variant
+		switch {
+		case r.Undefined != "":
+			data.Undrawn = append(data.Undrawn, label+": no test ("+r.Undefined+")")
+		case r.RelLift == nil || r.RelCILow == nil || r.RelCIHigh == nil:
+			data.Undrawn = append(data.Undrawn, label+": relative lift undefined ("+r.RelUndefinedReason+")")
+		default:
+			forestRows = append(forestRows, forestRow{Label: label, Est: 100 * *r.RelLift, Lo: 100 * *r.RelCILow, H: 100 * *r.RelCIHigh, Direction: row.Class})
+		}
+		if dm, dv := c.Query("dm"), c.Query("dv"); dm == r.Metric && dv == r.Variant {
+			data.Dist = distOf(r)
+		}
+	}
+	data.Drawn = len(forestRows)
+	if len(forestRows) > 0 {
+		data.Forest = forest(forestRows)
+	}
+	data.Notes = planNotes(rows, data.Limits)
+	data.Warnings = healthWarnings(data.SRM)
+	return nil
+}
+
+func (d *Dashboard) resultRow(expID, computedFor string, r results.Row) resultRow {
+	row := resultRow{Row: r, Class: "flat", Badge: "inconclusive"}
+	if r.RelLift != nil {
+		row.Lift = fmtPct(100 * *r.RelLift)
+		if r.RelCILow != nil && r.RelCIHigh != nil {
+			row.LiftCI = fmtPct(100**r.RelCILow) + " to " + fmtPct(100**r.RelCIHigh)
+		}
+	}
+	switch {
+	case r.Undefined != "":
+		row.Badge, row.Class = "no test", "none"
+	case r.PValueFDR < significance && r.Effect > 0:
+		row.Badge, row.Class, row.Significant = "higher", "up", true
+	case r.PValueFDR < significance && r.Effect < 0:
+		row.Badge, row.Class, row.Significant = "lower", "down", true
+	}
+	if r.Preliminary && row.Significant {
+		row.Badge += ", preliminary"
+	}
+	q := url.Values{"run": {computedFor}, "dm": {r.Metric}, "dv": {r.Variant}}
+	row.DistURL = "/experiments/" + expID + "?" + q.Encode() + "#distribution"
+	return row
+}
+
+func distOf(r results.Row) *dist {
+	var dd results.Distribution
+	if err := json.Unmarshal(r.Distribution, &dd); err != nil {
+		return nil
+	}
+	out := &dist{Metric: r.Metric, Variant: r.Variant}
+	var names []string
+	var counts [][]int
+	for _, name := range []string{r.ControlVariant, r.Variant} {
+		a, ok := dd.Arms[name]
+		if !ok {
+			continue
+		}
+		out.Arms = append(out.Arms, armDist{Name: name, ArmDistribution: a})
+		names, counts = append(names, name), append(counts, a.Histogram)
+	}
+	out.Chart = histogram(dd.Edges, names, counts)
+	return out
+}
+
+// planNotes says in plain words where the plan's limits shaped a run.
+func planNotes(rows []results.Row, l plans.Limit) []string {
+	var capped, truncated, prelim bool
+	draws := 0
+	for _, r := range rows {
+		capped = capped || r.SampleCapUsed
+		truncated = truncated || r.RetentionTruncated
+		prelim = prelim || r.Preliminary
+		if r.Test == "permutation" || r.Test == "bootstrap" {
+			draws = max(draws, r.PermutationsUsed)
+		}
+	}
+	var notes []string
+	if prelim {
+		notes = append(notes, fmt.Sprintf("Preliminary: fewer than %d days of data, fewer than %d users in an arm, or a failed traffic check. The numbers can still move a lot; wait before deciding.", results.MinWindowDays, results.MinArmUsers))
+	}
+	if capped {
+		notes = append(notes, fmt.Sprintf("Sampled: each arm was analysed on at most %s users (the %s plan's cap), picked by a hash of the user id. Estimates are a little less precise than with every user.", fmtInt(int64(l.MaxSamplePerArm)), l.Plan))
+	}
+	if truncated {
+		notes = append(notes, fmt.Sprintf("Shortened window: the %s plan keeps events for %d days, so the analysis starts at that cutoff rather than at the experiment's start.", l.Plan, l.RetentionDays))
+	}
+	if draws > 0 {
+		notes = append(notes, fmt.Sprintf("Resampling tests used %s random draws (plan limit), so p-values smaller than about %s cannot be told apart.", fmtInt(int64(draws)), fmtNum(1/float64(draws+1))))
+	}
+	return notes
+}
+
+// healthWarnings lists what makes a run's traffic suspect besides SRM.
+func healthWarnings(srm results.SRMSummary) []string {
+	var w []string
+	if srm.Unattributed > 0 {
+		w = append(w, fmt.Sprintf("%s exposures named a variant that is not in the allocation (a client with a stale config, or users crossing arms); they are left out of the analysis.", fmtInt(srm.Unattributed)))
+	}
+	return w
+}
+
+// srmFailed tells the template which banner to show.
+func (r resultsData) SRMFailed() bool       { return r.SRM.Gate == stats.GateFail }
+func (r resultsData) SRMInsufficient() bool { return r.SRM.Gate == stats.GateInsufficient }
+
+func (d *Dashboard) workflowURL(workflowID string) string {
+	if d.deps.TemporalUI == "" || workflowID == "" {
+		return ""
+	}
+	return d.deps.TemporalUI + "/namespaces/" + url.PathEscape(d.deps.Namespace) + "/workflows/" + url.PathEscape(workflowID)
+}
+
+// experimentParam loads the :id experiment of the viewer's org, or shows
+// a not-found page.
+func (d *Dashboard) experimentParam(c *gin.Context) (experiments.Experiment, bool) {
+	exp, err := experiments.Store{DB: d.deps.DB}.Get(c.Request.Context(), orgID(c), c.Param("id"))
+	if errors.Is(err, experiments.ErrNotFound) {
+		d.message(c, http.StatusNotFound, "No such experiment", "Your organization has no experiment with this id or name.")
+		return exp, false
+	}
+	if err != nil {
+		d.fail(c, err)
+		return exp, false
+	}
+	return exp, true
+}
