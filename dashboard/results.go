@@ -40,8 +40,9 @@ type resultsData struct {
 	Warnings []string
 	Timeline template.HTML
 	Variants []string
-	Pending  *Run  // a run started from the dashboard, still going
-	Dist     *dist // the distribution asked for, if any
+	Pending  *Run   // a run started from the dashboard, still going
+	Empty    string // a run asked for that has no results
+	Dist     *dist  // the distribution asked for, if any
 	Workflow string
 	Limits   plans.Limit
 }
@@ -103,10 +104,15 @@ func (d *Dashboard) resultsPage(c *gin.Context) {
 		d.fail(c, err)
 		return
 	}
+	if len(days) == 0 {
+		data.Empty = c.Query("run")
+	}
 	if len(days) > 0 {
 		selected := days[0]
 		if r := c.Query("run"); contains(days, r) {
 			selected = r
+		} else if r != "" {
+			data.Empty = r
 		}
 		for _, day := range days {
 			data.Days = append(data.Days, runOption{ID: day, Label: runLabel(day), Selected: day == selected})
