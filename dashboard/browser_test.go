@@ -32,7 +32,7 @@ var axeSource string
 // unless EXPD_REQUIRE_BROWSER=1 (set by .ci/run, which installs it).
 func chromium(t *testing.T) string {
 	for _, p := range []string{"/usr/bin/chromium", "/usr/bin/chromium-browser"} {
-		if _, err := os.Stat(p); err == nil {
+		if fileExists(p) {
 			return p
 		}
 	}
@@ -47,9 +47,16 @@ func chromium(t *testing.T) string {
 }
 
 // newBrowser starts a headless Chromium that never downloads anything.
-func newBrowser(t *testing.T) context.Context {
+func newBrowser(t *testing.T) context.Context { return startBrowser(t, chromium(t)) }
+
+func fileExists(p string) bool {
+	_, err := os.Stat(p)
+	return err == nil
+}
+
+func startBrowser(t testing.TB, path string) context.Context {
 	opts := []chromedp.ExecAllocatorOption{
-		chromedp.ExecPath(chromium(t)), chromedp.Headless, chromedp.NoSandbox, chromedp.DisableGPU, chromedp.NoFirstRun,
+		chromedp.ExecPath(path), chromedp.Headless, chromedp.NoSandbox, chromedp.DisableGPU, chromedp.NoFirstRun,
 		chromedp.Flag("disable-background-networking", true), chromedp.Flag("disable-component-update", true),
 		chromedp.Flag("disable-sync", true), chromedp.NoDefaultBrowserCheck, chromedp.UserDataDir(t.TempDir()),
 		chromedp.WindowSize(1280, 900),
@@ -58,7 +65,7 @@ func newBrowser(t *testing.T) context.Context {
 	t.Cleanup(cancel)
 	ctx, cancel2 := chromedp.NewContext(actx)
 	t.Cleanup(cancel2)
-	ctx, cancel3 := context.WithTimeout(ctx, 4*time.Minute)
+	ctx, cancel3 := context.WithTimeout(ctx, 10*time.Minute)
 	t.Cleanup(cancel3)
 	return ctx
 }
@@ -231,7 +238,7 @@ func value[T any](t *testing.T, ctx context.Context, a chromedp.Action[T]) T {
 }
 
 // postEvents sends events through POST /v1/events with the secret key.
-func postEvents(t *testing.T, env *testenv.Env, org testenv.Org, events []models.Event) {
+func postEvents(t testing.TB, env *testenv.Env, org testenv.Org, events []models.Event) {
 	t.Helper()
 	const batch = 1000
 	for start := 0; start < len(events); start += batch {

@@ -1,0 +1,100 @@
+package dashboard_test
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"testing"
+	"time"
+
+	"github.com/chromedp/chromedp"
+	"go.temporal.io/sdk/worker"
+
+	"github.com/expd/expd/activities"
+	"github.com/expd/expd/api"
+	"github.com/expd/expd/internal/temporaltest"
+	"github.com/expd/expd/internal/testenv"
+	"github.com/expd/expd/results/resultstest"
+	"github.com/expd/expd/stats"
+	expdworker "github.com/expd/expd/worker"
+)
+
+// BenchmarkResultsPage serves the results page of a run with 20 metrics ×
+// 2 treatment arms through the real router (database reads included) and
+// reports the page's size and that of its assets. Goal: < 50 ms a page.
+func BenchmarkResultsPage(b *testing.B) {
+	env := testenv.New(b)
+	org := env.NewOrg(b)
+	cfg := resultstest.Config("bench-results")
+	exp := resultstest.Experiment(b, env.DB, org.ID, cfg)
+	var metrics []string
+	for i := range 20 {
+		metrics = append(metrics, fmt.Sprintf("metric_%02d", i))
+	}
+	publishRun(b, env.DB, org.ID, exp.ID, "manual-2026-11-20T10:00:00Z", stats.GatePass, metrics, []string{"treatment", "treatment_b"})
+	v := newVisitor(b, env, org.MemberToken)
+	first := v.get("/experiments/" + exp.ID)
+	if first.Status != http.StatusOK {
+		b.Fatalf("results page: %d", first.Status)
+	}
+	assets := len(v.get("/assets/style.css").Body) + len(v.get("/assets/dashboard.js").Body)
+	b.ResetTimer()
+	for b.Loop() {
+		if p := v.get("/experiments/" + exp.ID); p.Status != http.StatusOK {
+			b.Fatal(p.Status)
+		}
+	}
+	b.ReportMetric(float64(len(first.Body)), "page-bytes")
+	b.ReportMetric(float64(assets), "asset-bytes")
+}
+
+// BenchmarkRunNowToResults measures, in headless Chromium, the time from
+// the click on Run now to the results page showing the forest plot, on a
+// server like expd dev (the real router, the in-process Temporal server,
+// expd's worker) holding 100,000 events sent through POST /v1/events. One
+// measurement per iteration; run it with -benchtime=1x.
+func BenchmarkRunNowToResults(b *testing.B) {
+	ctx := newBenchBrowser(b)
+	tenv := temporaltest.Start(b)
+	env := testenv.New(b, func(d *api.Deps) { d.Temporal, d.TaskQueue = tenv.Client, tenv.TaskQueue })
+	tenv.NewWorker(func(r worker.Registry) { expdworker.Register(r, &activities.Activities{DB: env.DB}) })
+	org := env.NewOrg(b)
+	exp := resultstest.Experiment(b, env.DB, org.ID, resultstest.Config("bench-run-now"))
+	// ~4.5 events per user: 22,300 users make about 100,000 events.
+	users := resultstest.Users(11_150, 11)
+	events := resultstest.Events(org.ID, exp.ID, users, time.Now())
+	postEvents(b, env, org, events)
+	time.Sleep(1100 * time.Millisecond)
+	base := env.Server.URL
+	if err := chromedp.Do(ctx, chromedp.Navigate(base+"/sign-in"), chromedp.SendKeys(chromedp.ID("token"), org.AdminToken), chromedp.Submit(chromedp.ID("token")),
+		chromedp.WaitVisible(chromedp.Search(`//h1[text()="Experiments"]`))); err != nil {
+		b.Fatal(err)
+	}
+	b.ResetTimer()
+	for b.Loop() {
+		b.StopTimer()
+		if err := chromedp.Do(ctx, chromedp.Navigate(base+"/experiments/"+exp.ID), chromedp.WaitVisible(chromedp.ID("run-now"))); err != nil {
+			b.Fatal(err)
+		}
+		time.Sleep(1100 * time.Millisecond) // each iteration is a new run (runs are named by the second)
+		b.StartTimer()
+		start := time.Now()
+		if err := chromedp.Do(ctx, chromedp.Click(chromedp.ID("run-now")), chromedp.WaitVisible(chromedp.CSS("#forest svg"))); err != nil {
+			b.Fatal(err)
+		}
+		b.Logf("Run now to results shown: %s (%d users, %d events)", time.Since(start).Round(time.Millisecond), len(users), len(events))
+	}
+}
+
+func newBenchBrowser(b *testing.B) context.Context {
+	path := ""
+	for _, p := range []string{"/usr/bin/chromium", "/usr/bin/chromium-browser"} {
+		if fileExists(p) {
+			path = p
+		}
+	}
+	if path == "" {
+		b.Skip("chromium not installed")
+	}
+	return startBrowser(b, path)
+}
