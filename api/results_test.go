@@ -14,7 +14,6 @@ import (
 	"github.com/expd/expd/api"
 	"github.com/expd/expd/internal/temporaltest"
 	"github.com/expd/expd/internal/testenv"
-	"github.com/expd/expd/models"
 	"github.com/expd/expd/results"
 	"github.com/expd/expd/results/resultstest"
 	"github.com/expd/expd/stats"
@@ -91,7 +90,7 @@ func TestResultsEndToEndThroughIngestAManualRunAndTheResultsRoute(t *testing.T) 
 	}
 
 	users := resultstest.Users(300, 3)
-	postEventsForResults(t, env, org, resultstest.Events(org.ID, exp.ID, users, time.Now().UTC()))
+	resultstest.Post(t, env, org.PublishableKey, resultstest.Events(org.ID, exp.ID, users, time.Now().UTC()))
 	time.Sleep(1100 * time.Millisecond) // the run's instant (whole seconds) falls after every event
 
 	resp = env.Do(t, http.MethodPost, "/v1/experiments/"+exp.ID+"/runs", nil, auth...)
@@ -160,24 +159,6 @@ func TestResultsEndToEndThroughIngestAManualRunAndTheResultsRoute(t *testing.T) 
 	other := env.NewOrg(t)
 	testenv.ExpectProblem(t, env.Do(t, http.MethodGet, resultsPath, nil, testenv.Bearer(other.MemberToken)...), http.StatusNotFound)
 	testenv.ExpectProblem(t, env.Do(t, http.MethodPost, "/v1/experiments/"+exp.ID+"/runs", nil, testenv.Bearer(other.MemberToken)...), http.StatusNotFound)
-}
-
-// postEventsForResults posts events through POST /v1/events.
-func postEventsForResults(t *testing.T, env *testenv.Env, org testenv.Org, events []models.Event) {
-	t.Helper()
-	const batch = 500
-	for start := 0; start < len(events); start += batch {
-		var wire []map[string]any
-		for _, e := range events[start:min(start+batch, len(events))] {
-			wire = append(wire, resultstest.Wire(e))
-		}
-		resp := env.Do(t, http.MethodPost, "/v1/events", map[string]any{"events": wire}, testenv.APIKey(org.PublishableKey)...)
-		var ack struct{ Accepted int }
-		resp.JSON(t, &ack)
-		if resp.Status != http.StatusAccepted || ack.Accepted != len(wire) {
-			t.Fatalf("ingest: %d %s", resp.Status, resp.Body)
-		}
-	}
 }
 
 func waitForResultsRun(t *testing.T, env *testenv.Env, auth []string, expID, runID string, rows int) {

@@ -63,7 +63,7 @@ func BenchmarkRunNowToResults(b *testing.B) {
 	// ~4.5 events per user: 22,300 users make about 100,000 events.
 	users := resultstest.Users(11_150, 11)
 	events := resultstest.Events(org.ID, exp.ID, users, time.Now())
-	postEvents(b, env, org, events)
+	resultstest.Post(b, env, org.SecretKey, events)
 	time.Sleep(1100 * time.Millisecond)
 	base := env.Server.URL
 	if err := chromedp.Do(ctx, chromedp.Navigate(base+"/sign-in"), chromedp.SendKeys(chromedp.ID("token"), org.AdminToken), chromedp.Submit(chromedp.ID("token")),

@@ -20,7 +20,6 @@ import (
 	"github.com/expd/expd/api"
 	"github.com/expd/expd/internal/temporaltest"
 	"github.com/expd/expd/internal/testenv"
-	"github.com/expd/expd/models"
 	"github.com/expd/expd/results/resultstest"
 	expdworker "github.com/expd/expd/worker"
 )
@@ -155,7 +154,7 @@ func TestBrowserCreateRunResultsAndRotateAKey(t *testing.T) {
 	// Events through the API: 150 users per arm.
 	users := resultstest.Users(150, 7)
 	events := resultstest.Events(org.ID, expID, users, time.Now())
-	postEvents(t, env, org, events)
+	resultstest.Post(t, env, org.SecretKey, events)
 	time.Sleep(1100 * time.Millisecond) // a run's instant is whole seconds: let it fall after every event
 
 	// Run now, then the page follows the run and shows its results.
@@ -235,20 +234,4 @@ func value[T any](t *testing.T, ctx context.Context, a chromedp.Action[T]) T {
 		t.Fatal(err)
 	}
 	return v
-}
-
-// postEvents sends events through POST /v1/events with the secret key.
-func postEvents(t testing.TB, env *testenv.Env, org testenv.Org, events []models.Event) {
-	t.Helper()
-	const batch = 1000
-	for start := 0; start < len(events); start += batch {
-		var wire []map[string]any
-		for _, e := range events[start:min(start+batch, len(events))] {
-			wire = append(wire, resultstest.Wire(e))
-		}
-		resp := env.Do(t, http.MethodPost, "/v1/events", map[string]any{"events": wire}, testenv.APIKey(org.SecretKey)...)
-		if resp.Status != http.StatusAccepted {
-			t.Fatalf("ingest: %d %s", resp.Status, resp.Body)
-		}
-	}
 }
