@@ -224,6 +224,10 @@ func TestResultsPageStates(t *testing.T) {
 		`<span class="badge up">higher</span>`, `<span class="badge flat">inconclusive</span>`, "Sampled: each arm was analysed on at most 10,000 users",
 		"1,200 / 1,180", `option value="manual-2026-11-20T10:00:00Z" selected`)
 	expectNot(t, p, "Sample ratio mismatch", "Collecting")
+	// What the results pipeline adds per row: inference mode, CUPED,
+	// crossover health, warnings, non-inferiority.
+	expect(t, p, http.StatusOK, "sequential (always valid)", "fixed_horizon: -0.3 to 0.3, p 0.200", "CUPED, variance −23%, θ 0.8",
+		"non-inferiority (margin 0.05 relative): non_inferior", "crossover: control 30, treatment 25", "ties are heavy")
 	if n := strings.Count(p.Body, `<line class="ci `); n != 3 {
 		t.Fatalf("%d intervals drawn, want 3", n)
 	}

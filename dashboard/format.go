@@ -16,6 +16,8 @@ var funcs = template.FuncMap{
 	"int":  anyInt,
 	"date": func(t time.Time) string { return t.UTC().Format("2006-01-02 15:04") + " UTC" },
 	"add":  func(a, b int) int { return a + b },
+	// pct100 shows a share (0.23) as a percentage ("23%").
+	"pct100": func(v float64) string { return fmtNum(100*v) + "%" },
 }
 
 // fmtNum shows a number with 4 significant digits, without exponent

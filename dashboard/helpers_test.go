@@ -130,6 +130,12 @@ func publishRun(t testing.TB, db *gorm.DB, orgID, experimentID, computedFor, gat
 				SampleCapUsed: i == 0, Preliminary: gate != stats.GatePass,
 				Distribution: []byte(fmt.Sprintf(`{"edges":[0,1,2,3],"arms":{"control":{"n":1200,"mean":1.4,"sd":0.7,"min":0,"max":3,"p5":0.1,"p25":0.8,"p50":1.4,"p75":2,"p95":2.8,"histogram":[300,600,300]},%q:{"n":1180,"mean":1.6,"sd":0.7,"min":0,"max":3,"p5":0.2,"p25":1,"p50":1.6,"p75":2.2,"p95":2.9,"histogram":[200,580,400]}}}`, arm)),
 				ComputedAt:   end}
+			if i == 1 && j == 0 { // one row carries the sequential, CUPED and non-inferiority details
+				r.Sequential = true
+				r.Analysis = []byte(`{"inference":"sequential","other_mode":{"mode":"fixed_horizon","p_value":0.2,"ci_low":-0.3,"ci_high":0.3},` +
+					`"cuped":true,"theta":0.8,"variance_reduction":0.23,"crossover_users":{"control":30,"treatment":25},"crossover_health":"fail",` +
+					`"warnings":["ties are heavy: the rank test is conservative"],"non_inferiority":{"margin":0.05,"type":"relative","bad_direction":"lower","p_value":0.01,"decision":"non_inferior"}}`)
+			}
 			rows = append(rows, r)
 		}
 	}

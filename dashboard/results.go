@@ -7,6 +7,8 @@ import (
 	"html/template"
 	"net/http"
 	"net/url"
+	"sort"
+	"strings"
 	"time"
 
 	"github.com/gin-gonic/gin"
@@ -54,6 +56,8 @@ type runOption struct {
 
 type resultRow struct {
 	results.Row
+	A            results.RowAnalysis // sequential/CUPED/crossover/non-inferiority details, when stored
+	Other        string              // the other inference mode's interval and p, in words
 	Lift, LiftCI string
 	Badge, Class string
 	Significant  bool
@@ -183,12 +187,18 @@ func (d *Dashboard) loadRun(c *gin.Context, data *resultsData, computedFor strin
 		data.Forest = forest(forestRows)
 	}
 	data.Notes = planNotes(rows, data.Limits)
-	data.Warnings = healthWarnings(data.SRM)
+	data.Warnings = healthWarnings(data.SRM, data.Rows)
 	return nil
 }
 
 func (d *Dashboard) resultRow(expID, computedFor string, r results.Row) resultRow {
 	row := resultRow{Row: r, Class: "flat", Badge: "inconclusive"}
+	if len(r.Analysis) > 0 {
+		_ = json.Unmarshal(r.Analysis, &row.A) // an unreadable detail column only hides the details
+	}
+	if o := row.A.OtherMode; o != nil {
+		row.Other = fmt.Sprintf("%s: %s to %s, p %s", o.Mode, fmtNum(o.CILow), fmtNum(o.CIHigh), fmtP(o.PValue))
+	}
 	if r.RelLift != nil {
 		row.Lift = fmtPct(100 * *r.RelLift)
 		if r.RelCILow != nil && r.RelCIHigh != nil {
@@ -260,10 +270,25 @@ func planNotes(rows []results.Row, l plans.Limit) []string {
 }
 
 // healthWarnings lists what makes a run's traffic suspect besides SRM.
-func healthWarnings(srm results.SRMSummary) []string {
+func healthWarnings(srm results.SRMSummary, rows []resultRow) []string {
 	var w []string
 	if srm.Unattributed > 0 {
 		w = append(w, fmt.Sprintf("%s exposures named a variant that is not in the allocation (a client with a stale config, or users crossing arms); they are left out of the analysis.", fmtInt(srm.Unattributed)))
+	}
+	crossover := false
+	for _, r := range rows {
+		if r.A.CrossoverHealth == "fail" && !crossover {
+			crossover = true
+			var parts []string
+			for arm, n := range r.A.CrossoverUsers {
+				parts = append(parts, fmt.Sprintf("%s %s", arm, fmtInt(n)))
+			}
+			sort.Strings(parts)
+			w = append(w, "More than 1% of an arm's users saw more than one variant (crossover: "+strings.Join(parts, ", ")+"). They are left out of every metric, but assignment or exposure logging may be broken.")
+		}
+		for _, msg := range r.A.Warnings {
+			w = append(w, r.Metric+" · "+r.Variant+": "+msg)
+		}
 	}
 	return w
 }
