@@ -85,7 +85,7 @@ func (f *formData) addError(id, text string) {
 
 func newForm() *formData {
 	f := &formData{Status: experiments.StatusRunning, BucketCount: "10000",
-		Statuses: []string{experiments.StatusRunning, experiments.StatusStopped},
+		Statuses: []string{experiments.StatusDraft, experiments.StatusRunning, experiments.StatusStopped},
 		Kinds:    []string{"proportion", "mean", "sum", "count"}, Categories: []string{"primary", "secondary", "guardrail"},
 		Methods:    []string{"welch_t", "z_test", "mann_whitney", "permutation", "bootstrap"},
 		EventTypes: []string{"model_call", "business_event", "exposure"},

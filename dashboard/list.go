@@ -33,7 +33,7 @@ type listData struct {
 // GET /experiments[?name=&status=]: every experiment of the org.
 func (d *Dashboard) listPage(c *gin.Context) {
 	ctx := c.Request.Context()
-	data := listData{Name: strings.TrimSpace(c.Query("name")), Status: c.Query("status"), Statuses: []string{experiments.StatusRunning, experiments.StatusStopped}}
+	data := listData{Name: strings.TrimSpace(c.Query("name")), Status: c.Query("status"), Statuses: []string{experiments.StatusDraft, experiments.StatusScheduled, experiments.StatusRunning, experiments.StatusStopped, experiments.StatusShipped}}
 	status := data.Status
 	if !contains(data.Statuses, status) {
 		status, data.Status = "", ""
