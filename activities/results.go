@@ -2,20 +2,14 @@ package activities
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"sync"
 	"time"
 
 	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/temporal"
-	"gorm.io/gorm"
 
 	"github.com/expd/expd/experiments"
-	"github.com/expd/expd/metrics"
-	"github.com/expd/expd/models"
-	"github.com/expd/expd/orgs"
-	"github.com/expd/expd/plans"
 	"github.com/expd/expd/results"
 )
 
@@ -67,65 +61,23 @@ func (a *Activities) LoadRunPlan(ctx context.Context, in RunInput) (RunPlan, err
 	return plan, nil
 }
 
-// design loads what a run analyses. The same inputs give the same design,
-// so every step of a run (and every retry) sees one experiment version.
+// design loads what a run analyses (results.LoadDesign) and the plan that
+// reports it.
 func (a *Activities) design(ctx context.Context, in RunInput, key results.Key) (results.Design, RunPlan, error) {
 	plan := RunPlan{Kind: key.Kind}
-	var exp models.Experiment
-	if err := a.DB.WithContext(ctx).Where("id = ? AND org_id = ?", in.ExperimentID, in.OrgID).Take(&exp).Error; err != nil {
-		if errors.Is(err, gorm.ErrRecordNotFound) {
-			plan.Skip = "experiment not found"
-			return results.Design{}, plan, nil
-		}
-		return results.Design{}, plan, fmt.Errorf("load experiment %s: %w", in.ExperimentID, err)
-	}
-	version, err := a.versionAt(ctx, exp.ID, key.WindowEnd)
-	if err != nil {
+	p, err := results.LoadDesign(ctx, a.DB, in.OrgID, in.ExperimentID, key.WindowEnd)
+	if err != nil || p.Skip != "" {
+		plan.Skip = p.Skip
 		return results.Design{}, plan, err
 	}
-	if version == 0 {
-		plan.Skip = "the experiment did not exist before the window's end"
-		return results.Design{}, plan, nil
-	}
-	cfg, err := experiments.Store{DB: a.DB}.GetVersion(ctx, in.OrgID, exp.ID, version)
-	if err != nil {
-		return results.Design{}, plan, fmt.Errorf("load experiment %s v%d: %w", exp.ID, version, err)
-	}
-	org, err := orgs.Get(ctx, a.DB, in.OrgID)
-	if err != nil {
-		return results.Design{}, plan, err
-	}
-	limits := plans.Get(plans.Name(org.Plan))
-	resolved, err := metrics.Resolve(ctx, metrics.Store{DB: a.DB}, in.OrgID, cfg.Metrics)
-	if err != nil {
-		return results.Design{}, plan, err
-	}
-	d := results.Design{
-		OrgID: in.OrgID, ExperimentID: exp.ID, Control: cfg.ControlVariant(), Allocation: cfg.Allocation,
-		Metrics: resolved, Window: results.NewWindow(exp.CreatedAt, key.WindowEnd, limits.RetentionDays), Limits: limits,
-		Sequential: cfg.Sequential(),
-	}
-	if cfg.SequentialTuning != nil {
-		d.NStar = *cfg.SequentialTuning
-	}
-	plan.ExperimentVersion, plan.Plan, plan.Window, plan.Metrics = version, string(limits.Plan), d.Window, len(resolved)
-	for _, m := range resolved {
+	d := p.Design
+	plan.ExperimentVersion, plan.Plan, plan.Window, plan.Metrics = p.Version, string(d.Limits.Plan), d.Window, len(d.Metrics)
+	for _, m := range d.Metrics {
 		if m.Problem != "" {
 			plan.UnresolvedMetrics = append(plan.UnresolvedMetrics, m.Name)
 		}
 	}
 	return d, plan, nil
-}
-
-// versionAt returns the latest config version created before t, 0 if none.
-func (a *Activities) versionAt(ctx context.Context, experimentID string, t time.Time) (int, error) {
-	var v int
-	err := a.DB.WithContext(ctx).Model(&models.ExperimentVersion{}).Select("COALESCE(MAX(version), 0)").
-		Where("experiment_id = ? AND created_at < ?", experimentID, t).Scan(&v).Error
-	if err != nil {
-		return 0, fmt.Errorf("find version of %s at %s: %w", experimentID, t.Format(time.RFC3339), err)
-	}
-	return v, nil
 }
 
 // AnalyzeResult summarises an analysis; the comparisons themselves are
@@ -223,16 +175,13 @@ type ListRunningResult struct {
 // ListRunningExperiments returns one page of running experiments of every
 // org that has not been deleted, by id.
 func (a *Activities) ListRunningExperiments(ctx context.Context, in ListRunningInput) (ListRunningResult, error) {
-	var refs []ExperimentRef
-	q := a.DB.WithContext(ctx).Table("experiments AS e").Select("e.org_id AS org_id, e.id AS id").
-		Joins("JOIN orgs o ON o.id = e.org_id").
-		Where("e.status = ? AND o.deleted_at IS NULL", experiments.StatusRunning)
-	if in.AfterID != "" { // "" is no UUID, so PostgreSQL cannot compare with it
-		q = q.Where("e.id > ?", in.AfterID)
-	}
-	err := q.Order("e.id").Limit(in.Limit).Scan(&refs).Error
+	running, err := experiments.Store{DB: a.DB}.ListRunning(ctx, in.AfterID, in.Limit)
 	if err != nil {
-		return ListRunningResult{}, fmt.Errorf("list running experiments: %w", err)
+		return ListRunningResult{}, err
+	}
+	var refs []ExperimentRef
+	for _, r := range running {
+		refs = append(refs, ExperimentRef{OrgID: r.OrgID, ID: r.ID})
 	}
 	out := ListRunningResult{Experiments: refs}
 	if len(refs) == in.Limit {

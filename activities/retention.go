@@ -2,12 +2,12 @@ package activities
 
 import (
 	"context"
-	"fmt"
 	"time"
 
 	"go.temporal.io/sdk/activity"
 
-	"github.com/expd/expd/models"
+	"github.com/expd/expd/ingest"
+	"github.com/expd/expd/orgs"
 	"github.com/expd/expd/plans"
 	"github.com/expd/expd/results"
 )
@@ -32,13 +32,9 @@ type ListOrgsResult struct {
 
 // ListOrgsForRetention returns one page of orgs with their plan's retention.
 func (a *Activities) ListOrgsForRetention(ctx context.Context, in ListOrgsInput) (ListOrgsResult, error) {
-	var rows []models.Org
-	q := a.DB.WithContext(ctx).Select("id", "plan")
-	if in.AfterID != "" { // "" is no UUID, so PostgreSQL cannot compare with it
-		q = q.Where("id > ?", in.AfterID)
-	}
-	if err := q.Order("id").Limit(in.Limit).Find(&rows).Error; err != nil {
-		return ListOrgsResult{}, fmt.Errorf("list orgs: %w", err)
+	rows, err := orgs.Page(ctx, a.DB, in.AfterID, in.Limit)
+	if err != nil {
+		return ListOrgsResult{}, err
 	}
 	out := ListOrgsResult{Orgs: make([]RetentionOrg, len(rows))}
 	for i, o := range rows {
@@ -78,14 +74,13 @@ func (a *Activities) PurgeExpired(ctx context.Context, in PurgeOrgInput) (PurgeO
 		_ = activity.GetHeartbeatDetails(ctx, &done)
 	}
 	for {
-		res := a.DB.WithContext(ctx).Exec(`DELETE FROM events WHERE org_id = ? AND event_id IN (
-  SELECT event_id FROM events WHERE org_id = ? AND ts < ? LIMIT ?)`, in.OrgID, in.OrgID, cutoff, in.BatchSize)
-		if res.Error != nil {
-			return done, fmt.Errorf("purge events of org %s before %s: %w", in.OrgID, cutoff.Format(time.RFC3339), res.Error)
+		n, err := ingest.PurgeBefore(ctx, a.DB, in.OrgID, cutoff, in.BatchSize)
+		if err != nil {
+			return done, err
 		}
-		done.EventsDeleted += res.RowsAffected
+		done.EventsDeleted += n
 		activity.RecordHeartbeat(ctx, done)
-		if res.RowsAffected < int64(in.BatchSize) {
+		if n < int64(in.BatchSize) {
 			break
 		}
 	}

@@ -1,8 +1,6 @@
 package api
 
 import (
-	"context"
-	"crypto/subtle"
 	"errors"
 	"net/http"
 	"strings"
@@ -10,7 +8,7 @@ import (
 	"github.com/gin-gonic/gin"
 
 	"github.com/expd/expd/auth"
-	"github.com/expd/expd/models"
+	"github.com/expd/expd/keys"
 	"github.com/expd/expd/orgs"
 )
 
@@ -73,7 +71,7 @@ func (h *handlers) requireKey(scopes ...auth.Scope) gin.HandlerFunc {
 			unauthorized(c, "invalid API key for this route")
 			return
 		}
-		orgID, err := h.lookupKey(c.Request.Context(), plain)
+		orgID, err := keys.OrgOfKey(c.Request.Context(), h.deps.DB, plain)
 		if err != nil {
 			internalError(c, err)
 			return
@@ -86,23 +84,6 @@ func (h *handlers) requireKey(scopes ...auth.Scope) gin.HandlerFunc {
 		c.Set(ctxKeyScope, scope)
 		c.Next()
 	}
-}
-
-// lookupKey returns the org of a live key, or "" when the key is unknown or
-// revoked. The lookup goes by hash through a unique index; the hashes are
-// then compared in constant time so timing tells nothing about near misses.
-func (h *handlers) lookupKey(ctx context.Context, plain string) (string, error) {
-	hash := auth.HashKey(plain)
-	var k models.APIKey
-	err := h.deps.DB.WithContext(ctx).Select("org_id", "key_hash").
-		Where("key_hash = ? AND revoked_at IS NULL", hash).Limit(1).Find(&k).Error
-	if err != nil {
-		return "", err
-	}
-	if k.KeyHash == "" || subtle.ConstantTimeCompare([]byte(k.KeyHash), []byte(hash)) != 1 {
-		return "", nil
-	}
-	return k.OrgID, nil
 }
 
 func allowed(s auth.Scope, scopes []auth.Scope) bool {

@@ -74,16 +74,9 @@ func (h *handlers) listEvents(c *gin.Context) {
 	if !ok {
 		return
 	}
-	q := h.deps.DB.WithContext(ctx).Where("org_id = ? AND experiment_id = ?", orgID(c), exp.ID)
-	if filter.eventType != "" {
-		q = q.Where("type = ?", filter.eventType)
-	}
-	if filter.userID != "" {
-		q = q.Where("user_id = ?", filter.userID)
-	}
-	var rows []models.Event
-	// event_id breaks ties between events of the same instant, so pages are stable.
-	if err := q.Order("ts DESC, event_id DESC").Limit(filter.limit).Find(&rows).Error; err != nil {
+	rows, err := ingest.Read(ctx, h.deps.DB, ingest.ReadFilter{OrgID: orgID(c), ExperimentID: exp.ID,
+		Type: filter.eventType, UserID: filter.userID, Limit: filter.limit})
+	if err != nil {
 		internalError(c, err)
 		return
 	}

@@ -12,7 +12,6 @@ import (
 
 	"github.com/expd/expd/auth"
 	"github.com/expd/expd/keys"
-	"github.com/expd/expd/models"
 	"github.com/expd/expd/validate"
 	"github.com/expd/expd/workflows"
 )
@@ -81,14 +80,11 @@ func (h *handlers) rotateKeyOf(ctx context.Context, org, actor string, scope aut
 	return apiKey{Scope: scope, Key: key.Plain, CreatedAt: res.CreatedAt}, nil
 }
 
-// storePublishable keeps the plaintext of a new publishable key so that an
-// admin can read it again. It is written here rather than by the workflow
-// so that no plaintext key ever enters workflow history. A failure only
-// loses the re-read: the key itself is live and is answered anyway.
+// storePublishable keeps the plaintext of a new publishable key so that
+// an admin can read it again. A failure only loses the re-read: the key
+// itself is live and is answered anyway.
 func (h *handlers) storePublishable(ctx context.Context, key auth.NewKey) {
-	err := h.deps.DB.WithContext(ctx).Model(&models.APIKey{}).
-		Where("key_hash = ? AND revoked_at IS NULL", key.Hash).Update("publishable", key.Plain).Error
-	if err != nil {
+	if err := keys.KeepPublishable(ctx, h.deps.DB, key); err != nil {
 		slog.ErrorContext(ctx, "store publishable key for re-read", "prefix", key.Prefix, "error", err)
 	}
 }

@@ -1,5 +1,7 @@
-// Package keys stores org API keys: it swaps in a new key of a scope and
-// revokes the previous one in one transaction, with an audit entry. It only
+// Package keys owns the api_keys and key_audit tables: it looks live keys
+// up by hash, swaps in a new key of a scope and revokes the previous one in
+// one transaction with an audit entry, and tells every API instance's
+// cache that the org's keys changed. It only
 // ever sees key hashes (and the publishable key, which is not a secret), so
 // the callers that run it inside a Temporal workflow never put a secret in
 // the workflow's history.
@@ -7,6 +9,7 @@ package keys
 
 import (
 	"context"
+	"crypto/subtle"
 	"errors"
 	"fmt"
 	"time"
@@ -16,7 +19,11 @@ import (
 
 	"github.com/expd/expd/auth"
 	"github.com/expd/expd/models"
+	"github.com/expd/expd/sdkcache"
 )
+
+// live narrows a query to keys not revoked: the one place the rule is written.
+func live(db *gorm.DB) *gorm.DB { return db.Where("revoked_at IS NULL") }
 
 // StoreInput names the new key by its hash.
 type StoreInput struct {
@@ -35,9 +42,11 @@ type StoreResult struct {
 	RevokedIDs []string
 }
 
-// Store makes the key the org's only live key of its scope. It is
-// idempotent: storing the same hash again changes nothing and returns the
-// original result, so a retried activity is harmless.
+// Store makes the key the org's only live key of its scope, and tells
+// every API instance (PostgreSQL NOTIFY, sent on commit) to forget the
+// org's cached keys. It is idempotent: storing the same hash again changes
+// nothing and returns the original result, so a retried activity is
+// harmless.
 func Store(ctx context.Context, db *gorm.DB, in StoreInput) (StoreResult, error) {
 	var res StoreResult
 	err := db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
@@ -48,17 +57,17 @@ func Store(ctx context.Context, db *gorm.DB, in StoreInput) (StoreResult, error)
 				return fmt.Errorf("key hash already belongs to another org or scope")
 			}
 			res = StoreResult{KeyID: existing.ID, CreatedAt: existing.CreatedAt}
-			return nil
+			return sdkcache.NotifyKeysChanged(ctx, tx, in.OrgID)
 		}
 		if !errors.Is(err, gorm.ErrRecordNotFound) {
 			return fmt.Errorf("find key: %w", err)
 		}
 		now := time.Now().UTC()
-		var live []models.APIKey
-		if err := tx.Where("org_id = ? AND scope = ? AND revoked_at IS NULL", in.OrgID, in.Scope).Find(&live).Error; err != nil {
+		var current []models.APIKey
+		if err := live(tx).Where("org_id = ? AND scope = ?", in.OrgID, in.Scope).Find(&current).Error; err != nil {
 			return fmt.Errorf("find live keys: %w", err)
 		}
-		for _, k := range live {
+		for _, k := range current {
 			// Revoking also drops the stored publishable plaintext: only the
 			// live key can be read again.
 			if err := tx.Model(&models.APIKey{}).Where("id = ?", k.ID).
@@ -78,7 +87,10 @@ func Store(ctx context.Context, db *gorm.DB, in StoreInput) (StoreResult, error)
 			return fmt.Errorf("insert key: %w", err)
 		}
 		res.KeyID, res.CreatedAt = key.ID, now
-		return audit(tx, in, key.ID, "issued", now)
+		if err := audit(tx, in, key.ID, "issued", now); err != nil {
+			return err
+		}
+		return sdkcache.NotifyKeysChanged(ctx, tx, in.OrgID)
 	})
 	return res, err
 }
@@ -94,7 +106,7 @@ func audit(tx *gorm.DB, in StoreInput, keyID, action string, at time.Time) error
 // Publishable returns the org's live publishable key, or "" when none.
 func Publishable(ctx context.Context, db *gorm.DB, orgID string) (string, time.Time, error) {
 	var k models.APIKey
-	err := db.WithContext(ctx).Where("org_id = ? AND scope = ? AND revoked_at IS NULL", orgID, auth.Publishable).Limit(1).Find(&k).Error
+	err := live(db.WithContext(ctx)).Where("org_id = ? AND scope = ?", orgID, auth.Publishable).Limit(1).Find(&k).Error
 	if err != nil {
 		return "", time.Time{}, fmt.Errorf("read publishable key: %w", err)
 	}
@@ -102,4 +114,44 @@ func Publishable(ctx context.Context, db *gorm.DB, orgID string) (string, time.T
 		return "", time.Time{}, nil
 	}
 	return *k.Publishable, k.CreatedAt, nil
+}
+
+// OrgOfKey returns the org of a live key, or "" when the key is unknown or
+// revoked. The lookup goes by hash through a unique index; the hashes are
+// then compared in constant time so timing tells nothing about near misses.
+func OrgOfKey(ctx context.Context, db *gorm.DB, plain string) (string, error) {
+	hash := auth.HashKey(plain)
+	var k models.APIKey
+	err := live(db.WithContext(ctx)).Select("org_id", "key_hash").Where("key_hash = ?", hash).Limit(1).Find(&k).Error
+	if err != nil {
+		return "", fmt.Errorf("look up key: %w", err)
+	}
+	if k.KeyHash == "" || subtle.ConstantTimeCompare([]byte(k.KeyHash), []byte(hash)) != 1 {
+		return "", nil
+	}
+	return k.OrgID, nil
+}
+
+// IsLive tells whether plain is a live key of the org.
+func IsLive(ctx context.Context, db *gorm.DB, orgID, plain string) (bool, error) {
+	if plain == "" {
+		return false, nil
+	}
+	var n int64
+	err := live(db.WithContext(ctx)).Model(&models.APIKey{}).Where("org_id = ? AND key_hash = ?", orgID, auth.HashKey(plain)).Count(&n).Error
+	if err != nil {
+		return false, fmt.Errorf("check key: %w", err)
+	}
+	return n == 1, nil
+}
+
+// KeepPublishable stores the plaintext of a live publishable key so that
+// an admin can read it again (Publishable). The API writes it after the
+// rotation workflow, so that no plaintext key enters workflow history.
+func KeepPublishable(ctx context.Context, db *gorm.DB, key auth.NewKey) error {
+	err := live(db.WithContext(ctx)).Model(&models.APIKey{}).Where("key_hash = ?", key.Hash).Update("publishable", key.Plain).Error
+	if err != nil {
+		return fmt.Errorf("store publishable key %s: %w", key.Prefix, err)
+	}
+	return nil
 }

@@ -36,3 +36,17 @@ func Get(ctx context.Context, db *gorm.DB, id string) (models.Org, error) {
 	}
 	return org, nil
 }
+
+// Page returns up to limit orgs (id and plan only) by id, after afterID
+// ("" from the start), deleted orgs included: their data expires too.
+func Page(ctx context.Context, db *gorm.DB, afterID string, limit int) ([]models.Org, error) {
+	var rows []models.Org
+	q := db.WithContext(ctx).Select("id", "plan")
+	if afterID != "" { // "" is no UUID, so PostgreSQL cannot compare with it
+		q = q.Where("id > ?", afterID)
+	}
+	if err := q.Order("id").Limit(limit).Find(&rows).Error; err != nil {
+		return nil, fmt.Errorf("list orgs: %w", err)
+	}
+	return rows, nil
+}

@@ -138,3 +138,14 @@ func takeOrg(q *gorm.DB, where, arg string) (models.Org, bool, error) {
 	}
 	return org, err == nil, wrap("find billed org", err)
 }
+
+// LiftFreePlan moves the org to plan if it is on the free plan; any other
+// plan (a paid one set by a payment event or by hand) is kept. `expd dev`
+// lifts its org so local load tests are not throttled.
+func LiftFreePlan(ctx context.Context, db *gorm.DB, orgID string, plan plans.Name) error {
+	err := db.WithContext(ctx).Model(&models.Org{}).Where("id = ? AND plan = ?", orgID, plans.Free).Update("plan", plan).Error
+	if err != nil {
+		return fmt.Errorf("lift org %s from the free plan: %w", orgID, err)
+	}
+	return nil
+}

@@ -13,7 +13,6 @@ import (
 
 	"github.com/expd/expd/auth"
 	"github.com/expd/expd/keys"
-	"github.com/expd/expd/models"
 	"github.com/expd/expd/orgs"
 	"github.com/expd/expd/plans"
 )
@@ -53,8 +52,7 @@ func devCredentials(ctx context.Context, db *gorm.DB, dir, baseURL string) (DevC
 	// The dev org runs on enterprise so local load tests are not throttled
 	// by the free plan's rate and monthly allowance; a paid plan set later
 	// (by a payment webhook or by hand) is kept, free is lifted at start.
-	if err := db.WithContext(ctx).Model(&models.Org{}).Where("id = ? AND plan = ?", org.ID, plans.Free).
-		Update("plan", plans.Enterprise).Error; err != nil {
+	if err := orgs.LiftFreePlan(ctx, db, org.ID, plans.Enterprise); err != nil {
 		return DevCredentials{}, nil, fmt.Errorf("dev org plan: %w", err)
 	}
 	path := filepath.Join(dir, credentialsFile)
@@ -70,7 +68,7 @@ func devCredentials(ctx context.Context, db *gorm.DB, dir, baseURL string) (DevC
 		scope auth.Scope
 		plain *string
 	}{{auth.Publishable, &creds.PublishableKey}, {auth.Secret, &creds.SecretKey}} {
-		live, err := keyIsLive(ctx, db, org.ID, *k.plain)
+		live, err := keys.IsLive(ctx, db, org.ID, *k.plain)
 		if err != nil {
 			return creds, nil, err
 		}
@@ -109,19 +107,6 @@ func devCredentials(ctx context.Context, db *gorm.DB, dir, baseURL string) (DevC
 func tokenValid(s *auth.Signer, tok string) bool {
 	_, err := s.Verifier().Verify(tok)
 	return err == nil
-}
-
-func keyIsLive(ctx context.Context, db *gorm.DB, orgID, plain string) (bool, error) {
-	if plain == "" {
-		return false, nil
-	}
-	var n int64
-	err := db.WithContext(ctx).Model(&models.APIKey{}).
-		Where("org_id = ? AND key_hash = ? AND revoked_at IS NULL", orgID, auth.HashKey(plain)).Count(&n).Error
-	if err != nil {
-		return false, fmt.Errorf("check dev key: %w", err)
-	}
-	return n == 1, nil
 }
 
 // devSigner loads the dev signing key, creating it on first start.

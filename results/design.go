@@ -1,0 +1,56 @@
+package results
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	"gorm.io/gorm"
+
+	"github.com/expd/expd/experiments"
+	"github.com/expd/expd/metrics"
+	"github.com/expd/expd/orgs"
+	"github.com/expd/expd/plans"
+)
+
+// Planned is what a run of an experiment up to a window end analyses: its
+// Design at Version, or Skip saying why there is nothing to analyse.
+type Planned struct {
+	Design  Design
+	Version int
+	Skip    string
+}
+
+// LoadDesign assembles what a run analyses: the experiment's config
+// version that was live at windowEnd, its resolved metrics, the org's plan
+// limits and the window. The same inputs give the same design, so every
+// step of a run (and every retry) sees one experiment version.
+func LoadDesign(ctx context.Context, db *gorm.DB, orgID, experimentID string, windowEnd time.Time) (Planned, error) {
+	cfg, err := experiments.Store{DB: db}.VersionAt(ctx, orgID, experimentID, windowEnd)
+	switch {
+	case errors.Is(err, experiments.ErrNotFound):
+		return Planned{Skip: "experiment not found"}, nil
+	case errors.Is(err, experiments.ErrNoVersionBefore):
+		return Planned{Skip: "the experiment did not exist before the window's end"}, nil
+	case err != nil:
+		return Planned{}, err
+	}
+	org, err := orgs.Get(ctx, db, orgID)
+	if err != nil {
+		return Planned{}, err
+	}
+	limits := plans.Get(plans.Name(org.Plan))
+	resolved, err := metrics.Resolve(ctx, metrics.Store{DB: db}, orgID, cfg.Metrics)
+	if err != nil {
+		return Planned{}, err
+	}
+	d := Design{
+		OrgID: orgID, ExperimentID: cfg.ID, Control: cfg.ControlVariant(), Allocation: cfg.Allocation,
+		Metrics: resolved, Window: NewWindow(cfg.CreatedAt, windowEnd, limits.RetentionDays), Limits: limits,
+		Sequential: cfg.Sequential(),
+	}
+	if cfg.SequentialTuning != nil {
+		d.NStar = *cfg.SequentialTuning
+	}
+	return Planned{Version: cfg.Version, Design: d}, nil
+}
