@@ -1,24 +1,18 @@
 package api
 
 import (
-	"context"
 	"fmt"
 	"net/http"
 
 	"github.com/gin-gonic/gin"
 
 	"github.com/expd/expd/assignments"
-	"github.com/expd/expd/sdkcache"
+	"github.com/expd/expd/ingest"
 	"github.com/expd/expd/validate"
 )
 
-// Bounds of an AssignRequest (docs/assignment.md). user_id has the bound
-// of an event's user_id, so every assigned user can also send events.
-const (
-	assignBodyLimit = 4 << 10
-	maxUserIDBytes  = 256
-	maxRefBytes     = 128 // experiment_id: a UUID or an experiment name
-)
+// assignBodyLimit caps an AssignRequest (docs/assignment.md).
+const assignBodyLimit = 4 << 10
 
 type assignRequest struct {
 	ExperimentID string `json:"experiment_id"`
@@ -40,8 +34,9 @@ type assignResponse struct {
 
 func (r assignRequest) validate() error {
 	var errs validate.Errors
-	errs.Text("experiment_id", r.ExperimentID, maxRefBytes, true)
-	errs.Text("user_id", r.UserID, maxUserIDBytes, true)
+	// The bounds of an event's fields, so every assigned user can also send events.
+	errs.Text("experiment_id", r.ExperimentID, ingest.MaxRefLen, true)
+	errs.Text("user_id", r.UserID, ingest.MaxUserIDLen, true)
 	return errs.Err()
 }
 
@@ -77,47 +72,11 @@ func (h *handlers) assign(c *gin.Context) {
 		internalError(c, fmt.Errorf("bucket %d of experiment %s has no variant in its map", bucket, exp.ID))
 		return
 	}
-	variant, err := h.stickyVariant(c.Request.Context(), snap.OrgID, exp, req.UserID, computed)
+	variant, err := assignments.Sticky(c.Request.Context(), h.deps.DB, h.deps.SDK.Pins, snap.OrgID, exp.ID, req.UserID, computed, exp.HasVariant)
 	if err != nil {
 		internalError(c, err)
 		return
 	}
 	resp.Variant = variant
 	c.JSON(http.StatusOK, resp)
-}
-
-// stickyVariant honours the user's pin and pins computed (the variant every
-// client computes from the config) on first assignment. A pin to a variant
-// that the current allocation no longer has is kept for analysis, but the
-// user then gets the computed answer.
-func (h *handlers) stickyVariant(ctx context.Context, orgID string, exp *sdkcache.Experiment, userID, computed string) (string, error) {
-	pins := h.deps.SDK.Pins
-	pin := pins.Get(exp.ID, userID)
-	if pin == "" {
-		var err error
-		if pin, err = h.pin(ctx, orgID, exp.ID, userID, computed); err != nil {
-			return "", err
-		}
-		pins.Put(exp.ID, userID, pin)
-	}
-	if exp.HasVariant(pin) {
-		return pin, nil
-	}
-	return computed, nil
-}
-
-// pin returns the user's stored pin, recording variant first when there is
-// none. The first pin ever recorded wins, so after recording it is read
-// back: an exposure or another instance may have pinned the user first.
-func (h *handlers) pin(ctx context.Context, orgID, experimentID, userID, variant string) (string, error) {
-	pinned, err := assignments.Pinned(ctx, h.deps.DB, experimentID, userID)
-	if err != nil || pinned != "" {
-		return pinned, err
-	}
-	err = assignments.PinFirst(ctx, h.deps.DB, []assignments.Pin{{OrgID: orgID, ExperimentID: experimentID,
-		UserID: userID, Variant: variant, Source: assignments.SourceAssign}})
-	if err != nil {
-		return "", err
-	}
-	return assignments.Pinned(ctx, h.deps.DB, experimentID, userID)
 }

@@ -64,17 +64,11 @@ func (h *handlers) postBusinessEvent(c *gin.Context) {
 		internalError(c, err)
 		return
 	}
-	p := ingest.Preparer{OrgID: org, Window: window, Source: ingest.SourceWebhook, Lookup: h.experimentLookup(ctx, snap)}
-	prep, err := p.PrepareEvents([]ingest.Event{ev})
-	if err != nil {
-		h.writeFailed(c, err)
+	out, err := h.ingest.Business(ctx, snap, ev, window)
+	if errors.Is(err, ingest.ErrUnknownExperiment) {
+		invalid(c, validate.New("experiment_id", "%v", err))
 		return
 	}
-	if len(prep.Rows) == 0 {
-		invalid(c, validate.New("experiment_id", "no experiment with this id or name in the org"))
-		return
-	}
-	out, err := h.deps.Ingest.Write(ctx, ingest.Batch{Tenant: tenantOf(snap), Rows: prep.Rows})
 	if err != nil {
 		h.writeFailed(c, err)
 		return

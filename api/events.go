@@ -1,7 +1,6 @@
 package api
 
 import (
-	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -13,7 +12,6 @@ import (
 	"github.com/gin-gonic/gin"
 
 	"github.com/expd/expd/ingest"
-	"github.com/expd/expd/sdkcache"
 	"github.com/expd/expd/validate"
 )
 
@@ -62,18 +60,7 @@ func (h *handlers) postEvents(c *gin.Context) {
 	for i, r := range *env.Events {
 		raws[i] = r
 	}
-	p := ingest.Preparer{
-		OrgID:  snap.OrgID,
-		Window: ingest.Window{Now: time.Now(), MaxAge: ingest.LiveMaxAge},
-		Source: ingest.SourceAPI,
-		Lookup: h.experimentLookup(c.Request.Context(), snap),
-	}
-	prep, err := p.Prepare(raws)
-	if err != nil {
-		h.writeFailed(c, err)
-		return
-	}
-	out, err := h.deps.Ingest.Write(c.Request.Context(), ingest.Batch{Tenant: tenantOf(snap), Rows: prep.Rows})
+	prep, out, err := h.ingest.Live(c.Request.Context(), snap, raws)
 	if err != nil {
 		h.writeFailed(c, err)
 		return
@@ -82,38 +69,6 @@ func (h *handlers) postEvents(c *gin.Context) {
 		prep.Rejected = []ingest.Rejection{}
 	}
 	c.JSON(http.StatusAccepted, ingestAck{Accepted: out.Accepted, Duplicates: out.Duplicates, ConfigVersion: snap.ConfigVersion, Rejected: prep.Rejected})
-}
-
-func tenantOf(snap *sdkcache.Snapshot) ingest.Tenant {
-	return ingest.Tenant{OrgID: snap.OrgID, Plan: snap.Plan}
-}
-
-// experimentLookup resolves experiment refs from the org's cached
-// snapshot, and from the database for refs the snapshot does not know yet
-// (an experiment created within the cache's max age).
-func (h *handlers) experimentLookup(ctx context.Context, snap *sdkcache.Snapshot) ingest.Lookup {
-	return func(refs []string) (ingest.Refs, error) {
-		known := make(ingest.Refs, len(refs))
-		var missing []string
-		for _, r := range refs {
-			if e, ok := snap.Find(r); ok {
-				known[r] = e.ID
-			} else {
-				missing = append(missing, r)
-			}
-		}
-		if len(missing) == 0 {
-			return known, nil
-		}
-		fresh, err := ingest.LookupExperiments(ctx, h.deps.DB, snap.OrgID, missing)
-		if err != nil {
-			return nil, err
-		}
-		for ref, id := range fresh {
-			known[ref] = id
-		}
-		return known, nil
-	}
 }
 
 // writeFailed answers a failed write: 429 past the monthly allowance, 503

@@ -6,7 +6,6 @@ import (
 	"net/http"
 
 	"github.com/gin-gonic/gin"
-	svix "github.com/svix/svix-webhooks/go"
 
 	"github.com/expd/expd/orgs"
 	"github.com/expd/expd/workflows"
@@ -20,24 +19,17 @@ func (h *handlers) identityWebhook(c *gin.Context) {
 		badInput(c, err)
 		return
 	}
-	if h.deps.SvixSecret == "" {
-		problem(c, http.StatusUnauthorized, CodeInvalidSignature, "no identity webhook secret is configured on this server, so no delivery can be verified")
+	change, handled, err := orgs.ReadClerkEvent(h.deps.SvixSecret, payload, c.Request.Header)
+	var malformed *orgs.MalformedEventError
+	switch {
+	case errors.Is(err, orgs.ErrNoWebhookSecret), errors.Is(err, orgs.ErrSignature):
+		problem(c, http.StatusUnauthorized, CodeInvalidSignature, err.Error())
 		return
-	}
-	wh, err := svix.NewWebhook(h.deps.SvixSecret)
-	if err != nil {
-		internalError(c, err)
-		return
-	}
-	// Verify checks svix-id, svix-timestamp (5 minutes either way) and
-	// svix-signature against every signature the header lists.
-	if err := wh.Verify(payload, c.Request.Header); err != nil {
-		problem(c, http.StatusUnauthorized, CodeInvalidSignature, "missing, invalid or stale svix signature")
-		return
-	}
-	change, handled, err := orgs.ParseClerkEvent(payload)
-	if err != nil {
+	case errors.As(err, &malformed):
 		problem(c, http.StatusBadRequest, CodeMalformedEvent, err.Error())
+		return
+	case err != nil:
+		internalError(c, err)
 		return
 	}
 	if !handled {

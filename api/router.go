@@ -47,6 +47,7 @@ type handlers struct {
 	deps        Deps
 	experiments experiments.Store
 	workflows   workflows.Starter
+	ingest      ingest.Sources
 }
 
 // NewRouter builds the gin engine with every route.
@@ -65,7 +66,8 @@ func NewRouter(deps Deps) *gin.Engine {
 		deps.Ingest = ingest.NewWriter(deps.DB, ingest.Options{})
 	}
 	h := &handlers{deps: deps, experiments: experiments.Store{DB: deps.DB},
-		workflows: workflows.Starter{Client: deps.Temporal, TaskQueue: deps.TaskQueue}}
+		workflows: workflows.Starter{Client: deps.Temporal, TaskQueue: deps.TaskQueue},
+		ingest:    ingest.Sources{DB: deps.DB, Writer: deps.Ingest}}
 
 	r := gin.New()
 	r.HandleMethodNotAllowed = true

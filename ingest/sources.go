@@ -1,0 +1,106 @@
+package ingest
+
+import (
+	"context"
+	"errors"
+	"io"
+	"time"
+
+	"gorm.io/gorm"
+
+	"github.com/expd/expd/sdkcache"
+)
+
+// ErrUnknownExperiment: a single event names no experiment of the org.
+var ErrUnknownExperiment = errors.New("no experiment with this id or name in the org")
+
+// Sources runs the whole ingest sequence of each source (the org's cached
+// snapshot, prepare against its experiments, write) in one call, so the
+// API's handlers only decode and answer.
+type Sources struct {
+	DB     *gorm.DB
+	Writer *Writer
+}
+
+// Live stores a batch of POST /v1/events, as sent by the SDKs: events up
+// to LiveMaxAge old. Events refused by validation are in the Prepared's
+// Rejected and are not written.
+func (s Sources) Live(ctx context.Context, snap *sdkcache.Snapshot, raws [][]byte) (Prepared, Outcome, error) {
+	p := Preparer{
+		OrgID:  snap.OrgID,
+		Window: Window{Now: time.Now(), MaxAge: LiveMaxAge},
+		Source: SourceAPI,
+		Lookup: s.snapshotLookup(ctx, snap),
+	}
+	prep, err := p.Prepare(raws)
+	if err != nil {
+		return prep, Outcome{}, err
+	}
+	out, err := s.Writer.Write(ctx, Batch{Tenant: TenantOf(snap), Rows: prep.Rows})
+	return prep, out, err
+}
+
+// Business stores one verified business event that passed Check against
+// window; ErrUnknownExperiment when it names no experiment of the org.
+func (s Sources) Business(ctx context.Context, snap *sdkcache.Snapshot, ev Event, window Window) (Outcome, error) {
+	p := Preparer{OrgID: snap.OrgID, Window: window, Source: SourceWebhook, Lookup: s.snapshotLookup(ctx, snap)}
+	prep, err := p.PrepareEvents([]Event{ev})
+	if err != nil {
+		return Outcome{}, err
+	}
+	if len(prep.Rows) == 0 {
+		return Outcome{}, ErrUnknownExperiment
+	}
+	return s.Writer.Write(ctx, Batch{Tenant: TenantOf(snap), Rows: prep.Rows})
+}
+
+// Import streams an NDJSON import into one transaction, with timestamps as
+// far back as the plan's retention.
+func (s Sources) Import(ctx context.Context, snap *sdkcache.Snapshot, body io.Reader) (ImportResult, error) {
+	tenant := TenantOf(snap)
+	// All of the org's experiments, once: lines resolve against memory.
+	refs, err := LookupExperiments(ctx, s.DB, tenant.OrgID, nil)
+	if err != nil {
+		return ImportResult{}, err
+	}
+	p := Preparer{
+		OrgID:  tenant.OrgID,
+		Window: Window{Now: time.Now(), MaxAge: tenant.Retention()},
+		Source: SourceImport,
+		Lookup: func([]string) (Refs, error) { return refs, nil },
+	}
+	return s.Writer.Import(ctx, tenant, body, p)
+}
+
+// TenantOf is the write path's view of an org's snapshot.
+func TenantOf(snap *sdkcache.Snapshot) Tenant {
+	return Tenant{OrgID: snap.OrgID, Plan: snap.Plan}
+}
+
+// snapshotLookup resolves experiment refs from the org's cached snapshot,
+// and from the database for refs the snapshot does not know yet (an
+// experiment created within the cache's max age).
+func (s Sources) snapshotLookup(ctx context.Context, snap *sdkcache.Snapshot) Lookup {
+	return func(refs []string) (Refs, error) {
+		known := make(Refs, len(refs))
+		var missing []string
+		for _, r := range refs {
+			if e, ok := snap.Find(r); ok {
+				known[r] = e.ID
+			} else {
+				missing = append(missing, r)
+			}
+		}
+		if len(missing) == 0 {
+			return known, nil
+		}
+		fresh, err := LookupExperiments(ctx, s.DB, snap.OrgID, missing)
+		if err != nil {
+			return nil, err
+		}
+		for ref, id := range fresh {
+			known[ref] = id
+		}
+		return known, nil
+	}
+}
