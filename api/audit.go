@@ -8,6 +8,7 @@ import (
 	"github.com/gin-gonic/gin"
 
 	"github.com/expd/expd/audit"
+	"github.com/expd/expd/ingest"
 	"github.com/expd/expd/validate"
 )
 
@@ -34,7 +35,7 @@ func (h *handlers) listAudit(c *gin.Context) {
 	errs.Text("cursor", q.Cursor, maxCursorBytes, false)
 	ref, filtered := c.GetQuery("experiment_id")
 	if filtered {
-		errs.Text("experiment_id", ref, maxRefBytes, true)
+		errs.Text("experiment_id", ref, ingest.MaxRefLen, true)
 	}
 	if err := errs.Err(); err != nil {
 		invalid(c, err)
