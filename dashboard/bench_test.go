@@ -14,6 +14,8 @@ import (
 	"github.com/expd/expd/api"
 	"github.com/expd/expd/internal/temporaltest"
 	"github.com/expd/expd/internal/testenv"
+	"github.com/expd/expd/models"
+	"github.com/expd/expd/plans"
 	"github.com/expd/expd/results/resultstest"
 	"github.com/expd/expd/stats"
 	expdworker "github.com/expd/expd/worker"
@@ -59,6 +61,10 @@ func BenchmarkRunNowToResults(b *testing.B) {
 	env := testenv.New(b, func(d *api.Deps) { d.Temporal, d.TaskQueue = tenv.Client, tenv.TaskQueue })
 	tenv.NewWorker(func(r worker.Registry) { expdworker.Register(r, &activities.Activities{DB: env.DB}) })
 	org := env.NewOrg(b)
+	// The dev org's plan, as expd dev sets it: no allowance or sample cap in the way.
+	if err := env.DB.Model(&models.Org{}).Where("id = ?", org.ID).Update("plan", plans.Enterprise).Error; err != nil {
+		b.Fatal(err)
+	}
 	exp := resultstest.Experiment(b, env.DB, org.ID, resultstest.Config("bench-run-now"))
 	// ~4.5 events per user: 22,300 users make about 100,000 events.
 	users := resultstest.Users(11_150, 11)
