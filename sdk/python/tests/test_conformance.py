@@ -131,6 +131,8 @@ class ConformanceTest(unittest.TestCase):
                 elif op == "flush":
                     self.assertTrue(client.flush(20.0), step)
                 elif op == "expect_events":
+                    # A spill replay is posted by the background sender, which flush() does not wait for.
+                    wait_for(lambda: len(server.events_of(step["type"])) - seen.get(step["type"], 0) >= step["count"], step)
                     got = fresh(step["type"])
                     self.assertEqual(len(got), step["count"], step)
                     if (step.get("expect") or {}).get("same_as_spilled"):
