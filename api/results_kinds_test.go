@@ -20,35 +20,6 @@ import (
 	expdworker "github.com/expd/expd/worker"
 )
 
-// kindsRow is the part of a results row the issue-12 test reads.
-type kindsRow struct {
-	Metric     string  `json:"metric"`
-	Test       string  `json:"test"`
-	PValue     float64 `json:"p_value"`
-	Effect     float64 `json:"effect"`
-	CILow      float64 `json:"ci_low"`
-	CIHigh     float64 `json:"ci_high"`
-	Sequential bool    `json:"sequential"`
-	OtherMode  *struct {
-		Mode   string  `json:"mode"`
-		PValue float64 `json:"p_value"`
-		CILow  float64 `json:"ci_low"`
-		CIHigh float64 `json:"ci_high"`
-	} `json:"other_mode"`
-	NPerArm           map[string]int64 `json:"n_per_arm"`
-	CUPED             bool             `json:"cuped"`
-	Theta             *float64         `json:"theta"`
-	VarianceReduction *float64         `json:"variance_reduction"`
-	Quantile          *float64         `json:"quantile"`
-	CrossoverUsers    map[string]int64 `json:"crossover_users"`
-	CrossoverHealth   string           `json:"crossover_health"`
-	Warnings          []string         `json:"warnings"`
-	NonInferiority    *struct {
-		PValue   float64 `json:"p_value"`
-		Decision string  `json:"decision"`
-	} `json:"non_inferiority"`
-}
-
 // kindsUser is a synthetic user of the issue-12 test: a personal latency
 // level shared by their pre-period and in-experiment calls (what CUPED
 // uses), and a cost per call.
@@ -159,7 +130,7 @@ func TestResultsNewMetricKindsEndToEnd(t *testing.T) {
 		SRM struct {
 			Observed map[string]int64 `json:"observed"`
 		} `json:"srm"`
-		Metrics []kindsRow `json:"metrics"`
+		Metrics []resultRow `json:"metrics"`
 	}
 	resp = env.Do(t, http.MethodGet, "/v1/experiments/"+exp.ID+"/results", nil, auth...)
 	if resp.Status != http.StatusOK {

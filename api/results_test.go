@@ -23,46 +23,57 @@ import (
 
 // resultsBody is the part of GET .../results the tests read.
 type resultsBody struct {
-	ComputedFor   string   `json:"computed_for"`
-	Kind          string   `json:"kind"`
-	AvailableDays []string `json:"available_days"`
-	SRMGate       string   `json:"srm_gate"`
-	Metrics       []struct {
-		Metric           string           `json:"metric"`
-		Variant          string           `json:"variant"`
-		Test             string           `json:"test"`
-		Statistic        float64          `json:"statistic"`
-		PValue           float64          `json:"p_value"`
-		PValueFDR        float64          `json:"p_value_fdr"`
-		Effect           float64          `json:"effect"`
-		CILow            float64          `json:"ci_low"`
-		CIHigh           float64          `json:"ci_high"`
-		NPerArm          map[string]int64 `json:"n_per_arm"`
-		SRMP             *float64         `json:"srm_p"`
-		PermutationsUsed *int             `json:"permutations_used"`
-		SampleCapUsed    *bool            `json:"sample_cap_used"`
-		WindowDays       int              `json:"window_days"`
-		Preliminary      bool             `json:"preliminary"`
-		RelativeLift     *struct {
-			Value float64 `json:"value"`
-		} `json:"relative_lift"`
-		Distribution struct {
-			Arms map[string]struct {
-				N int `json:"n"`
-			} `json:"arms"`
-		} `json:"distribution"`
-		Sequential bool   `json:"sequential"`
-		Inference  string `json:"inference"`
-		OtherMode  *struct {
-			Mode   string  `json:"mode"`
-			PValue float64 `json:"p_value"`
-			CILow  float64 `json:"ci_low"`
-			CIHigh float64 `json:"ci_high"`
-		} `json:"other_mode"`
-		CUPED           bool             `json:"cuped"`
-		CrossoverUsers  map[string]int64 `json:"crossover_users"`
-		CrossoverHealth string           `json:"crossover_health"`
-	} `json:"metrics"`
+	ComputedFor   string      `json:"computed_for"`
+	Kind          string      `json:"kind"`
+	AvailableDays []string    `json:"available_days"`
+	SRMGate       string      `json:"srm_gate"`
+	Metrics       []resultRow `json:"metrics"`
+}
+
+// resultRow is the part of one results row the tests read.
+type resultRow struct {
+	Metric           string           `json:"metric"`
+	Variant          string           `json:"variant"`
+	Test             string           `json:"test"`
+	Statistic        float64          `json:"statistic"`
+	PValue           float64          `json:"p_value"`
+	PValueFDR        float64          `json:"p_value_fdr"`
+	Effect           float64          `json:"effect"`
+	CILow            float64          `json:"ci_low"`
+	CIHigh           float64          `json:"ci_high"`
+	NPerArm          map[string]int64 `json:"n_per_arm"`
+	SRMP             *float64         `json:"srm_p"`
+	PermutationsUsed *int             `json:"permutations_used"`
+	SampleCapUsed    *bool            `json:"sample_cap_used"`
+	WindowDays       int              `json:"window_days"`
+	Preliminary      bool             `json:"preliminary"`
+	RelativeLift     *struct {
+		Value float64 `json:"value"`
+	} `json:"relative_lift"`
+	Distribution struct {
+		Arms map[string]struct {
+			N int `json:"n"`
+		} `json:"arms"`
+	} `json:"distribution"`
+	Sequential bool   `json:"sequential"`
+	Inference  string `json:"inference"`
+	OtherMode  *struct {
+		Mode   string  `json:"mode"`
+		PValue float64 `json:"p_value"`
+		CILow  float64 `json:"ci_low"`
+		CIHigh float64 `json:"ci_high"`
+	} `json:"other_mode"`
+	CUPED             bool             `json:"cuped"`
+	Theta             *float64         `json:"theta"`
+	VarianceReduction *float64         `json:"variance_reduction"`
+	Quantile          *float64         `json:"quantile"`
+	CrossoverUsers    map[string]int64 `json:"crossover_users"`
+	CrossoverHealth   string           `json:"crossover_health"`
+	Warnings          []string         `json:"warnings"`
+	NonInferiority    *struct {
+		PValue   float64 `json:"p_value"`
+		Decision string  `json:"decision"`
+	} `json:"non_inferiority"`
 }
 
 func TestResultsEndToEndThroughIngestAManualRunAndTheResultsRoute(t *testing.T) {
