@@ -42,7 +42,7 @@ type Options struct {
 	MaxBackoff       time.Duration // 30 s
 	RequestTimeout   time.Duration // 10 s per HTTP request
 	SpillPath        string        // JSON-lines file for unsendable batches, replayed within 24 h; "" drops them
-	ExposureCacheMax int           // 100,000 (experiment, user, variant) keys remembered per UTC day
+	ExposureCacheMax int           // 100,000 (experiment, user) pairs remembered: variant and day of the last exposure
 	CaptureText      *bool         // record prompt and response text in model_call events (default true)
 
 	HTTPClient *http.Client // for expd's own requests; default a client with RequestTimeout
@@ -59,6 +59,7 @@ type Client struct {
 	loaded      chan struct{}
 	loadOnce    sync.Once
 	exposures   *exposureLog
+	day         *dayClock
 	sender      *sender
 	poller      *poller
 	captureText bool
@@ -97,7 +98,7 @@ func New(opts Options) (*Client, error) {
 		return nil, errors.New("expd: BatchSize must be at most 1,000")
 	}
 	c := &Client{opts: opts, log: opts.Logger, loaded: make(chan struct{}), exposures: newExposureLog(opts.ExposureCacheMax),
-		captureText: opts.CaptureText == nil || *opts.CaptureText, unknown: map[string]bool{}}
+		day: startDayClock(), captureText: opts.CaptureText == nil || *opts.CaptureText, unknown: map[string]bool{}}
 	if c.log == nil {
 		c.log = slog.Default()
 	}
@@ -224,6 +225,7 @@ func (c *Client) Close(ctx context.Context) error {
 	var err error
 	c.closeOnce.Do(func() {
 		c.poller.stop()
+		c.day.stop()
 		err = c.sender.close(ctx)
 	})
 	return err
@@ -237,11 +239,11 @@ func (c *Client) expose(experimentRef, userID string, always bool) (string, *exp
 	if e == nil {
 		return "", nil, false
 	}
-	v, ok := e.variantFor(userID)
+	v, ok, send := c.exposures.assign(e, userID, c.day.day.Load(), always)
 	if !ok {
 		return "", nil, false
 	}
-	if c.exposures.firstToday(e.ID, v, userID, time.Now()) || always {
+	if send {
 		c.sender.enqueue(newEvent(EventExposure, map[string]any{
 			"experiment_id": e.ID, "user_id": userID, "variant": v, "config_version": c.ConfigVersion(),
 		}))

@@ -3,6 +3,7 @@ package expd
 import (
 	"encoding/json"
 	"fmt"
+	"sync/atomic"
 )
 
 // Variant is a variant's configured prompt and custom variables.
@@ -25,7 +26,10 @@ type experiment struct {
 
 	ranges BucketMap
 	prefix string
+	gen    uint64 // this parse: assignments cached in the exposure log are valid for it only
 }
+
+var configGen atomic.Uint64
 
 func (e *experiment) variantFor(userID string) (string, bool) {
 	d := digest(e.prefix, userID)
@@ -69,6 +73,7 @@ func parseConfig(body []byte, etag string) (*snapshot, error) {
 		}
 		e.ranges = NewBucketMap(e.BucketMap)
 		e.prefix = e.ID + "." + e.Salt + "."
+		e.gen = configGen.Add(1)
 		s.byKey[e.Name] = e
 	}
 	for _, e := range raw.Experiments {

@@ -2,8 +2,9 @@ package expd
 
 import (
 	"crypto/rand"
-	"fmt"
+	"encoding/hex"
 	"sync"
+	"sync/atomic"
 	"time"
 	"unicode/utf8"
 )
@@ -29,7 +30,14 @@ func uuid4() string {
 	_, _ = rand.Read(b[:])
 	b[6] = b[6]&0x0f | 0x40
 	b[8] = b[8]&0x3f | 0x80
-	return fmt.Sprintf("%x-%x-%x-%x-%x", b[0:4], b[4:6], b[6:8], b[8:10], b[10:16])
+	var out [36]byte
+	hex.Encode(out[0:8], b[0:4])
+	hex.Encode(out[9:13], b[4:6])
+	hex.Encode(out[14:18], b[6:8])
+	hex.Encode(out[19:23], b[8:10])
+	hex.Encode(out[24:36], b[10:16])
+	out[8], out[13], out[18], out[23] = '-', '-', '-', '-'
+	return string(out[:])
 }
 
 // newEvent stamps fields with a type, a fresh event_id and a timestamp
@@ -45,41 +53,118 @@ func newEvent(event string, fields map[string]any) map[string]any {
 	return fields
 }
 
-type exposureKey struct{ experiment, variant, user string }
+type exposureKey struct{ experiment, user string }
 
-// exposureLog remembers one exposure per (experiment, user, variant, UTC
-// day). Bounded: past max the oldest-inserted key is forgotten (it may be
-// sent again: one extra event, never a wrong attribution).
+// exposureEntry is what the log knows of a user in an experiment: the
+// variant computed on one parsed config (gen), and the UTC day of the last
+// exposure queued for that variant.
+type exposureEntry struct {
+	gen     uint64
+	variant string
+	ok      bool // variant is valid (false: the user's bucket is in no range)
+	day     int32
+}
+
+// exposureLog remembers, per (experiment, user), the variant computed on
+// the current config and the UTC day of its last exposure: an exposure is
+// due once per (experiment, user, variant, UTC day), and a warm Assign is
+// one map lookup under a mutex, with no hashing, until the config changes.
+// A user whose variant changes and changes back within a day gets one more
+// exposure (the log keeps the latest variant only). Bounded: past max the
+// oldest-inserted key is forgotten (it may be sent again: one extra event,
+// never a wrong attribution).
 type exposureLog struct {
 	mu    sync.Mutex
 	max   int
-	days  map[exposureKey]int64
+	m     map[exposureKey]exposureEntry
 	order []exposureKey
 	head  int
 }
 
 func newExposureLog(max int) *exposureLog {
-	return &exposureLog{max: max, days: make(map[exposureKey]int64)}
+	return &exposureLog{max: max, m: make(map[exposureKey]exposureEntry)}
 }
 
-func (l *exposureLog) firstToday(experiment, variant, user string, now time.Time) bool {
-	day := now.Unix() / 86400
-	k := exposureKey{experiment, variant, user}
+// assign returns the user's variant in e (ok false: in no range) and
+// whether an exposure is due: the first time this (experiment, user,
+// variant) is seen on day, or always (a model call's, which also counts as
+// the day's).
+func (l *exposureLog) assign(e *experiment, user string, day int32, always bool) (variant string, ok, send bool) {
+	k := exposureKey{e.ID, user}
+	l.mu.Lock()
+	ent, seen := l.m[k]
+	if seen && ent.gen == e.gen {
+		if ent.ok && ent.day != day {
+			ent.day = day
+			l.m[k] = ent
+			always = true
+		}
+		l.mu.Unlock()
+		return ent.variant, ent.ok, ent.ok && always
+	}
+	l.mu.Unlock()
+
+	variant, ok = e.variantFor(user) // hashing, outside the lock
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	last, seen := l.days[k]
-	if seen && last == day {
-		return false
+	ent, seen = l.m[k]
+	send = ok && (always || !seen || !ent.ok || ent.variant != variant || ent.day != day)
+	next := exposureEntry{gen: e.gen, variant: variant, ok: ok, day: ent.day}
+	if send {
+		next.day = day
 	}
-	l.days[k] = day
+	l.m[k] = next
 	if !seen {
 		if len(l.order) < l.max {
 			l.order = append(l.order, k)
 		} else {
-			delete(l.days, l.order[l.head])
+			delete(l.m, l.order[l.head])
 			l.order[l.head] = k
 			l.head = (l.head + 1) % l.max
 		}
 	}
-	return true
+	return variant, ok, send
+}
+
+// utcDay is the day number of t (days since 1970-01-01 UTC).
+func utcDay(t time.Time) int32 { return int32(t.Unix() / 86400) }
+
+// dayClock is the current UTC day, read with one atomic load: a timer
+// advances it at each UTC midnight and re-reads the wall clock at least
+// every minute (clock steps, suspend). time.Now costs ~100 ns on some VMs,
+// a third of an Assign.
+type dayClock struct {
+	day     atomic.Int32
+	mu      sync.Mutex
+	timer   *time.Timer
+	stopped bool
+}
+
+func startDayClock() *dayClock {
+	c := &dayClock{}
+	c.tick()
+	return c
+}
+
+func (c *dayClock) tick() {
+	now := time.Now()
+	c.day.Store(utcDay(now))
+	next := time.Duration(86400-now.Unix()%86400)*time.Second - time.Duration(now.Nanosecond())
+	if next > time.Minute {
+		next = time.Minute
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if !c.stopped {
+		c.timer = time.AfterFunc(next+time.Millisecond, c.tick)
+	}
+}
+
+func (c *dayClock) stop() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.stopped = true
+	if c.timer != nil {
+		c.timer.Stop()
+	}
 }

@@ -201,18 +201,40 @@ func TestRetriesHonourRetryAfterAndRefusalsDrop(t *testing.T) {
 
 func TestExposureLogIsPerUTCDay(t *testing.T) {
 	l := newExposureLog(3)
-	day := time.Date(2026, 11, 23, 10, 0, 0, 0, time.UTC)
+	e := &experiment{ID: "e", BucketCount: 1, ranges: NewBucketMap([]Range{{"v", 0, 1}}), prefix: "e.s.", gen: 1}
+	day := utcDay(time.Date(2026, 11, 23, 10, 0, 0, 0, time.UTC))
 	steps := []struct {
-		user string
-		at   time.Time
-		want bool
-	}{{"a", day, true}, {"a", day.Add(time.Hour), false}, {"a", day.Add(24 * time.Hour), true}, {"b", day, true}, {"c", day, true}, {"d", day, true}, {"a", day.Add(24 * time.Hour), true}}
+		user   string
+		day    int32
+		always bool
+		want   bool
+	}{{"a", day, false, true}, {"a", day, false, false}, {"a", day, true, true}, {"a", day, false, false},
+		{"a", day + 1, false, true}, {"b", day, false, true}, {"c", day, false, true}, {"d", day, false, true}, {"a", day + 1, false, true}}
 	for i, s := range steps {
-		if got := l.firstToday("e", "v", s.user, s.at); got != s.want {
-			t.Fatalf("step %d: got %v", i, got)
+		if v, ok, got := l.assign(e, s.user, s.day, s.always); v != "v" || !ok || got != s.want {
+			t.Fatalf("step %d: got %q %v %v", i, v, ok, got)
 		}
 	}
-	if len(l.days) != 3 {
-		t.Fatalf("%d keys kept, want the bound 3", len(l.days))
+	if len(l.m) != 3 {
+		t.Fatalf("%d keys kept, want the bound 3", len(l.m))
+	}
+	// A new config (gen) recomputes; the same variant on the same day sends nothing.
+	e2 := *e
+	e2.gen = 2
+	if _, _, got := l.assign(&e2, "d", day, false); got {
+		t.Fatal("same variant, same day, new config: exposure sent again")
+	}
+	e3 := e2
+	e3.gen, e3.ranges = 3, NewBucketMap([]Range{{"w", 0, 1}})
+	if v, _, got := l.assign(&e3, "d", day, false); v != "w" || !got {
+		t.Fatalf("new variant %q: exposure due %v, want true", v, got)
+	}
+}
+
+func TestDayClockIsTodayUTC(t *testing.T) {
+	c := startDayClock()
+	defer c.stop()
+	if got, want := c.day.Load(), utcDay(time.Now()); got != want && got != want-1 {
+		t.Fatalf("day %d, want %d", got, want)
 	}
 }
