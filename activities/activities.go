@@ -11,6 +11,7 @@ import (
 	"gorm.io/gorm"
 
 	"github.com/expd/expd/billing"
+	"github.com/expd/expd/outbound"
 )
 
 // Activities carries the dependencies of all activities. No globals.
@@ -18,6 +19,9 @@ type Activities struct {
 	DB      *gorm.DB
 	Now     func() time.Time
 	Billing *billing.Client // Stripe adapter; nil or unconfigured: events are applied from their payload
+	// Webhooks sends outbound webhook deliveries; nil: a Sender that
+	// reaches public addresses only.
+	Webhooks *outbound.Sender
 }
 
 func (a *Activities) now() time.Time {

@@ -26,6 +26,7 @@ func Register(r worker.Registry, acts *activities.Activities) {
 	r.RegisterWorkflow(workflows.Retention)
 	r.RegisterWorkflow(workflows.IdentitySync)
 	r.RegisterWorkflow(workflows.PaymentEvent)
+	r.RegisterWorkflow(workflows.DeliverEvent)
 }
 
 // Run is the whole worker start on c's namespace and taskQueue: the search

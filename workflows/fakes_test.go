@@ -100,3 +100,14 @@ func (fakeActivities) FetchSubscription(_ context.Context, in activities.FetchSu
 func (fakeActivities) ApplyPaymentEvent(context.Context, activities.ApplyPaymentEventInput) (activities.ApplyPaymentEventResult, error) {
 	return activities.ApplyPaymentEventResult{Outcome: orgs.PlanApplied, Plan: "pro"}, nil
 }
+
+func (fakeActivities) ListWebhookSubscribers(context.Context, activities.ListWebhookSubscribersInput) (activities.ListWebhookSubscribersResult, error) {
+	return activities.ListWebhookSubscribersResult{EndpointIDs: []string{"ep-1", "ep-gone"}}, nil
+}
+
+func (fakeActivities) DeliverWebhook(_ context.Context, in activities.DeliverWebhookInput) (activities.DeliverWebhookResult, error) {
+	if in.EndpointID == "ep-gone" {
+		return activities.DeliverWebhookResult{Skipped: activities.SkipEndpointGone}, nil
+	}
+	return activities.DeliverWebhookResult{StatusCode: 200}, nil
+}

@@ -38,3 +38,8 @@ func IdentitySyncID(svixID string) string { return "identity/" + svixID }
 // PaymentEventID is the one application of a payment-provider event:
 // stripe/<event id>.
 func PaymentEventID(eventID string) string { return "stripe/" + eventID }
+
+// DeliverEventID is the one delivery of an announced event to its org's
+// subscribers: webhook/<event id>. Announcing the same event again finds
+// the id taken and delivers nothing twice.
+func DeliverEventID(eventID string) string { return "webhook/" + eventID }

@@ -2,6 +2,7 @@ package workflows_test
 
 import (
 	"context"
+	"encoding/json"
 	"io"
 	"log/slog"
 	"os"
@@ -24,6 +25,7 @@ import (
 	"github.com/expd/expd/billing"
 	"github.com/expd/expd/internal/temporaltest"
 	"github.com/expd/expd/orgs"
+	"github.com/expd/expd/outbound"
 	expdworker "github.com/expd/expd/worker"
 	"github.com/expd/expd/workflows"
 )
@@ -132,6 +134,9 @@ func historyScenarios() []historyScenario {
 				Org: &orgs.OrgData{ClerkOrgID: "org_clerk_1", Name: "Acme", Slug: "acme"}}}},
 		{file: "payment_event.json", id: workflows.PaymentEventID(ev.ID), workflow: workflows.PaymentEvent,
 			input: workflows.PaymentEventInput{Event: ev}},
+		{file: "deliver_event.json", id: workflows.DeliverEventID(outbound.EventID("replay")), workflow: workflows.DeliverEvent,
+			input: workflows.DeliverEventInput{Event: outbound.Event{ID: outbound.EventID("replay"), OrgID: "org-1", Type: outbound.EventExperimentStopped,
+				ExperimentID: "exp-a", OccurredAt: time.Unix(1_700_000_000, 0).UTC(), Data: json.RawMessage(`{"experiment_id":"exp-a"}`)}}},
 	}
 }
 

@@ -10,6 +10,8 @@ import (
 	"go.temporal.io/api/serviceerror"
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/temporal"
+
+	"github.com/expd/expd/outbound"
 )
 
 // ErrNotConnected is returned by every start when the server has no
@@ -82,6 +84,36 @@ func (s Starter) startWebhook(ctx context.Context, id string, workflow, input an
 	}, workflow, input)
 	if err != nil && !temporal.IsWorkflowExecutionAlreadyStartedError(err) {
 		return fmt.Errorf("start webhook workflow %s: %w", id, err)
+	}
+	return nil
+}
+
+// deliverEventStartOptions start DeliverEvent from outside a workflow, with
+// the id and reuse rule of deliverEventChildOptions.
+func deliverEventStartOptions(taskQueue string, ev outbound.Event) client.StartWorkflowOptions {
+	return client.StartWorkflowOptions{
+		ID:                    DeliverEventID(ev.ID),
+		TaskQueue:             taskQueue,
+		WorkflowIDReusePolicy: enumspb.WORKFLOW_ID_REUSE_POLICY_REJECT_DUPLICATE,
+	}
+}
+
+// Announce delivers ev to its org's subscribers from non-workflow code: it
+// starts DeliverEvent under DeliverEventID and returns once Temporal holds
+// it. An event announced before (by a workflow or here) is success and is
+// not delivered again. ErrNotConnected without Temporal.
+func (s Starter) Announce(ctx context.Context, ev outbound.Event) error {
+	if err := checkEvent(ev); err != nil {
+		return err
+	}
+	if s.Client == nil {
+		return ErrNotConnected
+	}
+	ctx, cancel := context.WithTimeout(ctx, webhookStartTimeout)
+	defer cancel()
+	_, err := s.Client.ExecuteWorkflow(ctx, deliverEventStartOptions(s.TaskQueue, ev), DeliverEvent, DeliverEventInput{Event: ev})
+	if err != nil && !temporal.IsWorkflowExecutionAlreadyStartedError(err) {
+		return fmt.Errorf("announce %s %s: %w", ev.Type, ev.ID, err)
 	}
 	return nil
 }

@@ -1,0 +1,94 @@
+package activities
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"go.temporal.io/sdk/activity"
+	"go.temporal.io/sdk/temporal"
+
+	"github.com/expd/expd/outbound"
+)
+
+// ListWebhookSubscribersInput names an org's event type.
+type ListWebhookSubscribersInput struct {
+	OrgID     string
+	EventType string
+}
+
+// ListWebhookSubscribersResult holds endpoint ids only: the URL and secret
+// are read by DeliverWebhook, so neither enters a workflow history.
+type ListWebhookSubscribersResult struct {
+	EndpointIDs []string
+}
+
+// ListWebhookSubscribers lists the org's live endpoints that take the
+// event type.
+func (a *Activities) ListWebhookSubscribers(ctx context.Context, in ListWebhookSubscribersInput) (ListWebhookSubscribersResult, error) {
+	ids, err := outbound.Subscribers(ctx, a.DB, in.OrgID, in.EventType)
+	if err != nil {
+		return ListWebhookSubscribersResult{}, err
+	}
+	return ListWebhookSubscribersResult{EndpointIDs: ids}, nil
+}
+
+// DeliverWebhookInput is one event for one endpoint.
+type DeliverWebhookInput struct {
+	EndpointID string
+	Event      outbound.Event
+}
+
+// DeliverWebhookResult is a delivered (StatusCode) or skipped (Skipped
+// says why) event.
+type DeliverWebhookResult struct {
+	StatusCode int
+	Skipped    string
+}
+
+// Why a delivery was skipped.
+const (
+	SkipEndpointGone = "endpoint deleted"
+)
+
+// DeliveryFailed is the error type of a failed attempt (retried).
+const DeliveryFailed = "DeliveryFailed"
+
+// DeliverWebhook makes one delivery attempt: it loads the endpoint by id
+// (secret included), signs and posts the event, and records the attempt
+// (its Temporal attempt number, status, error, duration, time). A failed
+// attempt is an error so Temporal retries it on the workflow's policy; an
+// endpoint deleted meanwhile ends the delivery without an attempt. The
+// event id is the webhook-id on every attempt, so a subscriber that got an
+// attempt whose answer was lost deduplicates the retry.
+func (a *Activities) DeliverWebhook(ctx context.Context, in DeliverWebhookInput) (DeliverWebhookResult, error) {
+	t, err := outbound.LoadTarget(ctx, a.DB, in.EndpointID)
+	if errors.Is(err, outbound.ErrNotFound) || (err == nil && t.Deleted) {
+		return DeliverWebhookResult{Skipped: SkipEndpointGone}, nil
+	}
+	if err != nil {
+		return DeliverWebhookResult{}, err
+	}
+	if t.OrgID != in.Event.OrgID {
+		return DeliverWebhookResult{}, temporal.NewNonRetryableApplicationError(
+			fmt.Sprintf("endpoint %s is not an endpoint of org %s", in.EndpointID, in.Event.OrgID), "WrongOrg", nil)
+	}
+	sender := a.Webhooks
+	if sender == nil {
+		sender = &outbound.Sender{}
+	}
+	at := a.now()
+	res := sender.Send(ctx, t.URL, t.Secret, in.Event, at)
+	rec := outbound.AttemptRecord{OrgID: t.OrgID, EndpointID: in.EndpointID, EventID: in.Event.ID, EventType: in.Event.Type,
+		Attempt: int(activity.GetInfo(ctx).Attempt), StatusCode: res.StatusCode, Duration: res.Duration, At: at}
+	if res.Err != nil {
+		rec.Error = res.Err.Error()
+	}
+	if err := outbound.RecordAttempt(ctx, a.DB, rec); err != nil {
+		return DeliverWebhookResult{}, err
+	}
+	if res.Err != nil {
+		return DeliverWebhookResult{StatusCode: res.StatusCode}, temporal.NewApplicationError(rec.Error, DeliveryFailed)
+	}
+	return DeliverWebhookResult{StatusCode: res.StatusCode}, nil
+}
