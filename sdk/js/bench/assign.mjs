@@ -1,6 +1,7 @@
 // Per-call costs of the client on the caller's path, in one process:
-// assign (warm: the config is loaded and each user's exposure for today is
-// already queued), the pure-JS SHA-256 path (fetch-only runtimes), track
+// assign (warm: the config is loaded, each user already assigned on it and
+// its exposure for today queued, so no hashing), assign of users seen for
+// the first time (hash, exposure log insert, exposure queued), the pure-JS SHA-256 path (fetch-only runtimes), track
 // (enqueue only), and, with --growthbook, GrowthBook's JS SDK on the same
 // 50/50 experiment (installed into a temporary directory from npm, never a
 // dependency of this package). Run: node bench/assign.mjs [--growthbook]
@@ -16,7 +17,7 @@ import { sha256Pure } from '../src/sha256.js';
 
 const scenario = JSON.parse(readFileSync(new URL('../../../testdata/conformance/scenario.json', import.meta.url), 'utf8'));
 const USERS = Array.from({ length: 1000 }, (_, i) => `user-${i}`);
-const N = 1_000_000;
+const N = Number(process.env.BENCH_N ?? 300_000);
 
 function perCall(label, fn, n = N) {
   for (let i = 0; i < n / 10; i++) fn(i); // warm-up (JIT)
@@ -44,9 +45,15 @@ const sticky = (await import('../src/config.js')).ConfigSnapshot.parse(scenario.
 client.poller.install(sticky, client.poller.snapshot);
 console.log(`ratio expd assign / bare SHA-256: ${(expd / bare).toFixed(2)}`);
 perCall('expd assign (60/40 with sticky filter, warm)', (i) => { sink = client.assign('two-arms', USERS[i % 1000]); });
+let fresh = 0;
+// The queue is emptied every 10,000 calls, as the sender would: otherwise
+// millions of retained events make the measurement one of the GC.
+const drained = (i) => { if (i % 10_000 === 0) client.sender.queue.length = 0; };
+perCall('expd assign, first sight of each user', (i) => { drained(i); sink = client.assign('two-arms', `new-${fresh++}`); }, 100_000);
+client.sender.queue.length = 0;
 const exp = new Experiment(scenario.configs[0].experiments[0]);
 perCall('bucket with pure-JS SHA-256 (edge runtimes)', (i) => { sink = bucketOfDigest(sha256Pure(exp.prefix + USERS[i % 1000]), 10000); }, 200_000);
-perCall('expd track (enqueue)', (i) => { client.track('purchase', { experiment_id: 'two-arms', user_id: USERS[i % 1000], value: 1 }); }, 200_000);
+perCall('expd track (enqueue)', (i) => { drained(i); client.track('purchase', { experiment_id: 'two-arms', user_id: USERS[i % 1000], value: 1 }); }, 200_000);
 client.sender.queue.length = 0;
 
 if (process.argv.includes('--growthbook')) {

@@ -1,4 +1,4 @@
-import { BUSINESS_EVENT, EVENT_TYPES, EXPOSURE, MODEL_CALL, boundModelCallText, newEvent } from './events.js';
+import { BUSINESS_EVENT, EVENT_TYPES, EXPOSURE, MODEL_CALL, boundModelCallText, newEvent, utcDay } from './events.js';
 import { ExposureLog } from './exposures.js';
 import { HttpClient } from './http.js';
 import { ModelCall } from './modelcall.js';
@@ -193,9 +193,9 @@ export class Client {
       const found = this.experimentOf(experiment);
       if (found === null) return null;
       const user = typeof userId === 'string' ? userId : String(userId);
-      const variant = found.variantFor(user);
       // A model call's exposure also counts as the day's, so assign() adds none after it.
-      if (variant !== null && (this.exposures.firstTime(found.id, user, variant) || always)) {
+      const variant = this.exposures.assign(found, user, utcDay(Date.now()), always);
+      if (this.exposures.due) {
         this.sender.enqueue(newEvent(EXPOSURE, {
           experiment_id: found.id,
           user_id: user,

@@ -3,6 +3,8 @@ import { BucketMap, Sticky, bucketOfDigest, digestOf } from './bucketing.js';
 /** The config body does not have the shape of the wire contract. */
 export class ConfigError extends Error {}
 
+let generations = 0;
+
 /** One running experiment as GET /v1/config serves it, ready for local assignment. */
 export class Experiment {
   constructor(raw) {
@@ -25,6 +27,8 @@ export class Experiment {
     this.variants = raw.variants ?? {};
     // The id+salt prefix is the same for every user.
     this.prefix = `${this.id}.${this.salt}.`;
+    // This parse: assignments the exposure log caches are valid for it only.
+    this.gen = ++generations;
   }
 
   /** The user's variant: the sticky filters' answer, else the map's; null if the map leaves the bucket unowned. */

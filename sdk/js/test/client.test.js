@@ -67,13 +67,30 @@ test('names and ids assign alike; unknown experiments answer null', async () => 
 
 test('exposures: one per (experiment, user, variant, UTC day)', () => {
   const log = new ExposureLog(10);
-  const day = Date.UTC(2026, 10, 23, 10);
-  assert.equal(log.firstTime('e', 'u', 'a', day), true);
-  assert.equal(log.firstTime('e', 'u', 'a', day + 3600_000), false);
-  assert.equal(log.firstTime('e', 'u', 'b', day), true);
-  assert.equal(log.firstTime('e', 'u', 'a', day + 24 * 3600_000), true);
-  for (let i = 0; i < 20; i++) log.firstTime('e', `x${i}`, 'a', day);
+  let gen = 1;
+  let answer = 'a';
+  let hashed = 0;
+  const exp = { id: 'e', get gen() { return gen; }, variantFor: () => { hashed++; return answer; } };
+  const day = 20_000;
+  const due = (user, d, always = false) => { log.assign(exp, user, d, always); return log.due; };
+  assert.equal(due('u', day), true);
+  assert.equal(due('u', day), false);
+  assert.equal(due('u', day, true), true, 'a model call always sends one');
+  assert.equal(due('u', day), false);
+  assert.equal(due('u', day + 1), true, 'a new UTC day');
+  assert.equal(hashed, 1, 'a warm assign does not hash again');
+  gen = 2;
+  assert.equal(due('u', day + 1), false, 'new config, same variant, same day');
+  gen = 3;
+  answer = 'b';
+  assert.equal(due('u', day + 1), true, 'new config, new variant');
+  assert.equal(log.assign(exp, 'u', day + 1, false), 'b');
+  assert.equal(hashed, 3);
+  for (let i = 0; i < 20; i++) due(`x${i}`, day);
   assert.equal(log.size, 10);
+  let kept = 0;
+  for (const users of log.byExperiment.values()) kept += users.size;
+  assert.equal(kept, 10);
 });
 
 test('ETag polling: 304 keeps the config; a newer version is picked up', async () => {

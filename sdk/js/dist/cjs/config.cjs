@@ -5,6 +5,8 @@ const { BucketMap, Sticky, bucketOfDigest, digestOf } = require('./bucketing.cjs
 /** The config body does not have the shape of the wire contract. */
 class ConfigError extends Error {}
 
+let generations = 0;
+
 /** One running experiment as GET /v1/config serves it, ready for local assignment. */
 class Experiment {
   constructor(raw) {
@@ -27,6 +29,8 @@ class Experiment {
     this.variants = raw.variants ?? {};
     // The id+salt prefix is the same for every user.
     this.prefix = `${this.id}.${this.salt}.`;
+    // This parse: assignments the exposure log caches are valid for it only.
+    this.gen = ++generations;
   }
 
   /** The user's variant: the sticky filters' answer, else the map's; null if the map leaves the bucket unowned. */
