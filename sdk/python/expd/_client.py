@@ -59,7 +59,8 @@ class Client:
         request_timeout: seconds for one HTTP request.
         spill_path: JSON-lines file for batches that could not be sent; replayed on the next
             start if not older than 24 hours. None: such batches are dropped with a log line.
-        exposure_cache_size: (experiment, user, variant) keys remembered to send one exposure per UTC day.
+        exposure_cache_size: (experiment, user) pairs remembered (variant and day of the last exposure) to
+                send one exposure per UTC day and assign repeat users without hashing.
         close_timeout: seconds ``close()`` (and the exit hook) waits to send what is queued.
         capture_text: record prompt and response text in ``model_call`` events.
     """
@@ -158,9 +159,9 @@ class Client:
             if found is None:
                 return None
             user_id = user_id if type(user_id) is str else str(user_id)
-            variant = found.variant_for(user_id)
             # A model call's exposure also counts as the day's, so assign() adds none after it.
-            if variant is not None and (self._exposures.first_time((found.id, user_id, variant)) or always):
+            variant, due = self._exposures.assign(found, user_id, always)
+            if due:
                 self._sender.enqueue(new_event(EXPOSURE, {
                     "experiment_id": found.id,
                     "user_id": user_id,

@@ -3,9 +3,13 @@
 from __future__ import annotations
 
 import hashlib
+import itertools
 from typing import Any, Dict, List, Mapping, Optional
 
 from ._bucketing import BucketMap, Sticky
+
+# One number per parsed experiment: variants the exposure log caches are valid for it only.
+_generations = itertools.count(1)
 
 
 class ConfigError(ValueError):
@@ -17,7 +21,7 @@ class Experiment:
 
     __slots__ = (
         "id", "name", "version", "salt", "bucket_count", "control",
-        "variants", "bucket_map", "sticky", "_hash_prefix",
+        "variants", "bucket_map", "sticky", "_hash_prefix", "gen",
     )
 
     def __init__(self, raw: Mapping[str, Any]) -> None:
@@ -40,6 +44,7 @@ class Experiment:
         self.variants: Dict[str, Dict[str, Any]] = dict(raw.get("variants") or {})
         # Hashing the id+salt prefix is the same for every user: encode it once.
         self._hash_prefix = f"{self.id}.{self.salt}.".encode("utf-8")
+        self.gen = next(_generations)
 
     def bucket(self, user_id: str) -> int:
         """Return the user's bucket (same formula as ``bucket_of``, prefix pre-encoded)."""

@@ -1,49 +1,73 @@
-"""Remembers which exposures this process already queued, in bounded memory."""
+"""Remembers each user's variant and last exposure day, in bounded memory."""
 
 from __future__ import annotations
 
 import threading
 import time
 from collections import OrderedDict
-from typing import Optional, Tuple
+from typing import Any, List, Optional, Tuple
 
-ExposureKey = Tuple[str, str, str]  # (experiment id, user id, variant)
+ExposureKey = Tuple[str, str]  # (experiment id, user id)
 _SECONDS_PER_DAY = 86_400
 
 
 class ExposureLog:
-    """One exposure per (experiment, user, variant, UTC day): ``first_time`` says when to send one.
+    """One exposure per (experiment, user, variant, UTC day), and the variant cached per config.
 
-    Per day rather than once per process, so the traffic timeline counts every
-    active day of a long-running process. Bounded LRU: a key evicted may be
-    reported again, which costs one event (the server keeps the first exposure
-    per user), never a wrong attribution.
+    Per (experiment, user) it keeps the variant computed on the current
+    config (``Experiment.gen``) and the UTC day of its last exposure, so a
+    warm ``assign`` is a dict lookup with no hashing until the config
+    changes. Per day rather than once per process, so the traffic timeline
+    counts every active day of a long-running process. A user whose variant
+    changes and changes back within a day gets one more exposure (only the
+    latest variant is kept). Bounded LRU: a pair evicted may be reported
+    again, which costs one event (the server keeps the first exposure per
+    user), never a wrong attribution.
     """
 
     def __init__(self, capacity: int) -> None:
         if capacity < 1:
             raise ValueError(f"exposure cache capacity must be positive, got {capacity}")
         self._capacity = capacity
-        self._days: "OrderedDict[ExposureKey, int]" = OrderedDict()
+        self._entries: "OrderedDict[ExposureKey, List[Any]]" = OrderedDict()  # [gen, variant, day]
         self._lock = threading.Lock()
 
     def reset_after_fork(self) -> None:
         """Replace a lock a parent thread may have held at fork time."""
         self._lock = threading.Lock()
 
-    def first_time(self, key: ExposureKey, now: Optional[float] = None) -> bool:
-        """True the first time ``key`` is seen on the UTC day of ``now`` (default: the current time)."""
+    def assign(self, experiment: Any, user_id: str, always: bool,
+               now: Optional[float] = None) -> Tuple[Optional[str], bool]:
+        """``(variant, due)``: the user's variant in ``experiment`` (None: in no range) and
+        whether an exposure is due, the first time the (experiment, user, variant) is seen
+        on the UTC day of ``now`` (default: the current time), or ``always`` (a model call's,
+        which also counts as the day's). ``experiment`` has ``id``, ``gen``, ``variant_for``."""
         day = int((time.time() if now is None else now) // _SECONDS_PER_DAY)
+        key = (experiment.id, user_id)
+        gen = experiment.gen
         with self._lock:
-            last = self._days.get(key)
-            if last is not None:
-                self._days.move_to_end(key)
-                if last == day:
-                    return False
-            self._days[key] = day
-            if len(self._days) > self._capacity:
-                self._days.popitem(last=False)
-            return True
+            entry = self._entries.get(key)
+            if entry is not None:
+                self._entries.move_to_end(key)
+                if entry[0] == gen:
+                    variant = entry[1]
+                    if variant is not None and entry[2] != day:
+                        entry[2] = day
+                        always = True
+                    return variant, variant is not None and always
+        variant = experiment.variant_for(user_id)  # hashing, outside the lock
+        with self._lock:
+            entry = self._entries.get(key)
+            due = variant is not None and (always or entry is None or entry[1] != variant or entry[2] != day)
+            if entry is None:
+                self._entries[key] = [gen, variant, day if due else -1]
+                if len(self._entries) > self._capacity:
+                    self._entries.popitem(last=False)
+            else:
+                entry[0], entry[1] = gen, variant
+                if due:
+                    entry[2] = day
+            return variant, due
 
     def __len__(self) -> int:
-        return len(self._days)
+        return len(self._entries)

@@ -52,20 +52,41 @@ class TimestampTest(unittest.TestCase):
         self.assertEqual({str(u) for u in parsed}, ids)
 
 
+class _FakeExperiment:
+    def __init__(self):
+        self.id, self.gen, self.answer, self.hashed = "e", 1, "a", 0
+
+    def variant_for(self, user_id):
+        self.hashed += 1
+        return self.answer
+
+
 class ExposureLogTest(unittest.TestCase):
-    def test_reports_each_key_once_and_evicts_the_least_recent(self):
-        log = ExposureLog(2)
+    def test_reports_each_pair_once_and_evicts_the_least_recent(self):
+        log, exp = ExposureLog(2), _FakeExperiment()
         # "a" was used after "b", so "c" evicts "b": "a" stays known, "b" is new again.
-        self.assertEqual([log.first_time(k) for k in ("a", "b", "a", "c", "a", "b")],
+        self.assertEqual([log.assign(exp, u, False)[1] for u in ("a", "b", "a", "c", "a", "b")],
                          [True, True, False, True, False, True])
         self.assertEqual(len(log), 2)
 
     def test_one_exposure_per_utc_day(self):
-        log = ExposureLog(10)
+        log, exp = ExposureLog(10), _FakeExperiment()
         day = 1_795_000_000 - 1_795_000_000 % 86_400  # a UTC midnight
-        self.assertEqual([log.first_time("k", day + 10), log.first_time("k", day + 86_399),
-                          log.first_time("k", day + 86_400), log.first_time("k", day + 90_000)],
-                         [True, False, True, False])
+        self.assertEqual([log.assign(exp, "k", False, day + 10)[1], log.assign(exp, "k", False, day + 86_399)[1],
+                          log.assign(exp, "k", True, day + 86_399)[1],
+                          log.assign(exp, "k", False, day + 86_400)[1], log.assign(exp, "k", False, day + 90_000)[1]],
+                         [True, False, True, True, False])
+        self.assertEqual(exp.hashed, 1, "a warm assign does not hash again")
+
+    def test_a_new_config_recomputes_and_a_new_variant_is_exposed(self):
+        log, exp = ExposureLog(10), _FakeExperiment()
+        now = 1_795_000_000
+        self.assertEqual(log.assign(exp, "k", False, now), ("a", True))
+        exp.gen = 2
+        self.assertEqual(log.assign(exp, "k", False, now), ("a", False))
+        exp.gen, exp.answer = 3, "b"
+        self.assertEqual(log.assign(exp, "k", False, now), ("b", True))
+        self.assertEqual(exp.hashed, 3)
 
 
 class ConfigParseTest(unittest.TestCase):
