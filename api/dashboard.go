@@ -26,6 +26,7 @@ func (h *handlers) dashboardDeps() dashboard.Deps {
 			v, err := h.runState(ctx, org, experimentID, key)
 			return dashboardRun(v), err
 		},
+		Saved: h.experimentSaved,
 		RotateKey: func(ctx context.Context, org, actor string, scope auth.Scope) (string, error) {
 			k, err := h.rotateKeyOf(ctx, org, actor, scope)
 			return k.Key, err

@@ -38,6 +38,7 @@ func (h *handlers) createExperiment(c *gin.Context) {
 		return
 	}
 	h.deps.SDK.Configs.Expire(orgID(c))
+	h.experimentSaved(c.Request.Context(), orgID(c), exp)
 	c.Header("Location", "/v1/experiments/"+exp.ID)
 	c.JSON(http.StatusCreated, exp)
 }
@@ -78,6 +79,7 @@ func (h *handlers) updateExperiment(c *gin.Context) {
 		return
 	}
 	h.deps.SDK.Configs.Expire(orgID(c))
+	h.experimentSaved(c.Request.Context(), orgID(c), exp)
 	c.JSON(http.StatusOK, exp)
 }
 

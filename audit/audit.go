@@ -76,16 +76,25 @@ func (row) TableName() string { return "audit_log" }
 // Record appends e using db, which should be the transaction of the action
 // itself. An entry whose DedupKey was recorded before is ignored.
 func Record(ctx context.Context, db *gorm.DB, e Entry) error {
+	_, err := RecordOnce(ctx, db, e)
+	return err
+}
+
+// RecordOnce is Record that tells whether this call wrote the entry: false
+// when its DedupKey was recorded before (by an earlier attempt, another
+// run, or a concurrent transaction that committed first). A system action
+// taken at most once records first and acts only when this is true.
+func RecordOnce(ctx context.Context, db *gorm.DB, e Entry) (bool, error) {
 	if e.OrgID == "" || e.Action == "" || e.Actor == "" {
-		return fmt.Errorf("audit entry %q needs an org, an action and an actor", e.Action)
+		return false, fmt.Errorf("audit entry %q needs an org, an action and an actor", e.Action)
 	}
 	before, err := encode(e.Before)
 	if err != nil {
-		return err
+		return false, err
 	}
 	after, err := encode(e.After)
 	if err != nil {
-		return err
+		return false, err
 	}
 	at := e.At
 	if at.IsZero() {
@@ -99,10 +108,25 @@ func Record(ctx context.Context, db *gorm.DB, e Entry) error {
 		r.DedupKey = &e.DedupKey
 		q = q.Clauses(clause.OnConflict{DoNothing: true})
 	}
-	if err := q.Create(&r).Error; err != nil {
-		return fmt.Errorf("record audit %s: %w", e.Action, err)
+	res := q.Create(&r)
+	if res.Error != nil {
+		return false, fmt.Errorf("record audit %s: %w", e.Action, res.Error)
 	}
-	return nil
+	return res.RowsAffected == 1, nil
+}
+
+// Recorded tells whether the org has an entry with dedupKey, and which
+// workflow recorded it ("" for a user's action).
+func Recorded(ctx context.Context, db *gorm.DB, orgID, dedupKey string) (workflowID string, ok bool, err error) {
+	var rows []row
+	err = db.WithContext(ctx).Select("workflow_id").Where("org_id = ? AND dedup_key = ?", orgID, dedupKey).Limit(1).Find(&rows).Error
+	if err != nil {
+		return "", false, fmt.Errorf("look up audit entry %s: %w", dedupKey, err)
+	}
+	if len(rows) == 0 {
+		return "", false, nil
+	}
+	return rows[0].WorkflowID, true, nil
 }
 
 func encode(v any) (datatypes.JSON, error) {

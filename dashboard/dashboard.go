@@ -15,6 +15,7 @@ import (
 	"gorm.io/gorm"
 
 	"github.com/expd/expd/auth"
+	"github.com/expd/expd/experiments"
 	"github.com/expd/expd/billing"
 	"github.com/expd/expd/sdkcache"
 )
@@ -45,6 +46,9 @@ type Deps struct {
 	RunState func(ctx context.Context, orgID, experimentID, runID string) (Run, error)
 	// RotateKey issues a new key of the scope and revokes the previous one.
 	RotateKey func(ctx context.Context, orgID, actor string, scope auth.Scope) (string, error)
+	// Saved is told of every experiment the pages create or update, so its
+	// lifecycle workflow learns a new start_at or stop_at; nil: nothing.
+	Saved func(ctx context.Context, orgID string, exp experiments.Experiment)
 
 	// DevToken, when set (expd dev only), signs in every visitor without a
 	// session as the dev admin.

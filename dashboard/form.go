@@ -318,6 +318,7 @@ func (d *Dashboard) createPost(c *gin.Context) {
 		exp, err := experiments.Store{DB: d.deps.DB}.Create(c.Request.Context(), orgID(c), session(c).UserID, cfg)
 		if err == nil {
 			d.deps.SDK.Configs.Expire(orgID(c))
+			d.saved(c, exp)
 			c.Redirect(http.StatusSeeOther, "/experiments/"+exp.ID)
 			return
 		}
@@ -381,6 +382,7 @@ func (d *Dashboard) editPost(c *gin.Context) {
 		saved, err := experiments.Store{DB: d.deps.DB}.Update(ctx, orgID(c), exp.ID, session(c).UserID, cfg)
 		if err == nil {
 			d.deps.SDK.Configs.Expire(orgID(c))
+			d.saved(c, saved)
 			c.Redirect(http.StatusSeeOther, fmt.Sprintf("/experiments/%s/history#v%d", saved.ID, saved.Version))
 			return
 		}
@@ -412,3 +414,10 @@ func (d *Dashboard) editPost(c *gin.Context) {
 
 // randomSalt proposes a salt for a new experiment.
 func randomSalt() string { return strings.NewReplacer("-", "x", "_", "y").Replace(randomToken(12)) }
+
+// saved tells Deps.Saved of a created or updated experiment.
+func (d *Dashboard) saved(c *gin.Context, exp experiments.Experiment) {
+	if d.deps.Saved != nil {
+		d.deps.Saved(c.Request.Context(), orgID(c), exp)
+	}
+}

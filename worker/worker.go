@@ -27,6 +27,7 @@ func Register(r worker.Registry, acts *activities.Activities) {
 	r.RegisterWorkflow(workflows.IdentitySync)
 	r.RegisterWorkflow(workflows.PaymentEvent)
 	r.RegisterWorkflow(workflows.DeliverEvent)
+	r.RegisterWorkflow(workflows.Experiment)
 }
 
 // Run is the whole worker start on c's namespace and taskQueue: the search

@@ -43,3 +43,15 @@ func PaymentEventID(eventID string) string { return "stripe/" + eventID }
 // subscribers: webhook/<event id>. Announcing the same event again finds
 // the id taken and delivers nothing twice.
 func DeliverEventID(eventID string) string { return "webhook/" + eventID }
+
+// ExperimentWorkflowID is the one lifecycle workflow of an experiment:
+// experiment/<id>. Routes reach it with SignalWithStart, so it exists
+// exactly once whoever comes first.
+func ExperimentWorkflowID(experimentID string) string { return "experiment/" + experimentID }
+
+// GuardrailHealthWorkflowID prefixes the hourly guardrail health
+// schedule's workflows.
+const GuardrailHealthWorkflowID = "guardrail-health"
+
+// GuardrailHealthScheduleID names the hourly health schedule of a task queue.
+func GuardrailHealthScheduleID(taskQueue string) string { return taskQueue + "/guardrail-health" }

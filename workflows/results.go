@@ -7,6 +7,9 @@ import (
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/expd/expd/activities"
+	"github.com/expd/expd/audit"
+	"github.com/expd/expd/guardrails"
+	"github.com/expd/expd/outbound"
 )
 
 // ExperimentResultsInput names the run: an experiment and a computed_for
@@ -24,6 +27,8 @@ type ExperimentResultsResult struct {
 	Users       int
 	Rows        int
 	SRMGate     string
+	Breaches    int  // guardrail breaches this run acted on
+	Stopped     bool // a guardrail breach stopped the experiment
 }
 
 // Errors that no retry can fix.
@@ -79,7 +84,69 @@ func ExperimentResults(ctx workflow.Context, in ExperimentResultsInput) (Experim
 		return out, markFailed(ctx, run, err)
 	}
 	out.Rows = published.Rows
+	if workflow.GetVersion(ctx, "guardrails", workflow.DefaultVersion, 1) == workflow.DefaultVersion {
+		return out, nil // a run started before guardrails existed
+	}
+	if err := actOnGuardrails(ctx, run, &out); err != nil {
+		return out, err
+	}
+	announce(ctx, in.OrgID, in.ExperimentID, outbound.EventResultsReady, ResultsReadyData{ComputedFor: in.ComputedFor, Kind: plan.Kind,
+		Rows: out.Rows, Users: out.Users, SRMGate: out.SRMGate, GuardrailBreaches: out.Breaches, WorkflowID: run.WorkflowID},
+		in.ExperimentID, in.ComputedFor)
 	return out, nil
+}
+
+// ResultsReadyData is the data of results.ready.
+type ResultsReadyData struct {
+	ComputedFor       string `json:"computed_for"`
+	Kind              string `json:"kind"`
+	Rows              int    `json:"rows"`
+	Users             int    `json:"users"`
+	SRMGate           string `json:"srm_gate"`
+	GuardrailBreaches int    `json:"guardrail_breaches"`
+	WorkflowID        string `json:"workflow_id"`
+}
+
+// GuardrailEventData is the data of guardrail.breached.
+type GuardrailEventData struct {
+	guardrails.Breach
+	WorkflowID string `json:"workflow_id"`
+}
+
+// SRMEventData is the data of srm.failed.
+type SRMEventData struct {
+	guardrails.SRMFailure
+	WorkflowID string `json:"workflow_id"`
+}
+
+// actOnGuardrails evaluates the published run's guardrails (each breach
+// acted on once, a stop through the lifecycle's transition path) and
+// announces what this run did: guardrail.breached per breach,
+// experiment.stopped for a stop, srm.failed for a failed SRM gate. The
+// experiment's workflow is told to re-read its state after a stop.
+func actOnGuardrails(ctx workflow.Context, run activities.RunInput, out *ExperimentResultsResult) error {
+	var g activities.GuardrailsResult
+	if err := workflow.ExecuteActivity(workflow.WithActivityOptions(ctx, stepOptions), a.ActOnGuardrails, run).Get(ctx, &g); err != nil {
+		return err
+	}
+	out.Breaches = len(g.Breaches)
+	for _, b := range g.Breaches {
+		announce(ctx, run.OrgID, run.ExperimentID, outbound.EventGuardrailBreached, GuardrailEventData{Breach: b, WorkflowID: run.WorkflowID}, b.Key)
+		if b.Stopped {
+			out.Stopped = true
+			announceLifecycle(ctx, run.OrgID, run.ExperimentID, LifecycleEventData{Status: "stopped", Version: b.StoppedVersion,
+				Reason: b.Describe(), Actor: audit.SystemActor, WorkflowID: run.WorkflowID})
+		}
+	}
+	if g.SRM != nil {
+		announce(ctx, run.OrgID, run.ExperimentID, outbound.EventSRMFailed, SRMEventData{SRMFailure: *g.SRM, WorkflowID: run.WorkflowID}, g.SRM.Key)
+	}
+	if out.Stopped {
+		// Only its query's freshness depends on it: ignore a workflow that
+		// does not exist (an experiment without a schedule never needed one).
+		_ = workflow.SignalExternalWorkflow(ctx, ExperimentWorkflowID(run.ExperimentID), "", LifecycleSignal, LifecycleChange{}).Get(ctx, nil)
+	}
+	return nil
 }
 
 // markFailed records the failure on the run (even when the workflow was

@@ -12,6 +12,7 @@ import (
 	"go.temporal.io/sdk/testsuite"
 
 	"github.com/expd/expd/activities"
+	"github.com/expd/expd/guardrails"
 	"github.com/expd/expd/workflows"
 )
 
@@ -34,6 +35,7 @@ func TestExperimentResultsRunsItsThreeSteps(t *testing.T) {
 	env.OnActivity(acts.LoadRunPlan, mock.Anything, want).Return(activities.RunPlan{Kind: "manual", Metrics: 3}, nil).Once()
 	env.OnActivity(acts.AnalyzeExperiment, mock.Anything, want).Return(activities.AnalyzeResult{Users: 1234, Rows: 3, SRMGate: "pass"}, nil).Once()
 	env.OnActivity(acts.PublishResults, mock.Anything, want).Return(activities.PublishResult{Rows: 3}, nil).Once()
+	env.OnActivity(acts.ActOnGuardrails, mock.Anything, want).Return(activities.GuardrailsResult{}, nil).Once()
 
 	env.ExecuteWorkflow(workflows.ExperimentResults, in)
 	var res workflows.ExperimentResultsResult
@@ -76,6 +78,7 @@ func TestExperimentResultsRetriesATransientAnalysisFailure(t *testing.T) {
 			return activities.AnalyzeResult{Users: 10, SRMGate: "insufficient"}, nil
 		})
 	env.OnActivity(acts.PublishResults, mock.Anything, mock.Anything).Return(activities.PublishResult{Rows: 1}, nil)
+	env.OnActivity(acts.ActOnGuardrails, mock.Anything, mock.Anything).Return(activities.GuardrailsResult{}, nil)
 	env.ExecuteWorkflow(workflows.ExperimentResults, workflows.ExperimentResultsInput{OrgID: "org", ExperimentID: "exp", ComputedFor: "2026-01-02"})
 	var res workflows.ExperimentResultsResult
 	if err := env.GetWorkflowResult(&res); err != nil {
@@ -115,4 +118,28 @@ func TestExperimentResultsRecordsAPermanentFailure(t *testing.T) {
 		t.Fatalf("MarkRunFailed got %+v", marked)
 	}
 	env.AssertNotCalled(t, "PublishResults", mock.Anything, mock.Anything)
+}
+
+// After publishing, the run acts on its guardrails: a breach with action
+// stop is reported, and the experiment's workflow is told to re-read.
+func TestExperimentResultsActsOnGuardrails(t *testing.T) {
+	env, acts := newResultsEnv(t, "results/exp/2026-01-02")
+	env.OnActivity(acts.LoadRunPlan, mock.Anything, mock.Anything).Return(activities.RunPlan{Kind: "nightly"}, nil)
+	env.OnActivity(acts.AnalyzeExperiment, mock.Anything, mock.Anything).Return(activities.AnalyzeResult{Users: 10, SRMGate: "fail"}, nil)
+	env.OnActivity(acts.PublishResults, mock.Anything, mock.Anything).Return(activities.PublishResult{Rows: 1}, nil)
+	breach := guardrails.Breach{Key: guardrails.BreachKey("exp", "error_rate", "b"), Metric: "error_rate", Variant: "b", Action: "stop",
+		Low: 0.1, High: 0.3, Stopped: true, StoppedVersion: 4}
+	env.OnActivity(acts.ActOnGuardrails, mock.Anything, mock.Anything).Return(activities.GuardrailsResult{Breaches: []guardrails.Breach{breach},
+		SRM: &guardrails.SRMFailure{Key: guardrails.SRMKey("exp", 3)}}, nil).Once()
+	signalled := false
+	env.OnSignalExternalWorkflow(mock.Anything, workflows.ExperimentWorkflowID("exp"), "", workflows.LifecycleSignal, mock.Anything).Return(
+		func(string, string, string, string, interface{}) error { signalled = true; return nil })
+	env.ExecuteWorkflow(workflows.ExperimentResults, workflows.ExperimentResultsInput{OrgID: "org", ExperimentID: "exp", ComputedFor: "2026-01-02"})
+	var res workflows.ExperimentResultsResult
+	if err := env.GetWorkflowResult(&res); err != nil {
+		t.Fatal(err)
+	}
+	if res.Breaches != 1 || !res.Stopped || !signalled {
+		t.Fatalf("result %+v, signalled %v", res, signalled)
+	}
 }

@@ -152,3 +152,40 @@ func (s Starter) RunKeyRotation(ctx context.Context, in KeyRotationInput) (KeyRo
 		return res, nil
 	}
 }
+
+// SignalExperiment delivers ch to the experiment's lifecycle workflow
+// (ExperimentWorkflowID), starting it when it is not running: Temporal's
+// SignalWithStart makes the start and the signal one atomic step, so a
+// route never races the workflow and starting twice is the same workflow.
+// The routes call it after every change they commit (and after a create
+// or update that sets start_at or stop_at); ch.Status empty only asks the
+// workflow to re-read the schedule.
+func (s Starter) SignalExperiment(ctx context.Context, orgID, experimentID string, ch LifecycleChange) error {
+	if s.Client == nil {
+		return ErrNotConnected
+	}
+	id := ExperimentWorkflowID(experimentID)
+	_, err := s.Client.SignalWithStartWorkflow(ctx, id, LifecycleSignal, ch, client.StartWorkflowOptions{
+		ID: id, TaskQueue: s.TaskQueue,
+		// A run that ended (shipped, or failed) may be followed by a new one.
+		WorkflowIDReusePolicy: enumspb.WORKFLOW_ID_REUSE_POLICY_ALLOW_DUPLICATE,
+		TypedSearchAttributes: ExperimentSearchAttributes(orgID, experimentID),
+	}, Experiment, ExperimentInput{OrgID: orgID, ExperimentID: experimentID})
+	if err != nil {
+		return fmt.Errorf("signal experiment workflow %s: %w", id, err)
+	}
+	return nil
+}
+
+// ExperimentState asks the experiment's workflow for its state.
+func (s Starter) ExperimentState(ctx context.Context, experimentID string) (ExperimentState, error) {
+	var st ExperimentState
+	if s.Client == nil {
+		return st, ErrNotConnected
+	}
+	v, err := s.Client.QueryWorkflow(ctx, ExperimentWorkflowID(experimentID), "", StateQuery)
+	if err != nil {
+		return st, fmt.Errorf("query experiment workflow: %w", err)
+	}
+	return st, v.Get(&st)
+}
