@@ -15,8 +15,8 @@ import (
 	"gorm.io/gorm"
 
 	"github.com/expd/expd/auth"
-	"github.com/expd/expd/experiments"
 	"github.com/expd/expd/billing"
+	"github.com/expd/expd/experiments"
 	"github.com/expd/expd/sdkcache"
 )
 

@@ -8,8 +8,11 @@ import (
 
 	"github.com/stretchr/testify/mock"
 	"go.temporal.io/sdk/client"
+	"go.temporal.io/sdk/testsuite"
+	"go.temporal.io/sdk/workflow"
 
 	"github.com/expd/expd/activities"
+	"github.com/expd/expd/outbound"
 	"github.com/expd/expd/workflows"
 )
 
@@ -18,7 +21,8 @@ import (
 // the test environment's skipped time).
 type fakeLifecycle struct {
 	state   activities.LifecycleState
-	applied []string // action@offset from t0
+	events  *[]outbound.Event // announced
+	applied []string          // action@offset from t0
 	t0      time.Time
 	now     func() time.Time
 }
@@ -43,7 +47,7 @@ func newLifecycleEnv(t *testing.T, state activities.LifecycleState) (*fakeLifecy
 	t0 := time.Date(2026, 3, 2, 9, 0, 0, 0, time.UTC)
 	env.SetStartTime(t0)
 	env.SetStartWorkflowOptions(client.StartWorkflowOptions{ID: workflows.ExperimentWorkflowID("exp")})
-	f := &fakeLifecycle{state: state, t0: t0, now: env.Now}
+	f := &fakeLifecycle{state: state, t0: t0, now: env.Now, events: mockDeliveries(env)}
 	env.OnActivity(acts.LoadLifecycle, mock.Anything, mock.Anything).Return(f.load)
 	env.OnActivity(acts.ApplyLifecycle, mock.Anything, mock.Anything).Return(f.apply)
 	at := func(d time.Duration, fn func()) { env.RegisterDelayedCallback(fn, d) }
@@ -69,6 +73,28 @@ func newLifecycleEnv(t *testing.T, state activities.LifecycleState) (*fakeLifecy
 	return f, at, run, signal, query
 }
 
+// mockDeliveries stands in for the DeliverEvent child that Announce
+// starts and collects the events announced, once per event id.
+func mockDeliveries(env *testsuite.TestWorkflowEnvironment) *[]outbound.Event {
+	var events []outbound.Event
+	env.RegisterWorkflow(workflows.DeliverEvent)
+	env.OnWorkflow(workflows.DeliverEvent, mock.Anything, mock.Anything).Return(
+		func(_ workflow.Context, in workflows.DeliverEventInput) (workflows.DeliverEventResult, error) {
+			events = append(events, in.Event)
+			return workflows.DeliverEventResult{}, nil
+		})
+	return &events
+}
+
+// eventTypes lists the types of events, in order.
+func eventTypes(events []outbound.Event) []string {
+	var out []string
+	for _, e := range events {
+		out = append(out, e.Type)
+	}
+	return out
+}
+
 func ptr(t time.Time) *time.Time { return &t }
 
 // start_at and stop_at fire at their instants (durable timers, skipped
@@ -89,6 +115,9 @@ func TestExperimentStartsAndStopsOnSchedule(t *testing.T) {
 	}
 	if want := []string{"start@2h30m0s", "stop@26h0m0s"}; !slices.Equal(f.applied, want) {
 		t.Fatalf("applied %v, want %v", f.applied, want)
+	}
+	if got, want := eventTypes(*f.events), []string{"experiment.started", "experiment.stopped", "experiment.shipped"}; !slices.Equal(got, want) {
+		t.Fatalf("announced %v, want %v", got, want)
 	}
 	if before.Status != "scheduled" || before.Next != "start" || !before.NextAt.Equal(startAt) {
 		t.Fatalf("state before the start %+v", before)
@@ -118,6 +147,9 @@ func TestExperimentStopSignalDuringScheduledWait(t *testing.T) {
 	}
 	if len(f.applied) != 0 {
 		t.Fatalf("applied %v after a stop", f.applied)
+	}
+	if got := eventTypes(*f.events); !slices.Equal(got, []string{"experiment.stopped"}) || (*f.events)[0].OrgID != "org" {
+		t.Fatalf("announced %v", got)
 	}
 	if after.Status != "stopped" || after.Next != "" {
 		t.Fatalf("state after the stop %+v", after)

@@ -2,6 +2,7 @@ package workflows_test
 
 import (
 	"context"
+	"sync"
 	"time"
 
 	"github.com/nexus-rpc/sdk-go/nexus"
@@ -12,6 +13,7 @@ import (
 
 	"github.com/expd/expd/activities"
 	"github.com/expd/expd/billing"
+	"github.com/expd/expd/guardrails"
 	"github.com/expd/expd/orgs"
 )
 
@@ -110,4 +112,50 @@ func (fakeActivities) DeliverWebhook(_ context.Context, in activities.DeliverWeb
 		return activities.DeliverWebhookResult{Skipped: activities.SkipEndpointGone}, nil
 	}
 	return activities.DeliverWebhookResult{StatusCode: 200}, nil
+}
+
+// lifecycleExperiment is the experiment of the recorded lifecycle history:
+// scheduled with start_at past and stop_at two seconds after the first
+// read, so the history holds an immediate start, a durable timer, a stop
+// and the end (the fake ships it when stopped).
+const lifecycleExperiment = "exp-lifecycle"
+
+// recordedLifecycle holds the recorded experiment's status and stop_at.
+var recordedLifecycle struct {
+	sync.Mutex
+	status string
+	stopAt *time.Time
+}
+
+func (fakeActivities) LoadLifecycle(_ context.Context, in activities.LifecycleInput) (activities.LifecycleState, error) {
+	recordedLifecycle.Lock()
+	defer recordedLifecycle.Unlock()
+	if recordedLifecycle.status == "" {
+		start, stop := time.Unix(1_700_000_000, 0).UTC(), time.Now().Add(2*time.Second).UTC()
+		recordedLifecycle.status, recordedLifecycle.stopAt = "scheduled", &stop
+		return activities.LifecycleState{Found: true, Status: "scheduled", Version: 1, StartAt: &start, StopAt: &stop}, nil
+	}
+	return activities.LifecycleState{Found: true, Status: recordedLifecycle.status, Version: 2, StopAt: recordedLifecycle.stopAt}, nil
+}
+
+func (fakeActivities) ApplyLifecycle(_ context.Context, in activities.ApplyLifecycleInput) (activities.ApplyLifecycleResult, error) {
+	recordedLifecycle.Lock()
+	defer recordedLifecycle.Unlock()
+	if in.Action == "start" {
+		recordedLifecycle.status = "running"
+		return activities.ApplyLifecycleResult{Applied: true, Status: "running", Version: 2}, nil
+	}
+	recordedLifecycle.status = "shipped" // stopped, then shipped by hand: the workflow ends
+	return activities.ApplyLifecycleResult{Applied: true, Status: "stopped", Version: 3}, nil
+}
+
+func (fakeActivities) ActOnGuardrails(_ context.Context, in activities.RunInput) (activities.GuardrailsResult, error) {
+	if in.ExperimentID != "exp-a" {
+		return activities.GuardrailsResult{}, nil
+	}
+	b := guardrails.Breach{Key: guardrails.BreachKey(in.ExperimentID, "error_rate", "b"), Metric: "error_rate", Variant: "b", Control: "a",
+		Action: "stop", BadDirection: "increase", MaxChange: 0.05, Relative: true, Low: 0.4, High: 1.2, Effect: 0.8,
+		ComputedFor: in.ComputedFor, Stopped: true, StoppedVersion: 2}
+	return activities.GuardrailsResult{Breaches: []guardrails.Breach{b},
+		SRM: &guardrails.SRMFailure{Key: guardrails.SRMKey(in.ExperimentID, 1), ComputedFor: in.ComputedFor, ExperimentVersion: 1}}, nil
 }

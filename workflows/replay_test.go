@@ -107,6 +107,7 @@ type historyScenario struct {
 	workflow any
 	input    any
 	lastRun  bool // record the last run of a continue-as-new chain, not the first
+	signal   any  // sent on workflows.LifecycleSignal right after the start
 }
 
 func historyScenarios() []historyScenario {
@@ -115,6 +116,9 @@ func historyScenarios() []historyScenario {
 	return []historyScenario{
 		{file: "experiment_results.json", id: "results/exp-a/manual-2026-01-02T10:00:00Z", workflow: workflows.ExperimentResults,
 			input: workflows.ExperimentResultsInput{OrgID: "org-1", ExperimentID: "exp-a", ComputedFor: "manual-2026-01-02T10:00:00Z"}},
+		{file: "experiment_lifecycle.json", id: workflows.ExperimentWorkflowID(lifecycleExperiment), workflow: workflows.Experiment,
+			input:  workflows.ExperimentInput{OrgID: "org-1", ExperimentID: lifecycleExperiment},
+			signal: workflows.LifecycleChange{Status: "stopped", Version: 9, Actor: "user_1"}},
 		{file: "experiment_results_skipped.json", id: "results/exp-skipped/2026-01-02", workflow: workflows.ExperimentResults,
 			input: workflows.ExperimentResultsInput{OrgID: "org-1", ExperimentID: "exp-skipped", ComputedFor: "2026-01-02"}},
 		{file: "experiment_results_failed.json", id: "results/" + failingExperiment + "/2026-01-02", workflow: workflows.ExperimentResults,
@@ -161,6 +165,11 @@ func TestRecordHistories(t *testing.T) {
 		run, err := env.Client.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: sc.id, TaskQueue: env.TaskQueue}, sc.workflow, sc.input)
 		if err != nil {
 			t.Fatalf("%s: start: %v", sc.file, err)
+		}
+		if sc.signal != nil {
+			if err := env.Client.SignalWorkflow(ctx, sc.id, "", workflows.LifecycleSignal, sc.signal); err != nil {
+				t.Fatalf("%s: signal: %v", sc.file, err)
+			}
 		}
 		_ = run.Get(ctx, nil) // failure scenarios end in an error on purpose
 		runID := run.GetRunID()

@@ -3,6 +3,7 @@ package workflows_test
 import (
 	"context"
 	"errors"
+	"slices"
 	"strings"
 	"testing"
 
@@ -22,6 +23,7 @@ func newResultsEnv(t *testing.T, id string) (*testsuite.TestWorkflowEnvironment,
 	t.Helper()
 	env, acts := newSuiteEnv()
 	env.SetStartWorkflowOptions(client.StartWorkflowOptions{ID: id})
+	mockDeliveries(env)
 	return env, acts
 }
 
@@ -123,7 +125,8 @@ func TestExperimentResultsRecordsAPermanentFailure(t *testing.T) {
 // After publishing, the run acts on its guardrails: a breach with action
 // stop is reported, and the experiment's workflow is told to re-read.
 func TestExperimentResultsActsOnGuardrails(t *testing.T) {
-	env, acts := newResultsEnv(t, "results/exp/2026-01-02")
+	env, acts := newSuiteEnv()
+	env.SetStartWorkflowOptions(client.StartWorkflowOptions{ID: "results/exp/2026-01-02"})
 	env.OnActivity(acts.LoadRunPlan, mock.Anything, mock.Anything).Return(activities.RunPlan{Kind: "nightly"}, nil)
 	env.OnActivity(acts.AnalyzeExperiment, mock.Anything, mock.Anything).Return(activities.AnalyzeResult{Users: 10, SRMGate: "fail"}, nil)
 	env.OnActivity(acts.PublishResults, mock.Anything, mock.Anything).Return(activities.PublishResult{Rows: 1}, nil)
@@ -131,6 +134,7 @@ func TestExperimentResultsActsOnGuardrails(t *testing.T) {
 		Low: 0.1, High: 0.3, Stopped: true, StoppedVersion: 4}
 	env.OnActivity(acts.ActOnGuardrails, mock.Anything, mock.Anything).Return(activities.GuardrailsResult{Breaches: []guardrails.Breach{breach},
 		SRM: &guardrails.SRMFailure{Key: guardrails.SRMKey("exp", 3)}}, nil).Once()
+	events := mockDeliveries(env)
 	signalled := false
 	env.OnSignalExternalWorkflow(mock.Anything, workflows.ExperimentWorkflowID("exp"), "", workflows.LifecycleSignal, mock.Anything).Return(
 		func(string, string, string, string, interface{}) error { signalled = true; return nil })
@@ -141,5 +145,9 @@ func TestExperimentResultsActsOnGuardrails(t *testing.T) {
 	}
 	if res.Breaches != 1 || !res.Stopped || !signalled {
 		t.Fatalf("result %+v, signalled %v", res, signalled)
+	}
+	want := []string{"guardrail.breached", "experiment.stopped", "srm.failed", "results.ready"}
+	if got := eventTypes(*events); !slices.Equal(got, want) {
+		t.Fatalf("announced %v, want %v", got, want)
 	}
 }
