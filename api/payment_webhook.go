@@ -12,8 +12,21 @@ import (
 )
 
 // paymentSignatureHeader carries Stripe's "t=<unix>,v1=<hex>" signature
-// under the spec's neutral name.
-const paymentSignatureHeader = "Payment-Signature"
+// under the spec's neutral name; real Stripe deliveries carry it as
+// stripeSignatureHeader. Either is verified the same way.
+const (
+	paymentSignatureHeader = "Payment-Signature"
+	stripeSignatureHeader  = "Stripe-Signature"
+)
+
+// paymentSignature is the delivery's signature under either name, the
+// spec's first.
+func paymentSignature(c *gin.Context) string {
+	if sig := c.GetHeader(paymentSignatureHeader); sig != "" {
+		return sig
+	}
+	return c.GetHeader(stripeSignatureHeader)
+}
 
 // paymentWebhook verifies a payment event and hands the plan-changing
 // types to the PaymentEvent workflow; other types are acknowledged.
@@ -23,10 +36,10 @@ func (h *handlers) paymentWebhook(c *gin.Context) {
 		badInput(c, err)
 		return
 	}
-	ev, err := h.deps.Billing.ReadEvent(payload, c.GetHeader(paymentSignatureHeader))
+	ev, err := h.deps.Billing.ReadEvent(payload, paymentSignature(c))
 	switch {
 	case errors.Is(err, billing.ErrSignature):
-		problem(c, http.StatusUnauthorized, CodeInvalidSignature, "missing, invalid or stale "+paymentSignatureHeader)
+		problem(c, http.StatusUnauthorized, CodeInvalidSignature, "missing, invalid or stale "+paymentSignatureHeader+" (or "+stripeSignatureHeader+")")
 		return
 	case err != nil:
 		problem(c, http.StatusBadRequest, CodeMalformedEvent, err.Error())

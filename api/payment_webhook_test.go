@@ -62,12 +62,13 @@ func TestPaymentWebhookSignature(t *testing.T) {
 		body    []byte
 		headers []string
 	}{
-		"tampered":       {tampered, stripeSignature(body, stripeWebhookSecret, now)},
-		"wrong secret":   {body, stripeSignature(body, "whsec_other", now)},
-		"stale":          {body, stripeSignature(body, stripeWebhookSecret, now.Add(-6*time.Minute))},
-		"missing header": {body, nil},
-		"malformed":      {body, []string{"Payment-Signature", "v1=deadbeef"}},
-		"Stripe's name":  {body, []string{"Stripe-Signature", stripeSignature(body, stripeWebhookSecret, now)[1]}},
+		"tampered":                    {tampered, stripeSignature(body, stripeWebhookSecret, now)},
+		"wrong secret":                {body, stripeSignature(body, "whsec_other", now)},
+		"stale":                       {body, stripeSignature(body, stripeWebhookSecret, now.Add(-6*time.Minute))},
+		"missing header":              {body, nil},
+		"malformed":                   {body, []string{"Payment-Signature", "v1=deadbeef"}},
+		"Stripe's name, wrong secret": {body, []string{"Stripe-Signature", stripeSignature(body, "whsec_other", now)[1]}},
+		"Stripe's name, stale":        {body, []string{"Stripe-Signature", stripeSignature(body, stripeWebhookSecret, now.Add(-6*time.Minute))[1]}},
 	}
 	for name, tc := range cases {
 		if p := testenv.ExpectProblem(t, e.Do(t, "POST", paymentPath, tc.body, tc.headers...), http.StatusUnauthorized); p.Code != "invalid_signature" {
@@ -79,6 +80,17 @@ func TestPaymentWebhookSignature(t *testing.T) {
 	}
 	if res := e.pay(t, stripeEvent("evt_sig_"+org.ID, "checkout.session.completed", now, checkoutObject(org.ID, "cus_sig", "sub_sig", "pro"))); res.Outcome != orgs.PlanApplied {
 		t.Fatalf("valid delivery: %+v", res)
+	}
+	// A real Stripe delivery names the header Stripe-Signature: verified
+	// the same way and accepted.
+	stripeBody := jsonBytes(t, stripeEvent("evt_sig_stripe_"+org.ID, "checkout.session.completed", now, checkoutObject(org.ID, "cus_sig", "sub_sig", "pro")))
+	if r := e.Do(t, "POST", paymentPath, stripeBody, "Stripe-Signature", stripeSignature(stripeBody, stripeWebhookSecret, now)[1]); r.Status != http.StatusNoContent {
+		t.Fatalf("Stripe-Signature delivery: %d %s", r.Status, r.Body)
+	}
+	var res workflows.PaymentEventResult
+	e.waitWorkflow(t, workflows.PaymentEventID("evt_sig_stripe_"+org.ID), &res)
+	if n := e.paymentEvents(t); n != 2 {
+		t.Fatalf("%d payment events recorded, want the two accepted deliveries", n)
 	}
 
 	// Without a webhook secret nothing verifies.

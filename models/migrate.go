@@ -18,20 +18,31 @@ var migrationFiles embed.FS
 
 // Migration is one numbered schema step. Its SQL is written once, with
 // {{uuid}}, {{json}}, {{timestamp}} and {{float}} placeholders that each
-// dialect fills with its own column types.
+// dialect fills with its own column types, and {{concurrently}} (PostgreSQL's
+// CREATE INDEX CONCURRENTLY; nothing on SQLite).
+//
+// A file whose first line is NoTransactionMarker runs statement by statement
+// outside a transaction: PostgreSQL refuses CREATE INDEX CONCURRENTLY inside
+// one. Such a migration must be safe to re-run after a partial failure
+// (CREATE INDEX CONCURRENTLY IF NOT EXISTS, after dropping an INVALID index).
 type Migration struct {
-	Version int
-	Name    string
-	SQL     string
+	Version       int
+	Name          string
+	SQL           string
+	NoTransaction bool
 }
+
+// NoTransactionMarker, as a migration's first line, runs it outside a
+// transaction.
+const NoTransactionMarker = "-- expd:no-transaction"
 
 // ErrNotMigrated is returned by CheckMigrated when the schema is behind the
 // code. Servers refuse to start on it.
 var ErrNotMigrated = errors.New("database schema is not migrated")
 
 var dialectTypes = map[string]*strings.Replacer{
-	"postgres": strings.NewReplacer("{{uuid}}", "UUID", "{{json}}", "JSONB", "{{timestamp}}", "TIMESTAMPTZ", "{{float}}", "DOUBLE PRECISION"),
-	"sqlite":   strings.NewReplacer("{{uuid}}", "TEXT", "{{json}}", "TEXT", "{{timestamp}}", "DATETIME", "{{float}}", "REAL"),
+	"postgres": strings.NewReplacer("{{uuid}}", "UUID", "{{json}}", "JSONB", "{{timestamp}}", "TIMESTAMPTZ", "{{float}}", "DOUBLE PRECISION", "{{concurrently}}", "CONCURRENTLY"),
+	"sqlite":   strings.NewReplacer("{{uuid}}", "TEXT", "{{json}}", "TEXT", "{{timestamp}}", "DATETIME", "{{float}}", "REAL", "{{concurrently}}", ""),
 }
 
 // Migrations lists the embedded migrations in version order. File names are
@@ -55,7 +66,7 @@ func Migrations() ([]Migration, error) {
 		if err != nil {
 			return nil, fmt.Errorf("read migration %q: %w", e.Name(), err)
 		}
-		out = append(out, Migration{Version: v, Name: name, SQL: string(body)})
+		out = append(out, newMigration(v, name, string(body)))
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Version < out[j].Version })
 	for i := 1; i < len(out); i++ {
@@ -64,6 +75,11 @@ func Migrations() ([]Migration, error) {
 		}
 	}
 	return out, nil
+}
+
+func newMigration(version int, name, sql string) Migration {
+	first, _, _ := strings.Cut(sql, "\n")
+	return Migration{Version: version, Name: name, SQL: sql, NoTransaction: strings.TrimSpace(first) == NoTransactionMarker}
 }
 
 type schemaMigration struct {
@@ -75,42 +91,91 @@ type schemaMigration struct {
 func (schemaMigration) TableName() string { return "schema_migrations" }
 
 // Migrate applies every migration that the database has not seen yet, each
-// in its own transaction, and returns the versions it applied.
+// in its own transaction (or none, see NoTransactionMarker), and returns the
+// versions it applied.
+//
+// On PostgreSQL it holds a session advisory lock keyed by the current schema
+// for the whole run, so two `expd migrate` or `expd dev` at once apply each
+// migration once: the second waits, then finds nothing left to do.
 func Migrate(db *gorm.DB) ([]int, error) {
 	migs, err := Migrations()
 	if err != nil {
 		return nil, err
 	}
+	return apply(db, migs)
+}
+
+// migrateLock names the advisory lock of a schema's migrations.
+const migrateLock = "expd.migrate."
+
+func apply(db *gorm.DB, migs []Migration) (done []int, err error) {
 	repl, ok := dialectTypes[db.Dialector.Name()]
 	if !ok {
 		return nil, fmt.Errorf("migrate: unsupported dialect %q", db.Dialector.Name())
 	}
-	if err := db.Exec(`CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at ` + repl.Replace("{{timestamp}}") + ` NOT NULL)`).Error; err != nil {
-		return nil, fmt.Errorf("create schema_migrations: %w", err)
-	}
-	applied, err := appliedVersions(db)
-	if err != nil {
-		return nil, err
-	}
-	var done []int
-	for _, m := range migs {
-		if applied[m.Version] {
-			continue
-		}
-		err := db.Transaction(func(tx *gorm.DB) error {
-			for _, stmt := range splitStatements(repl.Replace(m.SQL)) {
-				if err := tx.Exec(stmt).Error; err != nil {
-					return fmt.Errorf("statement %q: %w", firstLine(stmt), err)
-				}
+	// One pinned connection: a session advisory lock belongs to it.
+	err = db.Connection(func(conn *gorm.DB) error {
+		conn = conn.Session(&gorm.Session{}) // each call below a fresh statement on this connection
+		if IsPostgres(conn) {
+			if err := lockMigrations(conn); err != nil {
+				return err
 			}
-			return tx.Create(&schemaMigration{Version: m.Version, Name: m.Name, AppliedAt: time.Now().UTC()}).Error
-		})
-		if err != nil {
-			return done, fmt.Errorf("migration %04d_%s: %w", m.Version, m.Name, err)
+			defer conn.Exec("SELECT pg_advisory_unlock(hashtext(? || current_schema()))", migrateLock)
 		}
-		done = append(done, m.Version)
+		if err := conn.Exec(`CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at ` + repl.Replace("{{timestamp}}") + ` NOT NULL)`).Error; err != nil {
+			return fmt.Errorf("create schema_migrations: %w", err)
+		}
+		// Read under the lock: what another run applied meanwhile is skipped.
+		applied, err := appliedVersions(conn)
+		if err != nil {
+			return err
+		}
+		for _, m := range migs {
+			if applied[m.Version] {
+				continue
+			}
+			if err := applyOne(conn, repl, m); err != nil {
+				return fmt.Errorf("migration %04d_%s: %w", m.Version, m.Name, err)
+			}
+			done = append(done, m.Version)
+		}
+		return nil
+	})
+	return done, err
+}
+
+// lockMigrations polls pg_try_advisory_lock rather than blocking in
+// pg_advisory_lock: a waiting statement holds a snapshot, and CREATE INDEX
+// CONCURRENTLY in the holder's migration would wait for that snapshot,
+// a deadlock.
+func lockMigrations(conn *gorm.DB) error {
+	wait := 50 * time.Millisecond
+	for {
+		var got bool
+		if err := conn.Raw("SELECT pg_try_advisory_lock(hashtext(? || current_schema()))", migrateLock).Scan(&got).Error; err != nil {
+			return fmt.Errorf("take migration lock: %w", err)
+		}
+		if got {
+			return nil
+		}
+		time.Sleep(wait)
+		wait = min(2*wait, time.Second)
 	}
-	return done, nil
+}
+
+func applyOne(conn *gorm.DB, repl *strings.Replacer, m Migration) error {
+	run := func(tx *gorm.DB) error {
+		for _, stmt := range splitStatements(repl.Replace(m.SQL)) {
+			if err := tx.Exec(stmt).Error; err != nil {
+				return fmt.Errorf("statement %q: %w", firstLine(stmt), err)
+			}
+		}
+		return tx.Create(&schemaMigration{Version: m.Version, Name: m.Name, AppliedAt: time.Now().UTC()}).Error
+	}
+	if m.NoTransaction {
+		return run(conn)
+	}
+	return conn.Transaction(run)
 }
 
 // CheckMigrated returns ErrNotMigrated (wrapped with the versions) when the

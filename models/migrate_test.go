@@ -2,7 +2,9 @@ package models_test
 
 import (
 	"errors"
+	"os"
 	"path/filepath"
+	"sync"
 	"testing"
 
 	"github.com/expd/expd/internal/testenv"
@@ -56,5 +58,85 @@ func TestSchemaEnforcesOneLiveKeyPerScope(t *testing.T) {
 	err := insert("0c7f0c4e-0000-4000-8000-000000000002", "h2")
 	if !models.IsUniqueViolation(err) {
 		t.Fatalf("second live key: %v, want unique violation", err)
+	}
+}
+
+// Two migrators at once on one fresh PostgreSQL schema, each with its own
+// connection pool as two `expd migrate` processes would have: both succeed
+// and every migration is applied exactly once. The extra last migration
+// runs outside a transaction (CREATE INDEX CONCURRENTLY).
+func TestConcurrentMigrationsApplyEachOnce(t *testing.T) {
+	base := os.Getenv("DATABASE_URL")
+	if base == "" {
+		t.Skip("needs PostgreSQL (DATABASE_URL): the advisory lock is PostgreSQL's")
+	}
+	u, drop, err := models.NewSchema(base, "t_")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = drop() })
+	migs, err := models.Migrations()
+	if err != nil {
+		t.Fatal(err)
+	}
+	concurrent := models.NewMigration(99999, "concurrent_index",
+		models.NoTransactionMarker+"\nCREATE INDEX {{concurrently}} IF NOT EXISTS events_test_concurrent ON events (org_id, ts);\n")
+	if !concurrent.NoTransaction {
+		t.Fatal("marker not recognised")
+	}
+	migs = append(migs, concurrent)
+
+	const runs = 2
+	applied := make([][]int, runs)
+	errs := make([]error, runs)
+	var wg sync.WaitGroup
+	for i := range runs {
+		db, err := models.Open(u, "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() {
+			if s, err := db.DB(); err == nil {
+				_ = s.Close()
+			}
+		})
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			applied[i], errs[i] = models.Apply(db, migs)
+		}()
+	}
+	wg.Wait()
+	count := map[int]int{}
+	for i := range runs {
+		if errs[i] != nil {
+			t.Fatalf("migrator %d: %v", i, errs[i])
+		}
+		for _, v := range applied[i] {
+			count[v]++
+		}
+	}
+	for _, m := range migs {
+		if count[m.Version] != 1 {
+			t.Errorf("migration %d applied %d times, want once", m.Version, count[m.Version])
+		}
+	}
+	db, err := models.Open(u, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() {
+		if s, err := db.DB(); err == nil {
+			_ = s.Close()
+		}
+	}()
+	var rows int64
+	if err := db.Raw("SELECT count(*) FROM schema_migrations").Scan(&rows).Error; err != nil || rows != int64(len(migs)) {
+		t.Fatalf("schema_migrations has %d rows (%v), want %d", rows, err, len(migs))
+	}
+	var valid bool
+	if err := db.Raw(`SELECT i.indisvalid FROM pg_index i JOIN pg_class c ON c.oid = i.indexrelid
+		WHERE c.relname = 'events_test_concurrent' AND c.relnamespace = current_schema()::regnamespace`).Scan(&valid).Error; err != nil || !valid {
+		t.Fatalf("concurrently built index valid=%v (%v)", valid, err)
 	}
 }
