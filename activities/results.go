@@ -11,6 +11,7 @@ import (
 
 	"github.com/expd/expd/experiments"
 	"github.com/expd/expd/results"
+	"github.com/expd/expd/telemetry"
 )
 
 // heartbeatEvery paces heartbeats of long activities while the database
@@ -137,6 +138,9 @@ type PublishResult struct{ Rows int }
 // comparisons and upserts them as result rows in one transaction.
 func (a *Activities) PublishResults(ctx context.Context, in RunInput) (PublishResult, error) {
 	n, err := results.Publish(ctx, a.DB, in.ExperimentID, in.ComputedFor, a.now())
+	if err == nil {
+		a.observeRun(ctx, in)
+	}
 	return PublishResult{Rows: n}, err
 }
 
@@ -151,7 +155,22 @@ type MarkRunFailedResult struct{}
 
 // MarkRunFailed records a failed run so the API can report it.
 func (a *Activities) MarkRunFailed(ctx context.Context, in MarkRunFailedInput) (MarkRunFailedResult, error) {
-	return MarkRunFailedResult{}, results.FailRun(ctx, a.DB, in.Run.ExperimentID, in.Run.ComputedFor, in.Reason, a.now())
+	err := results.FailRun(ctx, a.DB, in.Run.ExperimentID, in.Run.ComputedFor, in.Reason, a.now())
+	if err == nil {
+		a.observeRun(ctx, in.Run)
+	}
+	return MarkRunFailedResult{}, err
+}
+
+// observeRun counts a finished run in the results metrics, by its kind and
+// final status, with its duration from the run record. A metric is not
+// worth failing the activity for: a read error skips it.
+func (a *Activities) observeRun(ctx context.Context, in RunInput) {
+	r, err := results.LoadRun(ctx, a.DB, in.OrgID, in.ExperimentID, in.ComputedFor)
+	if err != nil || r.FinishedAt == nil {
+		return
+	}
+	telemetry.ResultsRuns.WithLabelValues(r.Kind, r.Status).Observe(r.FinishedAt.Sub(r.StartedAt).Seconds())
 }
 
 // ListRunningInput pages through running experiments by id.

@@ -12,6 +12,7 @@ import (
 	"github.com/gin-gonic/gin"
 
 	"github.com/expd/expd/ingest"
+	"github.com/expd/expd/telemetry"
 	"github.com/expd/expd/validate"
 )
 
@@ -80,6 +81,7 @@ func (h *handlers) writeFailed(c *gin.Context, err error) {
 	var tooBig *http.MaxBytesError
 	switch {
 	case errors.As(err, &allowance):
+		telemetry.Refusals.WithLabelValues(telemetry.Allowance, string(allowance.Plan)).Inc()
 		now := time.Now()
 		wait := ingest.NextMonth(now).Sub(now)
 		c.Header("Retry-After", strconv.Itoa(int(math.Ceil(wait.Seconds()))))

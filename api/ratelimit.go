@@ -9,6 +9,7 @@ import (
 	"github.com/gin-gonic/gin"
 
 	"github.com/expd/expd/sdkcache"
+	"github.com/expd/expd/telemetry"
 )
 
 const ctxSnapshot = "expd.sdk_snapshot"
@@ -26,6 +27,7 @@ func (h *handlers) rateLimit(family string) gin.HandlerFunc {
 		}
 		ok, wait := h.deps.RateLimits.Allow(family+"/"+snap.OrgID, snap.Plan)
 		if !ok {
+			telemetry.Refusals.WithLabelValues(telemetry.RateLimit, string(snap.Plan)).Inc()
 			seconds := max(1, int(math.Ceil(wait.Seconds())))
 			rate := h.deps.RateLimits.RateOf(snap.Plan)
 			c.Header("Retry-After", strconv.Itoa(seconds))

@@ -41,6 +41,7 @@ type Deps struct {
 	DevToken   string
 	TemporalUI string
 	Namespace  string
+	Logging    RequestLogging // which requests get a log line (requestid.go)
 }
 
 type handlers struct {
@@ -72,7 +73,7 @@ func NewRouter(deps Deps) *gin.Engine {
 	r := gin.New()
 	r.HandleMethodNotAllowed = true
 	r.ContextWithFallback = true
-	r.Use(withRequestID(deps.Logger), gin.CustomRecovery(recovery))
+	r.Use(withRequestID(deps.Logger, deps.Logging), gin.CustomRecovery(recovery))
 	r.NoRoute(notFoundRoute)
 	r.NoMethod(methodNotAllowed)
 

@@ -3,8 +3,10 @@ package ingest
 import (
 	"context"
 	"fmt"
+	"time"
 
 	"github.com/expd/expd/models"
+	"github.com/expd/expd/telemetry"
 )
 
 // commit stores a group of requests in one transaction and answers each.
@@ -19,6 +21,7 @@ func (w *Writer) commit(group []*request) {
 	var refusals []error
 	ctx, cancel := context.WithTimeout(context.Background(), w.opts.CommitTimeout)
 	defer cancel()
+	started := time.Now()
 	err := w.store.inTx(ctx, func(tx groupTx) error {
 		var err error
 		refusals, err = admit(ctx, tx, month, group, owned)
@@ -45,6 +48,8 @@ func (w *Writer) commit(group []*request) {
 		}
 		return tx.addUsage(ctx, month, added)
 	})
+	telemetry.IngestGroupRows.WithLabelValues().Observe(float64(countRows(group)))
+	telemetry.IngestCommitSeconds.WithLabelValues(commitOutcome(err)).Observe(time.Since(started).Seconds())
 	if err != nil {
 		err = classify(fmt.Errorf("commit %d events: %w", countRows(group), err))
 	}
@@ -57,9 +62,18 @@ func (w *Writer) commit(group []*request) {
 		default:
 			o := outcomes[i]
 			o.Duplicates = len(r.batch.Rows) - o.Accepted
+			telemetry.IngestEvents.WithLabelValues(telemetry.Accepted).Add(float64(o.Accepted))
+			telemetry.IngestEvents.WithLabelValues(telemetry.Duplicate).Add(float64(o.Duplicates))
 			r.done <- result{outcome: o}
 		}
 	}
+}
+
+func commitOutcome(err error) string {
+	if err != nil {
+		return "error"
+	}
+	return "ok"
 }
 
 // splitOwnership gives each (org, event_id) of the group to the first

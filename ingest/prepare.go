@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/expd/expd/models"
+	"github.com/expd/expd/telemetry"
 	"github.com/expd/expd/validate"
 )
 
@@ -67,8 +68,15 @@ func (p Preparer) PrepareEvents(evs []Event) (Prepared, error) {
 	return p.prepare(evs, make([]error, len(evs)))
 }
 
-// prepare checks evs, except those whose decoding failed (errs[i]).
+// prepare checks evs, except those whose decoding failed (errs[i]), and
+// counts the rejected ones.
 func (p Preparer) prepare(evs []Event, errs []error) (Prepared, error) {
+	out, err := p.check(evs, errs)
+	telemetry.IngestEvents.WithLabelValues(telemetry.Rejected).Add(float64(len(out.Rejected)))
+	return out, err
+}
+
+func (p Preparer) check(evs []Event, errs []error) (Prepared, error) {
 	var out Prepared
 	good := make([]checked, 0, len(evs))
 	refSet := make(map[string]bool)

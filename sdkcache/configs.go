@@ -14,6 +14,7 @@ import (
 	"github.com/expd/expd/experiments"
 	"github.com/expd/expd/models"
 	"github.com/expd/expd/plans"
+	"github.com/expd/expd/telemetry"
 )
 
 // refreshTimeout bounds one rebuild; it runs detached from the request that
@@ -41,12 +42,14 @@ type configEntry struct {
 func (c *Configs) Get(ctx context.Context, orgID string) (*Snapshot, error) {
 	e := c.entry(orgID)
 	if s := e.snap.Load(); s != nil && c.fresh(e) {
+		telemetry.ConfigCache.WithLabelValues(telemetry.Hit).Inc()
 		return s, nil
 	}
 	e.refresh.Lock()
 	defer e.refresh.Unlock()
 	// Another request may have revalidated while this one waited.
 	if s := e.snap.Load(); s != nil && c.fresh(e) {
+		telemetry.ConfigCache.WithLabelValues(telemetry.Hit).Inc()
 		return s, nil
 	}
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), refreshTimeout)
@@ -86,6 +89,7 @@ func (c *Configs) revalidate(ctx context.Context, orgID string, e *configEntry) 
 	plan := plans.Get(plans.Name(org.Plan)).Plan
 	if s := e.snap.Load(); s != nil && s.ConfigVersion == org.ConfigVersion && s.Plan == plan {
 		e.checked.Store(checkedAt.UnixNano())
+		telemetry.ConfigCache.WithLabelValues(telemetry.Revalidated).Inc()
 		return s, nil
 	}
 	// The version was read before the experiments: a change committing in
@@ -106,6 +110,7 @@ func (c *Configs) revalidate(ctx context.Context, orgID string, e *configEntry) 
 	}
 	e.snap.Store(s)
 	e.checked.Store(checkedAt.UnixNano())
+	telemetry.ConfigCache.WithLabelValues(telemetry.Rebuilt).Inc()
 	return s, nil
 }
 
