@@ -73,7 +73,7 @@ func NewRouter(deps Deps) *gin.Engine {
 	r := gin.New()
 	r.HandleMethodNotAllowed = true
 	r.ContextWithFallback = true
-	r.Use(withRequestID(deps.Logger, deps.Logging), gin.CustomRecovery(recovery))
+	r.Use(traceRequests(), withRequestID(deps.Logger, deps.Logging), gin.CustomRecovery(recovery))
 	r.NoRoute(notFoundRoute)
 	r.NoMethod(methodNotAllowed)
 

@@ -17,6 +17,7 @@ import (
 func runAPI(ctx context.Context, cfg Config, args []string) error {
 	fs := newFlagSet("api")
 	addr := fs.String("addr", ":8080", "listen address")
+	metricsAddr := fs.String("metrics-addr", cfg.MetricsAddr, "Prometheus /metrics and /readyz listen address (empty: off)")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -39,6 +40,9 @@ func runAPI(ctx context.Context, cfg Config, args []string) error {
 		return err
 	}
 	defer tc.Close()
+	if _, err := serveMetrics(ctx, *metricsAddr, db, tc); err != nil {
+		return err
+	}
 	ln, err := net.Listen("tcp", *addr)
 	if err != nil {
 		return fmt.Errorf("listen on %s: %w", *addr, err)

@@ -3,9 +3,11 @@ package main
 import (
 	"fmt"
 	"os"
+	"strconv"
 	"strings"
 	"time"
 
+	"github.com/expd/expd/api"
 	"github.com/expd/expd/billing"
 	"github.com/expd/expd/ratelimit"
 )
@@ -24,6 +26,8 @@ type Config struct {
 	Billing           billing.Config
 	RateLimits        string        // EXPD_RATE_LIMITS
 	SDKCacheMaxAge    time.Duration // EXPD_SDK_CACHE_MAX_AGE
+	MetricsAddr       string        // EXPD_METRICS_ADDR; --metrics-addr overrides
+	Logging           api.RequestLogging
 }
 
 func configFromEnv() Config {
@@ -40,6 +44,7 @@ func configFromEnv() Config {
 		LogLevel:        envOr("EXPD_LOG_LEVEL", "info"),
 		Billing:         billing.ConfigFromEnv(os.Getenv),
 		RateLimits:      os.Getenv("EXPD_RATE_LIMITS"),
+		MetricsAddr:     os.Getenv("EXPD_METRICS_ADDR"),
 	}
 }
 
@@ -52,6 +57,20 @@ func (c *Config) validate() error {
 			return fmt.Errorf("EXPD_SDK_CACHE_MAX_AGE: want a positive duration such as 1s, got %q", v)
 		}
 		c.SDKCacheMaxAge = d
+	}
+	if v := os.Getenv("EXPD_LOG_SLOW_REQUEST"); v != "" {
+		d, err := time.ParseDuration(v)
+		if err != nil || d <= 0 {
+			return fmt.Errorf("EXPD_LOG_SLOW_REQUEST: want a positive duration such as 500ms, got %q", v)
+		}
+		c.Logging.Slow = d
+	}
+	if v := os.Getenv("EXPD_LOG_SAMPLE_HOT"); v != "" {
+		n, err := strconv.ParseUint(v, 10, 64)
+		if err != nil {
+			return fmt.Errorf("EXPD_LOG_SAMPLE_HOT: want N to log one in N hot-route requests (0: none), got %q", v)
+		}
+		c.Logging.SampleHot = n
 	}
 	if _, err := ratelimit.ParseOverrides(c.RateLimits); err != nil {
 		return fmt.Errorf("EXPD_RATE_LIMITS: %w", err)

@@ -23,6 +23,7 @@ func runDev(ctx context.Context, cfg Config, args []string) error {
 	temporalPort := fs.Int("temporal-port", 7233, "embedded Temporal frontend gRPC port (0: a free port)")
 	temporalHTTPPort := fs.Int("temporal-http-port", 7243, "embedded Temporal frontend HTTP port (0: a free port)")
 	uiPort := fs.Int("ui-port", 8233, "Temporal UI port (0: a free port, -1: no UI)")
+	metricsAddr := fs.String("metrics-addr", orDefault(cfg.MetricsAddr, "127.0.0.1:0"), "Prometheus /metrics and /readyz listen address (port 0: a free port; empty: off)")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -56,6 +57,10 @@ func runDev(ctx context.Context, cfg Config, args []string) error {
 		return err
 	}
 	defer stopWorker()
+	metricsAt, err := serveMetrics(ctx, *metricsAddr, db, tc)
+	if err != nil {
+		return err
+	}
 
 	ln, err := net.Listen("tcp", *addr)
 	if err != nil {
@@ -80,15 +85,26 @@ func runDev(ctx context.Context, cfg Config, args []string) error {
 	if deps.TemporalUI == "" {
 		deps.TemporalUI = uiAddr
 	}
-	printDevBanner(creds, temporalAddr, uiAddr, dir)
+	printDevBanner(creds, temporalAddr, uiAddr, metricsAt, dir)
 	gin.SetMode(gin.ReleaseMode)
 	return serveHTTP(ctx, ln, api.NewRouter(deps))
 }
 
-func printDevBanner(c DevCredentials, temporalAddr, uiAddr, dir string) {
+func printDevBanner(c DevCredentials, temporalAddr, uiAddr, metricsAddr, dir string) {
 	b, _ := json.MarshalIndent(c, "", "  ")
-	fmt.Printf("expd dev is running\n  Dashboard:   %s/\n  API:         %s\n  Temporal:    %s\n  Temporal UI: %s\n  data dir:    %s\n  credentials (also in %s):\n%s\n",
-		c.BaseURL, c.BaseURL, temporalAddr, orNone(uiAddr), dir, filepath.Join(dir, credentialsFile), b)
+	metrics := orNone(metricsAddr)
+	if metricsAddr != "" {
+		metrics = "http://" + metricsAddr + "/metrics"
+	}
+	fmt.Printf("expd dev is running\n  Dashboard:   %s/\n  API:         %s\n  Temporal:    %s\n  Temporal UI: %s\n  Metrics:     %s\n  data dir:    %s\n  credentials (also in %s):\n%s\n",
+		c.BaseURL, c.BaseURL, temporalAddr, orNone(uiAddr), metrics, dir, filepath.Join(dir, credentialsFile), b)
+}
+
+func orDefault(s, def string) string {
+	if s == "" {
+		return def
+	}
+	return s
 }
 
 func orNone(s string) string {

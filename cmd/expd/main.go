@@ -12,6 +12,9 @@ import (
 	"os"
 	"os/signal"
 	"syscall"
+	"time"
+
+	"github.com/expd/expd/telemetry"
 )
 
 const usage = `expd: A/B experimentation service for applications that call language models.
@@ -22,8 +25,10 @@ Usage:
                Everything in one process: embedded Temporal server and UI,
                worker, API, SQLite (PostgreSQL when DATABASE_URL is set).
                Port 0 picks a free port. Writes <data-dir>/dev-credentials.json.
-  expd api     [--addr :8080]   HTTP API (production shape: PostgreSQL + Temporal)
-  expd worker                   Temporal worker: results pipeline, key rotation, webhooks
+  expd api     [--addr :8080] [--metrics-addr ADDR]
+               HTTP API (production shape: PostgreSQL + Temporal)
+  expd worker  [--metrics-addr ADDR]
+               Temporal worker: results pipeline, key rotation, webhooks
   expd migrate                  apply pending database migrations, then exit
   expd healthcheck URL          exit 0 when URL answers 200 (container health checks)
 
@@ -32,6 +37,8 @@ Environment:
   TEMPORAL_ADDRESS        host:port of a Temporal frontend; unset in dev: embedded server
   TEMPORAL_NAMESPACE      Temporal namespace (default "default")
   TEMPORAL_UI_URL         Temporal UI base URL; the dashboard links runs to their workflow there (unset: no links; dev: the embedded UI)
+  TEMPORAL_API_KEY, TEMPORAL_TLS, TEMPORAL_TLS_*, TEMPORAL_PROFILE, TEMPORAL_CONFIG_FILE
+                          the Temporal SDK's environment configuration (Temporal Cloud, TLS)
   EXPD_TASK_QUEUE         task queue of expd's workflows (default "expd")
   CLERK_JWT_KEY           PEM public key verifying identity-provider session JWTs
   CLERK_JWKS_URL          or: JWKS URL of the identity provider (cached)
@@ -46,6 +53,13 @@ Environment:
                           e.g. "free=20:40,enterprise=off" (rate per second:burst)
   EXPD_SDK_CACHE_MAX_AGE  how long the SDK cache serves without revalidating (default 1s)
   EXPD_LOG_LEVEL          debug, info (default), warn, error
+  EXPD_LOG_SLOW_REQUEST   /v1/config, /v1/assign, /v1/events log only errors and requests
+                          slower than this (default 500ms)
+  EXPD_LOG_SAMPLE_HOT     and one in N of their other requests (default 0: none)
+  EXPD_METRICS_ADDR       Prometheus /metrics and /readyz listener of api and worker
+                          (default off; dev: a free local port, printed)
+  OTEL_EXPORTER_OTLP_ENDPOINT (or _TRACES_ENDPOINT, _HEADERS, ...)
+                          send OpenTelemetry traces over OTLP/gRPC; unset: no tracing
 `
 
 func main() {
@@ -71,12 +85,24 @@ func main() {
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
+	stopTracing, err := telemetry.SetupTracing(ctx, "expd-"+cmd)
+	if err != nil {
+		slog.Error("bad tracing configuration", "error", err)
+		os.Exit(2)
+	}
+	defer func() {
+		flush, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		_ = stopTracing(flush)
+	}()
 	if err := run(ctx, cfg, args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return
 		}
 		slog.Error("expd "+cmd+" failed", "error", err)
+		stop()
 		os.Exit(1)
+
 	}
 }
 

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"go.temporal.io/sdk/client"
+	"go.temporal.io/sdk/contrib/envconfig"
 	sdkworker "go.temporal.io/sdk/worker"
 	"gorm.io/gorm"
 
@@ -21,6 +22,7 @@ import (
 	"github.com/expd/expd/models"
 	"github.com/expd/expd/ratelimit"
 	"github.com/expd/expd/sdkcache"
+	"github.com/expd/expd/telemetry"
 	"github.com/expd/expd/worker"
 )
 
@@ -58,16 +60,59 @@ func identityVerifier(cfg Config) (*auth.Verifier, error) {
 	return nil, errors.New("set CLERK_JWT_KEY (PEM) or CLERK_JWKS_URL to verify identity-provider session tokens")
 }
 
+// dialTemporal connects to Temporal with the SDK's environment
+// configuration (TEMPORAL_API_KEY, TEMPORAL_TLS_*, TEMPORAL_PROFILE and
+// TEMPORAL_CONFIG_FILE: Temporal Cloud or a TLS cluster) at address and
+// namespace, recording the SDK's metrics on the metrics listener and
+// carrying traces into workflows.
 func dialTemporal(ctx context.Context, address, namespace string) (client.Client, error) {
-	c, err := client.DialContext(ctx, client.Options{
-		HostPort:  address,
-		Namespace: namespace,
-		Logger:    slog.Default().With("component", "temporal-client"),
-	})
+	opts, err := envconfig.LoadDefaultClientOptions()
+	if err != nil {
+		return nil, fmt.Errorf("temporal client configuration: %w", err)
+	}
+	opts.HostPort, opts.Namespace = address, namespace
+	opts.Logger = slog.Default().With("component", "temporal-client")
+	if opts.MetricsHandler, err = telemetry.TemporalMetrics(); err != nil {
+		return nil, err
+	}
+	tracing, err := telemetry.TemporalTracing()
+	if err != nil {
+		return nil, err
+	}
+	opts.Interceptors = append(opts.Interceptors, tracing)
+	c, err := client.DialContext(ctx, opts)
 	if err != nil {
 		return nil, fmt.Errorf("connect to Temporal at %s: %w", address, err)
 	}
 	return c, nil
+}
+
+// serveMetrics starts the metrics listener when addr is set, with the
+// database pool's statistics and a readiness probe of the database and
+// Temporal. It returns the bound address ("" when off).
+func serveMetrics(ctx context.Context, addr string, db *gorm.DB, tc client.Client) (string, error) {
+	if addr == "" {
+		return "", nil
+	}
+	sqlDB, err := db.DB()
+	if err != nil {
+		return "", err
+	}
+	telemetry.RegisterDBStats(sqlDB, "expd")
+	bound, err := telemetry.Listen(ctx, addr, func(ctx context.Context) error {
+		if err := sqlDB.PingContext(ctx); err != nil {
+			return fmt.Errorf("database: %w", err)
+		}
+		if _, err := tc.CheckHealth(ctx, &client.CheckHealthRequest{}); err != nil {
+			return fmt.Errorf("temporal: %w", err)
+		}
+		return nil
+	})
+	if err != nil {
+		return "", fmt.Errorf("metrics listener on %s: %w", addr, err)
+	}
+	slog.Info("metrics listening", "addr", bound)
+	return bound, nil
 }
 
 func newActivities(db *gorm.DB, cfg Config) *activities.Activities {
@@ -122,5 +167,6 @@ func apiDeps(ctx context.Context, cfg Config, db *gorm.DB, v *auth.Verifier, c c
 		SvixSecret: cfg.ClerkWebhookKey,
 		TemporalUI: cfg.TemporalUIURL,
 		Namespace:  cfg.TemporalNamespace,
+		Logging:    cfg.Logging,
 	}, nil
 }

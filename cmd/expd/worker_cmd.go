@@ -9,7 +9,9 @@ import (
 // runWorker is `expd worker`: runs expd's workflows and activities against
 // external PostgreSQL and Temporal until interrupted.
 func runWorker(ctx context.Context, cfg Config, args []string) error {
-	if err := newFlagSet("worker").Parse(args); err != nil {
+	fs := newFlagSet("worker")
+	metricsAddr := fs.String("metrics-addr", cfg.MetricsAddr, "Prometheus /metrics and /readyz listen address (empty: off)")
+	if err := fs.Parse(args); err != nil {
 		return err
 	}
 	if cfg.DatabaseURL == "" || cfg.TemporalAddress == "" {
@@ -19,11 +21,14 @@ func runWorker(ctx context.Context, cfg Config, args []string) error {
 	if err != nil {
 		return err
 	}
-	_, stop, err := temporalWithWorker(ctx, cfg, cfg.TemporalAddress, db)
+	tc, stop, err := temporalWithWorker(ctx, cfg, cfg.TemporalAddress, db)
 	if err != nil {
 		return err
 	}
 	defer stop()
+	if _, err := serveMetrics(ctx, *metricsAddr, db, tc); err != nil {
+		return err
+	}
 	slog.Info("expd worker running", "task_queue", cfg.TaskQueue)
 	<-ctx.Done()
 	return nil
