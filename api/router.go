@@ -119,9 +119,10 @@ func NewRouter(deps Deps) *gin.Engine {
 	v1.POST("/events/import", h.requireSDKKey(auth.Secret), limitBody(importBodyLimit), h.importEvents) // import.go
 
 	// ---- Signed deliveries: the body's signature is the credential ----
-	v1.POST("/business-events", limitBody(businessEventBodyLimit), h.postBusinessEvent)    // business_events.go
-	v1.POST("/webhooks/identity-provider", limitBody(defaultBodyLimit), h.identityWebhook) // identity_webhook.go
-	v1.POST("/webhooks/payment-provider", limitBody(defaultBodyLimit), h.paymentWebhook)   // payment_webhook.go
+	// Each counted by outcome (webhook_metrics.go).
+	v1.POST("/business-events", countDelivery("business"), limitBody(businessEventBodyLimit), h.postBusinessEvent)    // business_events.go
+	v1.POST("/webhooks/identity-provider", countDelivery("identity"), limitBody(defaultBodyLimit), h.identityWebhook) // identity_webhook.go
+	v1.POST("/webhooks/payment-provider", countDelivery("payment"), limitBody(defaultBodyLimit), h.paymentWebhook)    // payment_webhook.go
 
 	// ---- Dashboard pages: HTML at /, /experiments, /keys, /billing, /assets;
 	// identity session as the __session cookie or Bearer (dashboard.Routes,
