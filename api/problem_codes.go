@@ -14,10 +14,11 @@ const (
 	CodeMethodNotAllowed  = "method_not_allowed" // 405: route exists, method does not
 
 	// Credentials.
-	CodeUnauthorized     = "unauthorized"      // 401: missing or invalid session token or API key
-	CodeAdminRequired    = "admin_required"    // 403: org admins only
-	CodeInvalidSignature = "invalid_signature" // 401: signed delivery with a missing, invalid or stale signature
-	CodeMalformedEvent   = "malformed_event"   // 400: signed delivery whose payload cannot be read
+	CodeUnauthorized     = "unauthorized"       // 401: missing or invalid session token or API key
+	CodeAdminRequired    = "admin_required"     // 403: org admins only
+	CodeOriginNotAllowed = "origin_not_allowed" // 403: CORS preflight from an origin not in EXPD_DASHBOARD_ORIGINS
+	CodeInvalidSignature = "invalid_signature"  // 401: signed delivery with a missing, invalid or stale signature
+	CodeMalformedEvent   = "malformed_event"    // 400: signed delivery whose payload cannot be read
 
 	// Limits.
 	CodeRateLimited            = "rate_limited"             // 429: per-org SDK rate limit; Retry-After

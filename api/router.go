@@ -42,6 +42,9 @@ type Deps struct {
 	TemporalUI string
 	Namespace  string
 	Logging    RequestLogging // which requests get a log line (requestid.go)
+	// DashboardOrigins (EXPD_DASHBOARD_ORIGINS) may call dashboard routes
+	// from a browser with credentials (cors.go).
+	DashboardOrigins []string
 }
 
 type handlers struct {
@@ -73,7 +76,7 @@ func NewRouter(deps Deps) *gin.Engine {
 	r := gin.New()
 	r.HandleMethodNotAllowed = true
 	r.ContextWithFallback = true
-	r.Use(traceRequests(), withRequestID(deps.Logger, deps.Logging), gin.CustomRecovery(recovery))
+	r.Use(traceRequests(), withRequestID(deps.Logger, deps.Logging), gin.CustomRecovery(recovery), dashboardCORS(deps.DashboardOrigins))
 	r.NoRoute(notFoundRoute)
 	r.NoMethod(methodNotAllowed)
 

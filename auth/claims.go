@@ -30,6 +30,7 @@ type sessionClaims struct {
 	OrgID   string `json:"org_id,omitempty"`
 	OrgRole string `json:"org_role,omitempty"`
 	OrgSlug string `json:"org_slug,omitempty"`
+	AZP     string `json:"azp,omitempty"` // origin that obtained the token
 	O       *struct {
 		ID   string `json:"id"`
 		Role string `json:"rol"`

@@ -3,17 +3,14 @@ package auth
 import (
 	"context"
 	"crypto/rsa"
-	"encoding/json"
-	"errors"
 	"fmt"
-	"math/big"
 	"net/http"
-	"sync"
+	"slices"
 	"time"
 
-	"encoding/base64"
-
+	"github.com/MicahParks/keyfunc/v3"
 	"github.com/golang-jwt/jwt/v5"
+	"golang.org/x/time/rate"
 )
 
 // Verifier checks identity-provider session JWTs: RS256 only, signature,
@@ -21,6 +18,7 @@ import (
 type Verifier struct {
 	keyFunc jwt.Keyfunc
 	parser  *jwt.Parser
+	parties []string // allowed azp values; empty: not checked
 }
 
 const clockLeeway = 30 * time.Second
@@ -50,14 +48,44 @@ func NewKeyVerifier(pub *rsa.PublicKey) *Verifier {
 	return newVerifier(func(*jwt.Token) (any, error) { return pub, nil })
 }
 
-// NewJWKSVerifier trusts the keys published at url (CLERK_JWKS_URL), cached
-// and refetched at most once a minute when a token names an unknown kid.
-func NewJWKSVerifier(url string, client *http.Client) *Verifier {
-	c := &jwksCache{url: url, client: client, keys: map[string]*rsa.PublicKey{}}
-	return newVerifier(func(t *jwt.Token) (any, error) {
-		kid, _ := t.Header["kid"].(string)
-		return c.key(context.Background(), kid)
+// NewJWKSVerifier trusts the keys published at url (CLERK_JWKS_URL),
+// through keyfunc: the set is refreshed in the background every hour until
+// ctx ends, no lock is held across a fetch, and a token naming an unknown
+// kid (a rotation) triggers a refetch at most once a minute; past that
+// limit such a token is refused at once instead of waiting.
+func NewJWKSVerifier(ctx context.Context, url string, client *http.Client) (*Verifier, error) {
+	kf, err := keyfunc.NewDefaultOverrideCtx(ctx, []string{url}, keyfunc.Override{
+		Client:            client,
+		HTTPTimeout:       5 * time.Second,
+		RefreshInterval:   time.Hour,
+		RefreshUnknownKID: rate.NewLimiter(rate.Every(time.Minute), 1),
+		RateLimitWaitMax:  time.Second, // the refill is a minute away, so past the limit Wait fails at once
 	})
+	if err != nil {
+		return nil, fmt.Errorf("identity JWKS %s: %w", url, err)
+	}
+	return newVerifier(kf.Keyfunc), nil
+}
+
+// Checks are the optional claim checks of session tokens beyond signature
+// and expiry.
+type Checks struct {
+	// Issuer (CLERK_ISSUER), when set, must equal the token's iss: a token
+	// of another identity-provider instance signed with a shared key is
+	// refused.
+	Issuer string
+	// AuthorizedParties (EXPD_DASHBOARD_ORIGINS), when set, must contain
+	// the token's azp (the origin that obtained it) when it has one.
+	AuthorizedParties []string
+}
+
+// WithChecks returns a verifier that also applies c.
+func (v *Verifier) WithChecks(c Checks) *Verifier {
+	opts := []jwt.ParserOption{jwt.WithValidMethods([]string{"RS256"}), jwt.WithExpirationRequired(), jwt.WithLeeway(clockLeeway)}
+	if c.Issuer != "" {
+		opts = append(opts, jwt.WithIssuer(c.Issuer))
+	}
+	return &Verifier{keyFunc: v.keyFunc, parser: jwt.NewParser(opts...), parties: c.AuthorizedParties}
 }
 
 // Verify returns the session of a valid token.
@@ -66,85 +94,8 @@ func (v *Verifier) Verify(token string) (Session, error) {
 	if _, err := v.parser.ParseWithClaims(token, &c, v.keyFunc); err != nil {
 		return Session{}, fmt.Errorf("identity token: %w", err)
 	}
+	if c.AZP != "" && len(v.parties) > 0 && !slices.Contains(v.parties, c.AZP) {
+		return Session{}, fmt.Errorf("identity token: azp %q is not an allowed dashboard origin", c.AZP)
+	}
 	return c.session()
-}
-
-type jwksCache struct {
-	url       string
-	client    *http.Client
-	mu        sync.Mutex
-	keys      map[string]*rsa.PublicKey
-	fetchedAt time.Time
-}
-
-func (c *jwksCache) key(ctx context.Context, kid string) (*rsa.PublicKey, error) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if k, ok := c.keys[kid]; ok {
-		return k, nil
-	}
-	if time.Since(c.fetchedAt) < time.Minute {
-		return nil, fmt.Errorf("unknown key id %q", kid)
-	}
-	if err := c.refresh(ctx); err != nil {
-		return nil, err
-	}
-	if k, ok := c.keys[kid]; ok {
-		return k, nil
-	}
-	return nil, fmt.Errorf("unknown key id %q", kid)
-}
-
-func (c *jwksCache) refresh(ctx context.Context) error {
-	c.fetchedAt = time.Now()
-	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
-	defer cancel()
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, c.url, nil)
-	if err != nil {
-		return fmt.Errorf("jwks request: %w", err)
-	}
-	resp, err := c.client.Do(req)
-	if err != nil {
-		return fmt.Errorf("fetch jwks: %w", err)
-	}
-	defer resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
-		return fmt.Errorf("fetch jwks: status %d", resp.StatusCode)
-	}
-	var set struct {
-		Keys []struct {
-			Kid, Kty, N, E string
-		} `json:"keys"`
-	}
-	if err := json.NewDecoder(http.MaxBytesReader(nil, resp.Body, 1<<20)).Decode(&set); err != nil {
-		return fmt.Errorf("decode jwks: %w", err)
-	}
-	keys := map[string]*rsa.PublicKey{}
-	for _, k := range set.Keys {
-		if k.Kty != "RSA" {
-			continue
-		}
-		pub, err := rsaFromJWK(k.N, k.E)
-		if err != nil {
-			return fmt.Errorf("jwks key %q: %w", k.Kid, err)
-		}
-		keys[k.Kid] = pub
-	}
-	if len(keys) == 0 {
-		return errors.New("jwks has no RSA keys")
-	}
-	c.keys = keys
-	return nil
-}
-
-func rsaFromJWK(n, e string) (*rsa.PublicKey, error) {
-	nb, err := base64.RawURLEncoding.DecodeString(n)
-	if err != nil {
-		return nil, fmt.Errorf("modulus: %w", err)
-	}
-	eb, err := base64.RawURLEncoding.DecodeString(e)
-	if err != nil {
-		return nil, fmt.Errorf("exponent: %w", err)
-	}
-	return &rsa.PublicKey{N: new(big.Int).SetBytes(nb), E: int(new(big.Int).SetBytes(eb).Int64())}, nil
 }

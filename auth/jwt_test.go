@@ -1,12 +1,14 @@
 package auth
 
 import (
+	"context"
 	"encoding/base64"
 	"encoding/json"
 	"math/big"
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -76,34 +78,120 @@ func TestPEMVerifierAndJWKS(t *testing.T) {
 		t.Fatal("bad PEM accepted")
 	}
 
-	var fetches atomic.Int32
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		fetches.Add(1)
-		pub := s.key.PublicKey
-		_ = json.NewEncoder(w).Encode(map[string]any{"keys": []map[string]string{{
-			"kid": "k1", "kty": "RSA",
-			"n": base64.RawURLEncoding.EncodeToString(pub.N.Bytes()),
-			"e": base64.RawURLEncoding.EncodeToString(big.NewInt(int64(pub.E)).Bytes()),
-		}}})
+}
+
+// jwksServer publishes the public keys of signers under their kids; keys
+// can be added while it runs (a rotation).
+type jwksServer struct {
+	*httptest.Server
+	mu      sync.Mutex
+	keys    map[string]*Signer
+	fetches atomic.Int32
+}
+
+func newJWKSServer(t *testing.T) *jwksServer {
+	j := &jwksServer{keys: map[string]*Signer{}}
+	j.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		j.fetches.Add(1)
+		j.mu.Lock()
+		defer j.mu.Unlock()
+		var set []map[string]string
+		for kid, s := range j.keys {
+			pub := s.key.PublicKey
+			set = append(set, map[string]string{"kid": kid, "kty": "RSA", "alg": "RS256", "use": "sig",
+				"n": base64.RawURLEncoding.EncodeToString(pub.N.Bytes()),
+				"e": base64.RawURLEncoding.EncodeToString(big.NewInt(int64(pub.E)).Bytes())})
+		}
+		_ = json.NewEncoder(w).Encode(map[string]any{"keys": set})
 	}))
-	defer srv.Close()
-	jv := NewJWKSVerifier(srv.URL, srv.Client())
-	withKid := func(kid string) string {
-		tk := jwt.NewWithClaims(jwt.SigningMethodRS256, jwt.MapClaims{"sub": "u", "org_id": "o", "exp": time.Now().Add(time.Hour).Unix()})
-		tk.Header["kid"] = kid
-		raw, _ := tk.SignedString(s.key)
-		return raw
+	t.Cleanup(j.Close)
+	return j
+}
+
+func (j *jwksServer) publish(kid string, s *Signer) {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	j.keys[kid] = s
+}
+
+func signWithKid(t *testing.T, s *Signer, kid string, claims jwt.MapClaims) string {
+	t.Helper()
+	if claims == nil {
+		claims = jwt.MapClaims{}
 	}
-	for i := 0; i < 3; i++ {
-		if _, err := jv.Verify(withKid("k1")); err != nil {
-			t.Fatalf("JWKS verify: %v", err)
+	claims["sub"], claims["org_id"], claims["exp"] = "u", "o", time.Now().Add(time.Hour).Unix()
+	tk := jwt.NewWithClaims(jwt.SigningMethodRS256, claims)
+	tk.Header["kid"] = kid
+	raw, err := tk.SignedString(s.key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return raw
+}
+
+// A key rotation (a token under a new kid, published after the verifier
+// started) is picked up without a restart; unknown kids are refetched at
+// most once a minute, so a flood of forged kids cannot hammer the
+// provider.
+func TestJWKSRotationWithoutRestart(t *testing.T) {
+	first, _ := NewSigner()
+	second, _ := NewSigner()
+	j := newJWKSServer(t)
+	j.publish("k1", first)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	v, err := NewJWKSVerifier(ctx, j.URL, j.Client())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for range 3 {
+		if _, err := v.Verify(signWithKid(t, first, "k1", nil)); err != nil {
+			t.Fatalf("k1: %v", err)
 		}
 	}
-	if fetches.Load() != 1 {
-		t.Fatalf("JWKS fetched %d times, want 1 (cached)", fetches.Load())
+	if n := j.fetches.Load(); n != 1 {
+		t.Fatalf("JWKS fetched %d times for one kid, want 1 (cached)", n)
 	}
-	if _, err := jv.Verify(withKid("unknown")); err == nil {
-		t.Fatal("unknown kid accepted")
+	j.publish("k2", second)
+	if _, err := v.Verify(signWithKid(t, second, "k2", nil)); err != nil {
+		t.Fatalf("rotated key k2 not picked up: %v", err)
+	}
+	if n := j.fetches.Load(); n != 2 {
+		t.Fatalf("JWKS fetched %d times after the rotation, want 2", n)
+	}
+	for range 5 {
+		if _, err := v.Verify(signWithKid(t, second, "forged", nil)); err == nil {
+			t.Fatal("unknown kid accepted")
+		}
+	}
+	if n := j.fetches.Load(); n != 2 {
+		t.Fatalf("unknown kids refetched the JWKS: %d fetches, want 2 (rate limited)", n)
+	}
+}
+
+func TestIssuerAndAuthorizedPartyChecks(t *testing.T) {
+	s, _ := NewSigner()
+	v := NewKeyVerifier(&s.key.PublicKey).WithChecks(Checks{Issuer: "https://clerk.example.com", AuthorizedParties: []string{"https://app.example.com"}})
+	cases := []struct {
+		name   string
+		claims jwt.MapClaims
+		ok     bool
+	}{
+		{"right iss and azp", jwt.MapClaims{"iss": "https://clerk.example.com", "azp": "https://app.example.com"}, true},
+		{"right iss, no azp", jwt.MapClaims{"iss": "https://clerk.example.com"}, true},
+		{"other iss", jwt.MapClaims{"iss": "https://evil.example.com", "azp": "https://app.example.com"}, false},
+		{"no iss", jwt.MapClaims{"azp": "https://app.example.com"}, false},
+		{"other azp", jwt.MapClaims{"iss": "https://clerk.example.com", "azp": "https://evil.example.com"}, false},
+	}
+	for _, c := range cases {
+		_, err := v.Verify(signWithKid(t, s, "k", c.claims))
+		if (err == nil) != c.ok {
+			t.Errorf("%s: err %v, want ok=%v", c.name, err, c.ok)
+		}
+	}
+	// Without checks configured, neither claim matters.
+	if _, err := NewKeyVerifier(&s.key.PublicKey).Verify(signWithKid(t, s, "k", jwt.MapClaims{"iss": "x", "azp": "y"})); err != nil {
+		t.Fatalf("unchecked verifier: %v", err)
 	}
 }
 

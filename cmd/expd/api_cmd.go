@@ -31,7 +31,7 @@ func runAPI(ctx context.Context, cfg Config, args []string) error {
 	if err != nil {
 		return err
 	}
-	verifier, err := identityVerifier(cfg)
+	verifier, err := identityVerifier(ctx, cfg)
 	if err != nil {
 		return err
 	}

@@ -21,6 +21,7 @@ type Config struct {
 	TaskQueue         string
 	ClerkJWTKey       string
 	ClerkJWKSURL      string
+	ClerkIssuer       string // CLERK_ISSUER: required iss of session tokens; empty: not checked
 	ClerkWebhookKey   string
 	LogLevel          string
 	Billing           billing.Config
@@ -40,6 +41,7 @@ func configFromEnv() Config {
 		// Keys pasted into env files often carry literal "\n".
 		ClerkJWTKey:     strings.ReplaceAll(os.Getenv("CLERK_JWT_KEY"), `\n`, "\n"),
 		ClerkJWKSURL:    os.Getenv("CLERK_JWKS_URL"),
+		ClerkIssuer:     os.Getenv("CLERK_ISSUER"),
 		ClerkWebhookKey: os.Getenv("CLERK_WEBHOOK_SECRET"),
 		LogLevel:        envOr("EXPD_LOG_LEVEL", "info"),
 		Billing:         billing.ConfigFromEnv(os.Getenv),

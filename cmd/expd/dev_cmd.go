@@ -73,7 +73,7 @@ func runDev(ctx context.Context, cfg Config, args []string) error {
 	}
 	verifier := signer.Verifier()
 	if cfg.ClerkJWTKey != "" || cfg.ClerkJWKSURL != "" {
-		if verifier, err = identityVerifier(cfg); err != nil {
+		if verifier, err = identityVerifier(ctx, cfg); err != nil {
 			return err
 		}
 	}

@@ -41,14 +41,16 @@ Environment:
                           the Temporal SDK's environment configuration (Temporal Cloud, TLS)
   EXPD_TASK_QUEUE         task queue of expd's workflows (default "expd")
   CLERK_JWT_KEY           PEM public key verifying identity-provider session JWTs
-  CLERK_JWKS_URL          or: JWKS URL of the identity provider (cached)
+  CLERK_JWKS_URL          or: JWKS URL of the identity provider (refreshed hourly and on a new kid)
+  CLERK_ISSUER            when set, session tokens must carry this iss (the Clerk Frontend API URL)
   CLERK_WEBHOOK_SECRET    whsec_... secret of the identity webhook
   STRIPE_SECRET_KEY       Stripe API key; unset: billing_configured=false
   STRIPE_WEBHOOK_SECRET   whsec_... secret of the payment webhook
   STRIPE_PRICE_PRO        Stripe price id of the pro plan
   STRIPE_PRICE_BUSINESS   Stripe price id of the business plan
   STRIPE_API_BASE         Stripe API base URL (tests point it at stripe-mock)
-  EXPD_DASHBOARD_ORIGINS  comma-separated origins checkout/portal may return to
+  EXPD_DASHBOARD_ORIGINS  comma-separated dashboard origins: CORS on dashboard routes, the
+                          allowed azp of session tokens, where checkout/portal may return to
   EXPD_RATE_LIMITS        per-plan overrides of /v1/assign and /v1/events rates,
                           e.g. "free=20:40,enterprise=off" (rate per second:burst)
   EXPD_SDK_CACHE_MAX_AGE  how long the SDK cache serves without revalidating (default 1s)

@@ -49,15 +49,24 @@ func openMigratedDB(cfg Config, dataDir string, autoMigrate bool) (*gorm.DB, err
 }
 
 // identityVerifier builds the session-JWT verifier from CLERK_JWT_KEY or
-// CLERK_JWKS_URL.
-func identityVerifier(cfg Config) (*auth.Verifier, error) {
+// CLERK_JWKS_URL (refreshed in the background for the life of ctx), with
+// the iss check of CLERK_ISSUER and the azp check of EXPD_DASHBOARD_ORIGINS
+// when those are set.
+func identityVerifier(ctx context.Context, cfg Config) (*auth.Verifier, error) {
+	var v *auth.Verifier
+	var err error
 	switch {
 	case cfg.ClerkJWTKey != "":
-		return auth.NewPEMVerifier([]byte(cfg.ClerkJWTKey))
+		v, err = auth.NewPEMVerifier([]byte(cfg.ClerkJWTKey))
 	case cfg.ClerkJWKSURL != "":
-		return auth.NewJWKSVerifier(cfg.ClerkJWKSURL, &http.Client{Timeout: 5 * time.Second}), nil
+		v, err = auth.NewJWKSVerifier(ctx, cfg.ClerkJWKSURL, &http.Client{Timeout: 5 * time.Second})
+	default:
+		return nil, errors.New("set CLERK_JWT_KEY (PEM) or CLERK_JWKS_URL to verify identity-provider session tokens")
 	}
-	return nil, errors.New("set CLERK_JWT_KEY (PEM) or CLERK_JWKS_URL to verify identity-provider session tokens")
+	if err != nil {
+		return nil, err
+	}
+	return v.WithChecks(auth.Checks{Issuer: cfg.ClerkIssuer, AuthorizedParties: cfg.Billing.ReturnOrigins}), nil
 }
 
 // dialTemporal connects to Temporal with the SDK's environment
@@ -160,13 +169,14 @@ func apiDeps(ctx context.Context, cfg Config, db *gorm.DB, v *auth.Verifier, c c
 	go cache.Listen(ctx)
 	return api.Deps{
 		DB: db, Verifier: v, Temporal: c, TaskQueue: cfg.TaskQueue, Logger: slog.Default(),
-		SDK:        cache,
-		RateLimits: ratelimit.New(overrides, nil),
-		Ingest:     ingest.NewWriter(db, ingest.Options{}),
-		Billing:    billing.New(cfg.Billing),
-		SvixSecret: cfg.ClerkWebhookKey,
-		TemporalUI: cfg.TemporalUIURL,
-		Namespace:  cfg.TemporalNamespace,
-		Logging:    cfg.Logging,
+		SDK:              cache,
+		RateLimits:       ratelimit.New(overrides, nil),
+		Ingest:           ingest.NewWriter(db, ingest.Options{}),
+		Billing:          billing.New(cfg.Billing),
+		SvixSecret:       cfg.ClerkWebhookKey,
+		TemporalUI:       cfg.TemporalUIURL,
+		Namespace:        cfg.TemporalNamespace,
+		Logging:          cfg.Logging,
+		DashboardOrigins: cfg.Billing.ReturnOrigins,
 	}, nil
 }
