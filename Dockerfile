@@ -1,12 +1,10 @@
-# One image for `expd api`, `expd worker` and `expd migrate`. Built with the
-# nodev tag: the embedded Temporal server and UI of `expd dev` are left out
-# (docs/operations.md gives both binary sizes).
+# One image for `expd api`, `expd worker` and `expd migrate`.
 FROM golang:1.26 AS build
 WORKDIR /src
 COPY go.mod go.sum ./
 RUN go mod download
 COPY . .
-RUN CGO_ENABLED=0 go build -tags nodev -trimpath -ldflags="-s -w" -o /out/expd ./cmd/expd
+RUN CGO_ENABLED=0 go build -trimpath -ldflags="-s -w" -o /out/expd ./cmd/expd
 
 FROM gcr.io/distroless/static-debian12:nonroot
 COPY --from=build /out/expd /usr/local/bin/expd
