@@ -3,8 +3,8 @@ module github.com/expd/expd
 go 1.26.8
 
 require (
-	github.com/chromedp/chromedp v0.23.0
 	github.com/MicahParks/keyfunc/v3 v3.9.1
+	github.com/chromedp/chromedp v0.23.0
 	github.com/gin-gonic/gin v1.12.0
 	github.com/golang-jwt/jwt/v5 v5.3.1
 	github.com/google/uuid v1.6.0
