@@ -22,8 +22,9 @@ import (
 // Version is the stripe-mock release built when none is installed.
 const Version = "v0.203.0"
 
-// startTimeout bounds waiting for stripe-mock to listen.
-const startTimeout = 30 * time.Second
+// startTimeout bounds waiting for stripe-mock to listen: it parses Stripe's
+// whole OpenAPI document first, which took over 30 s at load average 15.
+const startTimeout = 3 * time.Minute
 
 // Server is one running stripe-mock.
 type Server struct {
