@@ -25,25 +25,27 @@ import (
 // Breach is one guarded metric of one treatment whose headline interval
 // lies wholly beyond the allowed change in the bad direction.
 type Breach struct {
-	Key          string // audit dedup key: guardrail/<experiment>/<metric>/<variant>
-	Metric       string
-	Variant      string
-	Control      string
-	Action       string // stop | alert
-	BadDirection string
-	MaxChange    float64
-	Relative     bool
+	Key          string  `json:"key"` // audit dedup key: guardrail/<experiment>/<metric>/<variant>
+	Metric       string  `json:"metric"`
+	Variant      string  `json:"variant"`
+	Control      string  `json:"control_variant"`
+	Action       string  `json:"action"` // stop | alert
+	BadDirection string  `json:"bad_direction"`
+	MaxChange    float64 `json:"max_change"`
+	Relative     bool    `json:"relative"`
 	// Low and High are the headline interval the rule read (relative or
 	// absolute as the rule says); Effect the point estimate on that scale.
-	Low, High, Effect float64
-	Sequential        bool
-	NControl          int64
-	NTreatment        int64
-	ComputedFor       string
+	Low         float64 `json:"ci_low"`
+	High        float64 `json:"ci_high"`
+	Effect      float64 `json:"effect"`
+	Sequential  bool    `json:"sequential"`
+	NControl    int64   `json:"n_control"`
+	NTreatment  int64   `json:"n_treatment"`
+	ComputedFor string  `json:"computed_for"`
 	// Stopped is set by Act when this breach stopped the experiment, with
 	// the config version the stop minted.
-	Stopped        bool
-	StoppedVersion int
+	Stopped        bool `json:"stopped"`
+	StoppedVersion int  `json:"stopped_version,omitempty"`
 }
 
 // BreachKey is the identity of a breach: acted on once.
@@ -190,10 +192,10 @@ func fillStop(ctx context.Context, db *gorm.DB, run Run, b *Breach) error {
 
 // SRMFailure is a run whose sample-ratio gate failed.
 type SRMFailure struct {
-	Key               string
-	ComputedFor       string
-	ExperimentVersion int
-	SRM               results.SRMSummary
+	Key               string             `json:"key"`
+	ComputedFor       string             `json:"computed_for"`
+	ExperimentVersion int                `json:"experiment_version"`
+	SRM               results.SRMSummary `json:"srm"`
 }
 
 // ErrNoRun is returned when the run to evaluate is not recorded.
