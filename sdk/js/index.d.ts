@@ -32,7 +32,7 @@ export interface ClientOptions {
   requestTimeoutMs?: number;
   /** Node only: JSON-lines file for batches that could not be sent, replayed within 24 h by the next client on the same path. */
   spillPath?: string;
-  /** (experiment, user, variant, UTC day) keys remembered to send each day's exposure once. Default 100,000. */
+  /** (experiment, user) pairs remembered (variant on the current config, day of the last exposure): one exposure per (experiment, user, variant, UTC day), repeat assigns without hashing. Default 100,000. */
   exposureCacheSize?: number;
   /** Milliseconds close() waits to send what is queued. Default 5,000. */
   closeTimeoutMs?: number;
