@@ -6,7 +6,10 @@
 package activities
 
 import (
+	"context"
 	"time"
+
+	"go.temporal.io/sdk/activity"
 
 	"gorm.io/gorm"
 
@@ -22,6 +25,15 @@ type Activities struct {
 	// Webhooks sends outbound webhook deliveries; nil: a Sender that
 	// reaches public addresses only.
 	Webhooks *outbound.Sender
+}
+
+// workflowID is the id of the workflow running the activity ("" outside
+// one, as when a test calls the method directly).
+func workflowID(ctx context.Context) string {
+	if !activity.IsActivity(ctx) {
+		return ""
+	}
+	return activity.GetInfo(ctx).WorkflowExecution.ID
 }
 
 func (a *Activities) now() time.Time {

@@ -72,6 +72,7 @@ func (a *Activities) ApplyPaymentEvent(ctx context.Context, in ApplyPaymentEvent
 		EventID: ev.ID, EventType: ev.Type, At: ev.Created, OrgID: ev.OrgID,
 		CustomerID: ev.CustomerID, SubscriptionID: ev.SubscriptionID, Status: ev.Status, Plan: plan,
 		EndsSubscription: ev.Type == billing.EventSubscriptionDeleted,
+		WorkflowID:       workflowID(ctx),
 	})
 	if err != nil {
 		return ApplyPaymentEventResult{}, err

@@ -44,8 +44,9 @@ func TestAuditRecordsExperimentChangesNewestFirst(t *testing.T) {
 	putConfig(t, env, org, a.ID, cfg)
 	b := create(t, env, org, validConfig("other"))
 
+	// The two oldest entries are the org's keys, issued by testenv.NewOrg.
 	all := listAudit(t, env, org, url.Values{})
-	if len(all.Entries) != 3 || all.Entries[0].ExperimentID != b.ID || all.Entries[1].Action != "experiment.updated" || all.Entries[2].Action != "experiment.created" {
+	if len(all.Entries) != 5 || all.Entries[3].Action != "key.rotated" || all.Entries[4].Action != "key.rotated" || all.Entries[0].ExperimentID != b.ID || all.Entries[1].Action != "experiment.updated" || all.Entries[2].Action != "experiment.created" {
 		t.Fatalf("entries newest first: %+v", all.Entries)
 	}
 	upd := all.Entries[1]
@@ -63,9 +64,9 @@ func TestAuditRecordsExperimentChangesNewestFirst(t *testing.T) {
 		t.Fatalf("page 2: %+v", p2)
 	}
 
-	// Another org sees none of it.
+	// Another org sees none of it (only its own two keys).
 	other := env.NewOrg(t)
-	if got := listAudit(t, env, other, url.Values{}); len(got.Entries) != 0 {
+	if got := listAudit(t, env, other, url.Values{}); len(got.Entries) != 2 || got.Entries[0].Action != "key.rotated" || got.Entries[1].Action != "key.rotated" {
 		t.Fatalf("other org sees %+v", got.Entries)
 	}
 }

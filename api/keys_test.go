@@ -77,6 +77,18 @@ func TestRotationRevokesTheOldKeyAtOnce(t *testing.T) {
 			t.Fatalf("new %s key: %d, want 200", c.scope, s)
 		}
 	}
+	// The audit log has both rotations, by the admin, without key material.
+	var page auditPage
+	r := env.Do(t, "GET", "/v1/audit?action=key.rotated&limit=2", nil, testenv.Bearer(org.AdminToken)...)
+	r.JSON(t, &page)
+	if len(page.Entries) != 2 || bytes.Contains(r.Body, []byte(org.SecretKey)) || bytes.Contains(r.Body, []byte(org.PublishableKey)) {
+		t.Fatalf("key audit: %s", r.Body)
+	}
+	for i, e := range page.Entries {
+		if e.Actor != "user_admin_"+org.ClerkOrgID || e.Before["key_ids"] == nil || e.After["key_id"] == nil {
+			t.Fatalf("rotation entry %d: %+v", i, e)
+		}
+	}
 }
 
 // A second API instance that had the old key cached refuses it right

@@ -17,6 +17,7 @@ import (
 	"github.com/google/uuid"
 	"gorm.io/gorm"
 
+	orgaudit "github.com/expd/expd/audit"
 	"github.com/expd/expd/auth"
 	"github.com/expd/expd/models"
 	"github.com/expd/expd/sdkcache"
@@ -90,6 +91,9 @@ func Store(ctx context.Context, db *gorm.DB, in StoreInput) (StoreResult, error)
 		if err := audit(tx, in, key.ID, "issued", now); err != nil {
 			return err
 		}
+		if err := auditLog(ctx, tx, in, key, res.RevokedIDs); err != nil {
+			return err
+		}
 		return sdkcache.NotifyKeysChanged(ctx, tx, in.OrgID)
 	})
 	return res, err
@@ -101,6 +105,34 @@ func audit(tx *gorm.DB, in StoreInput, keyID, action string, at time.Time) error
 		return fmt.Errorf("audit %s: %w", action, err)
 	}
 	return nil
+}
+
+// keyState is the audit summary of a key (never its hash).
+type keyState struct {
+	Scope  string   `json:"scope"`
+	KeyID  string   `json:"key_id,omitempty"`
+	Prefix string   `json:"prefix,omitempty"`
+	KeyIDs []string `json:"key_ids,omitempty"`
+}
+
+// auditLog records key.rotated in the org's audit log (beside key_audit,
+// which keeps one row per key): which key is live now and which were
+// revoked. The actor is the admin, or the system when none is named.
+func auditLog(ctx context.Context, tx *gorm.DB, in StoreInput, key models.APIKey, revoked []string) error {
+	actor := in.Actor
+	if actor == "" {
+		actor = orgaudit.SystemActor
+	}
+	summary := fmt.Sprintf("%s key %s… issued", in.Scope, in.Prefix)
+	if len(revoked) > 0 {
+		summary = fmt.Sprintf("%s key rotated to %s…, %d revoked", in.Scope, in.Prefix, len(revoked))
+	}
+	var before any
+	if len(revoked) > 0 {
+		before = keyState{Scope: string(in.Scope), KeyIDs: revoked}
+	}
+	return orgaudit.Record(ctx, tx, orgaudit.Entry{OrgID: in.OrgID, Action: orgaudit.KeyRotated, Actor: actor, Summary: summary,
+		Before: before, After: keyState{Scope: string(in.Scope), KeyID: key.ID, Prefix: in.Prefix}, At: key.CreatedAt})
 }
 
 // Publishable returns the org's live publishable key, or "" when none.

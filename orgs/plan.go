@@ -10,6 +10,7 @@ import (
 	"gorm.io/gorm"
 	"gorm.io/gorm/clause"
 
+	"github.com/expd/expd/audit"
 	"github.com/expd/expd/models"
 	"github.com/expd/expd/plans"
 )
@@ -27,6 +28,9 @@ type PlanChange struct {
 	// EndsSubscription marks a deleted subscription: it changes nothing
 	// when the org has moved on to another subscription.
 	EndsSubscription bool
+	// WorkflowID is the workflow that applies the event (the audit entry's
+	// actor is the system, acting for the payment provider).
+	WorkflowID string
 }
 
 // PlanOutcome tells what ApplyPlan did.
@@ -74,6 +78,9 @@ func ApplyPlan(ctx context.Context, db *gorm.DB, ch PlanChange) (PlanOutcome, er
 			if err := setPlan(tx, org.ID, ch); err != nil {
 				return err
 			}
+			if err := auditPlan(ctx, tx, org, ch); err != nil {
+				return err
+			}
 		}
 		var orgID *string
 		if found {
@@ -97,6 +104,33 @@ func decide(org models.Org, found bool, ch PlanChange) PlanOutcome {
 		return PlanStale
 	}
 	return PlanApplied
+}
+
+// planState is the audit summary of an org's plan.
+type planState struct {
+	Plan               string `json:"plan"`
+	SubscriptionStatus string `json:"subscription_status,omitempty"`
+}
+
+// auditPlan records plan.changed when the event changes the org's plan or
+// subscription status (an event that confirms the current state records
+// nothing). The payment event id dedups it.
+func auditPlan(ctx context.Context, tx *gorm.DB, org models.Org, ch PlanChange) error {
+	before := planState{Plan: string(org.Plan), SubscriptionStatus: org.SubscriptionStatus}
+	after := planState{Plan: string(ch.Plan), SubscriptionStatus: ch.Status}
+	if before == after {
+		return nil
+	}
+	return audit.Record(ctx, tx, audit.Entry{OrgID: org.ID, Action: audit.PlanChanged, Actor: audit.SystemActor, WorkflowID: ch.WorkflowID,
+		Summary: fmt.Sprintf("plan %s -> %s (subscription %s, payment event %s %s)", before.Plan, after.Plan, orNone(ch.Status), ch.EventType, ch.EventID),
+		Before:  before, After: after, DedupKey: "plan/" + ch.EventID})
+}
+
+func orNone(s string) string {
+	if s == "" {
+		return "none"
+	}
+	return s
 }
 
 func setPlan(tx *gorm.DB, orgID string, ch PlanChange) error {
@@ -143,7 +177,15 @@ func takeOrg(q *gorm.DB, where, arg string) (models.Org, bool, error) {
 // plan (a paid one set by a payment event or by hand) is kept. `expd dev`
 // lifts its org so local load tests are not throttled.
 func LiftFreePlan(ctx context.Context, db *gorm.DB, orgID string, plan plans.Name) error {
-	err := db.WithContext(ctx).Model(&models.Org{}).Where("id = ? AND plan = ?", orgID, plans.Free).Update("plan", plan).Error
+	err := db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+		res := tx.Model(&models.Org{}).Where("id = ? AND plan = ?", orgID, plans.Free).Update("plan", plan)
+		if res.Error != nil || res.RowsAffected == 0 {
+			return res.Error
+		}
+		return audit.Record(ctx, tx, audit.Entry{OrgID: orgID, Action: audit.PlanChanged, Actor: audit.SystemActor,
+			Summary: fmt.Sprintf("plan %s -> %s (expd dev lifts its org off the free plan)", plans.Free, plan),
+			Before:  planState{Plan: string(plans.Free)}, After: planState{Plan: string(plan)}})
+	})
 	if err != nil {
 		return fmt.Errorf("lift org %s from the free plan: %w", orgID, err)
 	}

@@ -1,11 +1,13 @@
 package orgs_test
 
 import (
+	"encoding/json"
 	"testing"
 	"time"
 
 	"gorm.io/gorm"
 
+	"github.com/expd/expd/audit"
 	"github.com/expd/expd/internal/testenv"
 	"github.com/expd/expd/models"
 	"github.com/expd/expd/orgs"
@@ -98,4 +100,41 @@ func TestApplyPlanIgnoresOtherSubscriptionsAndUnknownOrgs(t *testing.T) {
 
 	applyPlan(t, db, orgs.PlanChange{EventID: "evt_d", At: t0, OrgID: "not-a-uuid", CustomerID: "cus_nobody", Status: "active", Plan: plans.Pro}, orgs.PlanUnknownOrg)
 	applyPlan(t, db, orgs.PlanChange{EventID: "evt_e", At: t0, Status: "active", Plan: plans.Pro}, orgs.PlanUnknownOrg)
+}
+
+// A plan change is in the audit log once, by the system and the workflow
+// that applied it; an event that confirms the current state adds nothing.
+func TestApplyPlanAuditsAChangeOnce(t *testing.T) {
+	db := testenv.DB(t)
+	o, err := orgs.Ensure(ctx, db, "org_audited_plan", "audited-plan")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t0 := time.Date(2026, 1, 1, 12, 0, 0, 0, time.UTC)
+	up := orgs.PlanChange{EventID: "evt_up", EventType: "checkout.session.completed", At: t0, OrgID: o.ID,
+		CustomerID: "cus_a", SubscriptionID: "sub_a", Status: "active", Plan: plans.Pro, WorkflowID: "stripe/evt_up"}
+	applyPlan(t, db, up, orgs.PlanApplied)
+	applyPlan(t, db, up, orgs.PlanDuplicate)
+	same := up
+	same.EventID, same.EventType, same.At, same.WorkflowID = "evt_same", "customer.subscription.updated", t0.Add(time.Second), "stripe/evt_same"
+	applyPlan(t, db, same, orgs.PlanApplied)
+	page, err := audit.List(ctx, db, o.ID, audit.Query{Action: audit.PlanChanged, Limit: 10})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(page.Entries) != 1 {
+		t.Fatalf("plan entries %+v, want one", page.Entries)
+	}
+	e := page.Entries[0]
+	var before, after map[string]string
+	if err := json.Unmarshal(e.Before, &before); err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(e.After, &after); err != nil {
+		t.Fatal(err)
+	}
+	if e.Actor != audit.SystemActor || e.WorkflowID != "stripe/evt_up" || len(before) != 1 || before["plan"] != "free" ||
+		after["plan"] != "pro" || after["subscription_status"] != "active" {
+		t.Fatalf("plan entry %+v (before %s, after %s)", e, e.Before, e.After)
+	}
 }
