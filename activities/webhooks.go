@@ -51,6 +51,14 @@ const (
 	SkipEndpointGone = "endpoint deleted"
 )
 
+// attempt is the activity's attempt number (1 outside an activity).
+func attempt(ctx context.Context) int {
+	if !activity.IsActivity(ctx) {
+		return 1
+	}
+	return int(activity.GetInfo(ctx).Attempt)
+}
+
 // DeliveryFailed is the error type of a failed attempt (retried).
 const DeliveryFailed = "DeliveryFailed"
 
@@ -80,7 +88,7 @@ func (a *Activities) DeliverWebhook(ctx context.Context, in DeliverWebhookInput)
 	at := a.now()
 	res := sender.Send(ctx, t.URL, t.Secret, in.Event, at)
 	rec := outbound.AttemptRecord{OrgID: t.OrgID, EndpointID: in.EndpointID, EventID: in.Event.ID, EventType: in.Event.Type,
-		Attempt: int(activity.GetInfo(ctx).Attempt), StatusCode: res.StatusCode, Duration: res.Duration, At: at}
+		Attempt: attempt(ctx), StatusCode: res.StatusCode, Duration: res.Duration, At: at}
 	if res.Err != nil {
 		rec.Error = res.Err.Error()
 	}

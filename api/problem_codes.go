@@ -31,6 +31,10 @@ const (
 	CodeNoPublishableKey   = "no_publishable_key"   // 404: the org has no live publishable key
 	CodeNameTaken          = "name_taken"           // 400: experiment name already used in the org
 
+	// Outbound webhooks.
+	CodeWebhookEndpointNotFound = "webhook_endpoint_not_found" // 404: no such endpoint in the org (or deleted)
+	CodeWebhookEndpointLimit    = "webhook_endpoint_limit"     // 409: the org already has the most endpoints allowed
+
 	// Billing.
 	CodeBillingNotConfigured = "billing_not_configured" // 409: this server has no payment provider
 	CodeNoBillingAccount     = "no_billing_account"     // 409: the org never subscribed

@@ -16,6 +16,7 @@ import (
 	"github.com/expd/expd/dashboard"
 	"github.com/expd/expd/experiments"
 	"github.com/expd/expd/ingest"
+	"github.com/expd/expd/outbound"
 	"github.com/expd/expd/ratelimit"
 	"github.com/expd/expd/sdkcache"
 	"github.com/expd/expd/workflows"
@@ -34,6 +35,7 @@ type Deps struct {
 	Ingest     *ingest.Writer     // group-commit event writer (events.go); nil: one over DB
 	Billing    *billing.Client    // the Stripe adapter (billing.go); nil or unconfigured: billing_configured false
 	SvixSecret string             // CLERK_WEBHOOK_SECRET (whsec_...) of the identity webhook; empty: every delivery gets 401
+	Resolver   outbound.Resolver  // resolves webhook endpoint hosts at registration (webhook_endpoints.go); nil: net.DefaultResolver
 
 	// The dashboard (dashboard/): DevToken signs visitors in as the dev
 	// admin (expd dev only); TemporalUI ("" hides links) and Namespace
@@ -104,15 +106,20 @@ func NewRouter(deps Deps) *gin.Engine {
 	dash.GET("/plans", listPlans)                                          // plans.go
 	dash.GET("/billing/summary", h.billingSummary)                         // billing.go
 	// Admin only (requireAdmin, auth.go).
-	dash.POST("/keys", requireAdmin, h.rotateKey)                                                 // keys.go
-	dash.GET("/keys/publishable", requireAdmin, h.getPublishableKey)                              // keys.go
-	dash.POST("/business-events/secret", requireAdmin, h.rotateSigningSecret)                     // signing_secrets.go
-	dash.POST("/billing/checkout-session", requireAdmin, h.createCheckoutSession)                 // billing.go
-	dash.POST("/billing/portal-session", requireAdmin, h.createPortalSession)                     // billing.go
-	dash.GET("/audit", requireAdmin, h.listAudit)                                                 // audit.go
-	dash.POST("/experiments/:id/start", requireAdmin, h.lifecycleAction(experiments.ActionStart)) // lifecycle.go
-	dash.POST("/experiments/:id/stop", requireAdmin, h.lifecycleAction(experiments.ActionStop))   // lifecycle.go
-	dash.POST("/experiments/:id/ship", requireAdmin, h.shipExperiment)                            // lifecycle.go
+	dash.POST("/keys", requireAdmin, h.rotateKey)                                                       // keys.go
+	dash.GET("/keys/publishable", requireAdmin, h.getPublishableKey)                                    // keys.go
+	dash.POST("/business-events/secret", requireAdmin, h.rotateSigningSecret)                           // signing_secrets.go
+	dash.POST("/billing/checkout-session", requireAdmin, h.createCheckoutSession)                       // billing.go
+	dash.POST("/billing/portal-session", requireAdmin, h.createPortalSession)                           // billing.go
+	dash.GET("/audit", requireAdmin, h.listAudit)                                                       // audit.go
+	dash.POST("/experiments/:id/start", requireAdmin, h.lifecycleAction(experiments.ActionStart))       // lifecycle.go
+	dash.POST("/experiments/:id/stop", requireAdmin, h.lifecycleAction(experiments.ActionStop))         // lifecycle.go
+	dash.POST("/experiments/:id/ship", requireAdmin, h.shipExperiment)                                  // lifecycle.go
+	dash.POST("/webhook-endpoints", requireAdmin, limitBody(webhookBodyLimit), h.createWebhookEndpoint) // webhook_endpoints.go
+	dash.GET("/webhook-endpoints", requireAdmin, h.listWebhookEndpoints)                                // webhook_endpoints.go
+	dash.GET("/webhook-endpoints/:id", requireAdmin, h.getWebhookEndpoint)                              // webhook_endpoints.go
+	dash.DELETE("/webhook-endpoints/:id", requireAdmin, h.deleteWebhookEndpoint)                        // webhook_endpoints.go
+	dash.GET("/webhook-endpoints/:id/deliveries", requireAdmin, h.listWebhookDeliveries)                // webhook_endpoints.go
 
 	// ---- SDK: org API key in X-API-Key (requireSDKKey, keys.go), rate limited per org (ratelimit.go) ----
 	anyKey := h.requireSDKKey(auth.Publishable, auth.Secret)

@@ -52,7 +52,7 @@ func runDev(ctx context.Context, cfg Config, args []string) error {
 		defer srv.Stop()
 		temporalAddr, uiAddr = srv.FrontendAddress(), srv.UIAddress()
 	}
-	tc, stopWorker, err := temporalWithWorker(ctx, cfg, temporalAddr, db)
+	tc, stopWorker, err := temporalWithWorker(ctx, cfg, temporalAddr, db, true)
 	if err != nil {
 		return err
 	}

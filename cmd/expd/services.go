@@ -20,6 +20,7 @@ import (
 	"github.com/expd/expd/billing"
 	"github.com/expd/expd/ingest"
 	"github.com/expd/expd/models"
+	"github.com/expd/expd/outbound"
 	"github.com/expd/expd/ratelimit"
 	"github.com/expd/expd/sdkcache"
 	"github.com/expd/expd/telemetry"
@@ -124,18 +125,21 @@ func serveMetrics(ctx context.Context, addr string, db *gorm.DB, tc client.Clien
 	return bound, nil
 }
 
-func newActivities(db *gorm.DB, cfg Config) *activities.Activities {
-	return &activities.Activities{DB: db, Billing: billing.New(cfg.Billing)}
+// newActivities builds the worker's dependencies. dev (`expd dev`) lets
+// outbound webhooks reach loopback and private addresses, as the API lets
+// such endpoints register there.
+func newActivities(db *gorm.DB, cfg Config, dev bool) *activities.Activities {
+	return &activities.Activities{DB: db, Billing: billing.New(cfg.Billing), Webhooks: &outbound.Sender{AllowPrivate: dev}}
 }
 
-// temporalWithWorker connects to Temporal and runs expd's worker on it.
-// The returned stop ends both.
-func temporalWithWorker(ctx context.Context, cfg Config, address string, db *gorm.DB) (client.Client, func(), error) {
+// temporalWithWorker connects to Temporal and runs expd's worker on it
+// (dev: see newActivities). The returned stop ends both.
+func temporalWithWorker(ctx context.Context, cfg Config, address string, db *gorm.DB, dev bool) (client.Client, func(), error) {
 	tc, err := dialTemporal(ctx, address, cfg.TemporalNamespace)
 	if err != nil {
 		return nil, nil, err
 	}
-	w, err := worker.Run(ctx, tc, cfg.TemporalNamespace, cfg.TaskQueue, newActivities(db, cfg), sdkworker.Options{})
+	w, err := worker.Run(ctx, tc, cfg.TemporalNamespace, cfg.TaskQueue, newActivities(db, cfg, dev), sdkworker.Options{})
 	if err != nil {
 		tc.Close()
 		return nil, nil, err

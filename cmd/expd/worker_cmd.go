@@ -21,7 +21,7 @@ func runWorker(ctx context.Context, cfg Config, args []string) error {
 	if err != nil {
 		return err
 	}
-	tc, stop, err := temporalWithWorker(ctx, cfg, cfg.TemporalAddress, db)
+	tc, stop, err := temporalWithWorker(ctx, cfg, cfg.TemporalAddress, db, false)
 	if err != nil {
 		return err
 	}
