@@ -8,6 +8,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/stdlib"
 	"gorm.io/driver/postgres"
 	"gorm.io/driver/sqlite"
 	"gorm.io/gorm"
@@ -28,13 +30,18 @@ func Open(databaseURL, dataDir string) (*gorm.DB, error) {
 	}
 	switch {
 	case strings.HasPrefix(databaseURL, "postgres://"), strings.HasPrefix(databaseURL, "postgresql://"):
-		db, err := gorm.Open(postgres.Open(databaseURL), cfg)
+		// pgx's connection config with the tracer (dbtrace.go): each
+		// statement is a span under the request's or activity's span.
+		pgxCfg, err := pgx.ParseConfig(databaseURL)
 		if err != nil {
-			return nil, fmt.Errorf("open postgres: %w", err)
+			return nil, fmt.Errorf("parse DATABASE_URL: %w", err)
 		}
-		sqlDB, err := db.DB()
+		pgxCfg.Tracer = queryTracer{}
+		sqlDB := stdlib.OpenDB(*pgxCfg)
+		db, err := gorm.Open(postgres.New(postgres.Config{Conn: sqlDB}), cfg)
 		if err != nil {
-			return nil, err
+			_ = sqlDB.Close()
+			return nil, fmt.Errorf("open postgres: %w", err)
 		}
 		sqlDB.SetMaxOpenConns(32)
 		sqlDB.SetMaxIdleConns(16)

@@ -3,6 +3,7 @@ package telemetry_test
 import (
 	"context"
 	"net/http"
+	"os"
 	"strings"
 	"testing"
 	"time"
@@ -110,4 +111,37 @@ func TestManualRunIsOneConnectedTrace(t *testing.T) {
 		}
 	}
 	t.Logf("trace of one manual run: %d spans %v", len(inTrace), kinds)
+
+	// PostgreSQL statements (pgx's tracer, models/dbtrace.go) are spans
+	// under the request's span and under the activities' spans.
+	if os.Getenv("DATABASE_URL") == "" {
+		t.Log("SQLite: no database spans (the pgx tracer is PostgreSQL's)")
+		return
+	}
+	var underRequest, underActivity int
+	for _, s := range inTrace {
+		if !isDBSpan(s) {
+			continue
+		}
+		parent := inTrace[s.Parent().SpanID()]
+		switch {
+		case parent == root:
+			underRequest++
+		case parent != nil && strings.HasPrefix(parent.Name(), "RunActivity"):
+			underActivity++
+		}
+	}
+	if underRequest == 0 || underActivity == 0 {
+		t.Errorf("database spans: %d under the request span, %d under activity spans; want both > 0", underRequest, underActivity)
+	}
+	t.Logf("database spans: %d under the request, %d under activities", underRequest, underActivity)
+}
+
+func isDBSpan(s sdktrace.ReadOnlySpan) bool {
+	for _, a := range s.Attributes() {
+		if a.Key == "db.system.name" && a.Value.AsString() == "postgresql" {
+			return true
+		}
+	}
+	return false
 }
