@@ -210,6 +210,8 @@ func TestExperimentValidation(t *testing.T) {
 		{"stop_at before start_at", func(c map[string]any) {
 			c["start_at"], c["stop_at"] = "2030-01-02T00:00:00Z", "2030-01-01T00:00:00Z"
 		}, "stop_at"},
+		{"start_at not an instant", func(c map[string]any) { c["start_at"] = "tomorrow" }, "start_at"},
+		{"stop_at a number", func(c map[string]any) { c["stop_at"] = 1700000000 }, "stop_at"},
 		{"guardrail direction", func(c map[string]any) {
 			metric(c)["guardrail"] = map[string]any{"bad_direction": "sideways", "max_change": 0.05, "relative": true, "action": "stop"}
 		}, "metrics[0].guardrail.bad_direction"},

@@ -1,9 +1,13 @@
 package experiments
 
 import (
+	"encoding/json"
+	"errors"
+	"strings"
 	"time"
 
 	"github.com/expd/expd/bucketing"
+	"github.com/expd/expd/validate"
 )
 
 // Config is ExperimentConfig as POST and PUT take it.
@@ -119,3 +123,39 @@ const (
 	StatusStopped   = "stopped" // everyone gets control
 	StatusShipped   = "shipped" // everyone gets the shipped variant; final
 )
+
+// UnmarshalJSON reads a Config; a start_at or stop_at that is not an
+// RFC 3339 instant is a field error naming it (encoding/json reports a
+// time's parse error without the field).
+func (c *Config) UnmarshalJSON(b []byte) error {
+	type plain Config
+	var aux struct {
+		*plain
+		StartAt json.RawMessage `json:"start_at"`
+		StopAt  json.RawMessage `json:"stop_at"`
+	}
+	aux.plain = (*plain)(c)
+	if err := json.Unmarshal(b, &aux); err != nil {
+		var te *json.UnmarshalTypeError
+		if errors.As(err, &te) { // the field path names the embedded alias
+			te.Field = strings.TrimPrefix(te.Field, "plain.")
+		}
+		return err
+	}
+	var errs validate.Errors
+	c.StartAt = instant(&errs, "start_at", aux.StartAt)
+	c.StopAt = instant(&errs, "stop_at", aux.StopAt)
+	return errs.Err()
+}
+
+func instant(errs *validate.Errors, field string, raw json.RawMessage) *time.Time {
+	if len(raw) == 0 || string(raw) == "null" {
+		return nil
+	}
+	var t time.Time
+	if err := json.Unmarshal(raw, &t); err != nil {
+		errs.Add(field, "must be an RFC 3339 instant, e.g. 2026-01-31T12:00:00Z")
+		return nil
+	}
+	return &t
+}
