@@ -1,10 +1,12 @@
-# One image for `expd api`, `expd worker` and `expd migrate`.
+# One image for `expd api`, `expd worker` and `expd migrate`, built with
+# -tags noembedded: no embedded Temporal server or UI is linked (`expd dev`
+# is not in this image; docs/operations.md gives both binaries' sizes).
 FROM golang:1.26 AS build
 WORKDIR /src
 COPY go.mod go.sum ./
 RUN go mod download
 COPY . .
-RUN CGO_ENABLED=0 go build -trimpath -ldflags="-s -w" -o /out/expd ./cmd/expd
+RUN CGO_ENABLED=0 go build -tags noembedded -trimpath -ldflags="-s -w" -o /out/expd ./cmd/expd
 
 FROM gcr.io/distroless/static-debian12:nonroot
 COPY --from=build /out/expd /usr/local/bin/expd

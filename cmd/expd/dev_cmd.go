@@ -1,3 +1,9 @@
+//go:build !noembedded
+
+// The embedded Temporal server and UI (devserver, go.temporal.io/server)
+// are linked only into builds without the noembedded tag; the production
+// image builds with -tags noembedded (dev_cmd_noembedded.go, Dockerfile).
+
 package main
 
 import (
@@ -14,6 +20,8 @@ import (
 	"github.com/expd/expd/api"
 	"github.com/expd/expd/devserver"
 )
+
+func init() { commands["dev"] = runDev }
 
 // runDev is `expd dev`: everything in one process on embedded defaults.
 func runDev(ctx context.Context, cfg Config, args []string) error {

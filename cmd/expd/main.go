@@ -108,8 +108,9 @@ func main() {
 	}
 }
 
+// commands are the subcommands; "dev" is added by dev_cmd.go (or its
+// noembedded stand-in).
 var commands = map[string]func(context.Context, Config, []string) error{
-	"dev":         runDev,
 	"api":         runAPI,
 	"worker":      runWorker,
 	"migrate":     runMigrate,
