@@ -10,6 +10,7 @@ import (
 	"github.com/expd/expd/auth"
 	"github.com/expd/expd/keys"
 	"github.com/expd/expd/orgs"
+	"github.com/expd/expd/tokens"
 )
 
 // Context keys set by the auth middleware.
@@ -17,19 +18,37 @@ const (
 	ctxOrgID    = "expd.org_id"
 	ctxSession  = "expd.session"
 	ctxKeyScope = "expd.key_scope"
+	// ctxManagementToken is the id of the management token a dashboard
+	// request authenticated with; unset for identity sessions.
+	ctxManagementToken = "expd.management_token"
 )
 
-// requireSession accepts an identity-provider session JWT as
-// "Authorization: Bearer <token>" and resolves its org, creating the org
-// row on first sight (the identity webhook enriches it later).
+// requireSession accepts, as "Authorization: Bearer <credential>", an
+// identity-provider session JWT (the org row is created on first sight; the
+// identity webhook enriches it later) or an org management token
+// (expd_mt_..., package tokens). SDK keys are refused here, as management
+// tokens are on the SDK routes: each credential has one route family.
 func (h *handlers) requireSession(c *gin.Context) {
 	authz := c.GetHeader("Authorization")
 	token, ok := strings.CutPrefix(authz, "Bearer ")
+	token = strings.TrimSpace(token)
 	if !ok || token == "" {
-		unauthorized(c, "missing credentials: send Authorization: Bearer <identity session token>")
+		detail := "missing credentials: send Authorization: Bearer <identity session token or management token>"
+		if c.GetHeader("X-API-Key") != "" {
+			detail = "SDK keys (X-API-Key) are not accepted on dashboard routes; send an identity session token or a management token as Authorization: Bearer"
+		}
+		unauthorized(c, detail)
 		return
 	}
-	sess, err := h.deps.Verifier.Verify(strings.TrimSpace(token))
+	if _, isKey := auth.ScopeOfKey(token); isKey {
+		unauthorized(c, "SDK keys are not accepted on dashboard routes; use an identity session token or a management token")
+		return
+	}
+	if strings.HasPrefix(token, auth.ManagementTokenPrefix) {
+		h.managementTokenSession(c, token)
+		return
+	}
+	sess, err := h.deps.Verifier.Verify(token)
 	if err != nil {
 		unauthorized(c, "invalid identity token")
 		return
@@ -48,6 +67,24 @@ func (h *handlers) requireSession(c *gin.Context) {
 	c.Next()
 }
 
+// managementTokenSession authenticates a management token: its org and
+// role stand in for the identity session's.
+func (h *handlers) managementTokenSession(c *gin.Context, plain string) {
+	tok, err := tokens.Authenticate(c.Request.Context(), h.deps.DB, plain)
+	if errors.Is(err, tokens.ErrInvalid) {
+		unauthorized(c, "invalid management token: unknown, revoked or expired")
+		return
+	}
+	if err != nil {
+		internalError(c, err)
+		return
+	}
+	c.Set(ctxSession, tokens.Session(tok))
+	c.Set(ctxOrgID, tok.OrgID)
+	c.Set(ctxManagementToken, tok.ID)
+	c.Next()
+}
+
 // requireAdmin must follow requireSession.
 func requireAdmin(c *gin.Context) {
 	if !session(c).IsAdmin() {
@@ -62,8 +99,12 @@ func requireAdmin(c *gin.Context) {
 func (h *handlers) requireKey(scopes ...auth.Scope) gin.HandlerFunc {
 	return func(c *gin.Context) {
 		plain := c.GetHeader("X-API-Key")
-		if plain == "" {
-			unauthorized(c, "missing credentials: send the org's API key in X-API-Key")
+		if plain == "" || strings.HasPrefix(plain, auth.ManagementTokenPrefix) {
+			detail := "missing credentials: send the org's API key in X-API-Key"
+			if plain != "" || c.GetHeader("Authorization") != "" {
+				detail = "identity sessions and management tokens are not accepted on SDK routes; send a publishable or secret key in X-API-Key"
+			}
+			unauthorized(c, detail)
 			return
 		}
 		scope, ok := auth.ScopeOfKey(plain)

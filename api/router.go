@@ -88,7 +88,7 @@ func NewRouter(deps Deps) *gin.Engine {
 
 	v1 := r.Group("/v1")
 
-	// ---- Dashboard: identity-provider session (requireSession, auth.go) ----
+	// ---- Dashboard: identity-provider session or management token (requireSession, auth.go) ----
 	// Body limits are set per group or route: ingest routes take larger bodies.
 	dash := v1.Group("", limitBody(defaultBodyLimit), h.requireSession)
 	dash.GET("/experiments", h.listExperiments)                            // experiments.go
@@ -111,6 +111,9 @@ func NewRouter(deps Deps) *gin.Engine {
 	dash.POST("/business-events/secret", requireAdmin, h.rotateSigningSecret)                           // signing_secrets.go
 	dash.POST("/billing/checkout-session", requireAdmin, h.createCheckoutSession)                       // billing.go
 	dash.POST("/billing/portal-session", requireAdmin, h.createPortalSession)                           // billing.go
+	dash.POST("/management-tokens", requireAdmin, h.createManagementToken)                              // management_tokens.go
+	dash.GET("/management-tokens", requireAdmin, h.listManagementTokens)                                // management_tokens.go
+	dash.DELETE("/management-tokens/:token_id", requireAdmin, h.revokeManagementToken)                  // management_tokens.go
 	dash.GET("/audit", requireAdmin, h.listAudit)                                                       // audit.go
 	dash.POST("/experiments/:id/start", requireAdmin, h.lifecycleAction(experiments.ActionStart))       // lifecycle.go
 	dash.POST("/experiments/:id/stop", requireAdmin, h.lifecycleAction(experiments.ActionStop))         // lifecycle.go

@@ -1,9 +1,7 @@
 package auth
 
 import (
-	"crypto/rand"
 	"crypto/sha256"
-	"encoding/base64"
 	"encoding/hex"
 	"fmt"
 	"strings"
@@ -30,27 +28,13 @@ func ParseScope(s string) (Scope, error) {
 
 func (s Scope) prefix() string {
 	if s == Secret {
-		return "sk_"
+		return SecretPrefix
 	}
-	return "pk_"
+	return PublishablePrefix
 }
 
-// NewKey is a freshly generated key: Plain is shown once, Hash is stored.
-type NewKey struct {
-	Plain  string
-	Hash   string
-	Prefix string // first characters, safe to display and log
-}
-
-// GenerateKey makes a key of the scope from 32 random bytes.
-func GenerateKey(s Scope) (NewKey, error) {
-	var b [32]byte
-	if _, err := rand.Read(b[:]); err != nil {
-		return NewKey{}, fmt.Errorf("generate key: %w", err)
-	}
-	plain := s.prefix() + base64.RawURLEncoding.EncodeToString(b[:])
-	return NewKey{Plain: plain, Hash: HashKey(plain), Prefix: plain[:10]}, nil
-}
+// GenerateKey makes an SDK key of the scope (credential.go).
+func GenerateKey(s Scope) (NewKey, error) { return newCredential(s.prefix()) }
 
 // HashKey is the stored form of a key: hex SHA-256. Keys carry 256 bits of
 // entropy, so a fast hash is enough; lookups go by hash through a unique
@@ -60,14 +44,23 @@ func HashKey(plain string) string {
 	return hex.EncodeToString(sum[:])
 }
 
-// ScopeOfKey tells which scope a presented key claims by its prefix, so
-// malformed keys are refused before any lookup.
+// ScopeOfKey tells which scope a presented key claims by its prefix and
+// checksum, so malformed keys are refused before any lookup. Keys issued
+// before the expd_ prefixes (pk_/sk_ and 43 base64url characters) keep
+// working.
 func ScopeOfKey(plain string) (Scope, bool) {
 	switch {
-	case strings.HasPrefix(plain, "pk_") && len(plain) == 46:
+	case hasValidChecksum(plain, PublishablePrefix):
 		return Publishable, true
-	case strings.HasPrefix(plain, "sk_") && len(plain) == 46:
+	case hasValidChecksum(plain, SecretPrefix):
+		return Secret, true
+	case strings.HasPrefix(plain, "pk_") && len(plain) == legacyKeyLen:
+		return Publishable, true
+	case strings.HasPrefix(plain, "sk_") && len(plain) == legacyKeyLen:
 		return Secret, true
 	}
 	return "", false
 }
+
+// legacyKeyLen is the length of a key issued before the expd_ prefixes.
+const legacyKeyLen = 46

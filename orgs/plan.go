@@ -173,21 +173,27 @@ func takeOrg(q *gorm.DB, where, arg string) (models.Org, bool, error) {
 	return org, err == nil, wrap("find billed org", err)
 }
 
-// LiftFreePlan moves the org to plan if it is on the free plan; any other
-// plan (a paid one set by a payment event or by hand) is kept. `expd dev`
-// lifts its org so local load tests are not throttled.
-func LiftFreePlan(ctx context.Context, db *gorm.DB, orgID string, plan plans.Name) error {
+// SetPlan puts the org on plan by hand, outside the payment flow, and
+// records the change in the audit log: `expd dev --plan` lifts the dev
+// org's limits for local load this way. The same plan again is no change.
+func SetPlan(ctx context.Context, db *gorm.DB, orgID string, plan plans.Name) error {
 	err := db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
-		res := tx.Model(&models.Org{}).Where("id = ? AND plan = ?", orgID, plans.Free).Update("plan", plan)
-		if res.Error != nil || res.RowsAffected == 0 {
-			return res.Error
+		var org models.Org
+		if err := tx.Where("id = ?", orgID).Take(&org).Error; err != nil {
+			return err
+		}
+		if plans.Name(org.Plan) == plan {
+			return nil
+		}
+		if err := tx.Model(&models.Org{}).Where("id = ?", orgID).Update("plan", plan).Error; err != nil {
+			return err
 		}
 		return audit.Record(ctx, tx, audit.Entry{OrgID: orgID, Action: audit.PlanChanged, Actor: audit.SystemActor,
-			Summary: fmt.Sprintf("plan %s -> %s (expd dev lifts its org off the free plan)", plans.Free, plan),
-			Before:  planState{Plan: string(plans.Free)}, After: planState{Plan: string(plan)}})
+			Summary: fmt.Sprintf("plan %s -> %s (set by hand: expd dev --plan)", org.Plan, plan),
+			Before:  planState{Plan: string(org.Plan)}, After: planState{Plan: string(plan)}})
 	})
 	if err != nil {
-		return fmt.Errorf("lift org %s from the free plan: %w", orgID, err)
+		return fmt.Errorf("set org %s on plan %s: %w", orgID, plan, err)
 	}
 	return nil
 }

@@ -19,6 +19,7 @@ import (
 
 	"github.com/expd/expd/api"
 	"github.com/expd/expd/devserver"
+	"github.com/expd/expd/plans"
 )
 
 func init() { commands["dev"] = runDev }
@@ -32,8 +33,17 @@ func runDev(ctx context.Context, cfg Config, args []string) error {
 	temporalHTTPPort := fs.Int("temporal-http-port", 7243, "embedded Temporal frontend HTTP port (0: a free port)")
 	uiPort := fs.Int("ui-port", 8233, "Temporal UI port (0: a free port, -1: no UI)")
 	metricsAddr := fs.String("metrics-addr", orDefault(cfg.MetricsAddr, "127.0.0.1:0"), "Prometheus /metrics and /readyz listen address (port 0: a free port; empty: off)")
+	planFlag := fs.String("plan", os.Getenv("EXPD_DEV_PLAN"), "set the dev org's plan at start, e.g. enterprise to lift the free plan's limits for local load (env EXPD_DEV_PLAN)")
 	if err := fs.Parse(args); err != nil {
 		return err
+	}
+	var plan plans.Name
+	if *planFlag != "" {
+		p, err := plans.Parse(*planFlag)
+		if err != nil {
+			return fmt.Errorf("--plan: %w", err)
+		}
+		plan = p
 	}
 	dir, err := filepath.Abs(*dataDir)
 	if err != nil {
@@ -75,7 +85,7 @@ func runDev(ctx context.Context, cfg Config, args []string) error {
 		return fmt.Errorf("listen on %s: %w", *addr, err)
 	}
 	baseURL := "http://" + ln.Addr().String()
-	creds, signer, err := devCredentials(ctx, db, dir, baseURL)
+	creds, signer, err := devCredentials(ctx, db, dir, baseURL, plan)
 	if err != nil {
 		return err
 	}
@@ -104,8 +114,12 @@ func printDevBanner(c DevCredentials, temporalAddr, uiAddr, metricsAddr, dir str
 	if metricsAddr != "" {
 		metrics = "http://" + metricsAddr + "/metrics"
 	}
-	fmt.Printf("expd dev is running\n  Dashboard:   %s/\n  API:         %s\n  Temporal:    %s\n  Temporal UI: %s\n  Metrics:     %s\n  data dir:    %s\n  credentials (also in %s):\n%s\n",
-		c.BaseURL, c.BaseURL, temporalAddr, orNone(uiAddr), metrics, dir, filepath.Join(dir, credentialsFile), b)
+	planNote := ""
+	if c.Plan == string(plans.Free) {
+		planNote = " (limits of the free plan; lift them with --plan enterprise or EXPD_DEV_PLAN=enterprise)"
+	}
+	fmt.Printf("expd dev is running\n  Dashboard:   %s/\n  API:         %s\n  Temporal:    %s\n  Temporal UI: %s\n  Metrics:     %s\n  data dir:    %s\n  dev org plan: %s%s\n  credentials (also in %s):\n%s\n",
+		c.BaseURL, c.BaseURL, temporalAddr, orNone(uiAddr), metrics, dir, c.Plan, planNote, filepath.Join(dir, credentialsFile), b)
 }
 
 func orDefault(s, def string) string {

@@ -12,6 +12,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/expd/expd/auth"
 )
 
 // TestDevEndToEnd runs the real binary: `expd dev` on free ports in a temp
@@ -30,8 +32,12 @@ func TestDevEndToEnd(t *testing.T) {
 
 	base, stop := startDev(t, bin, dir)
 	creds := readCreds(t, dir)
-	if creds.BaseURL != base || creds.OrgID == "" || !strings.HasPrefix(creds.PublishableKey, "pk_") || !strings.HasPrefix(creds.SecretKey, "sk_") || creds.IdentityJWT == "" {
+	if creds.BaseURL != base || creds.OrgID == "" || !strings.HasPrefix(creds.PublishableKey, auth.PublishablePrefix) || !strings.HasPrefix(creds.SecretKey, auth.SecretPrefix) || creds.IdentityJWT == "" {
 		t.Fatalf("credentials: %+v (base %s)", creds, base)
+	}
+	// The dev org starts on free like every org that never checked out.
+	if creds.Plan != "free" || devPlan(t, base, creds) != "free" {
+		t.Fatalf("dev org plan at first start: %q", creds.Plan)
 	}
 	exp := `{"name":"e2e","salt":"saltsalt","bucket_count":100,"allocation":[{"variant":"a","weight":1},{"variant":"b","weight":1}],"metrics":[]}`
 	status, body := call(t, "POST", base+"/v1/experiments", creds.IdentityJWT, exp)
@@ -46,9 +52,12 @@ func TestDevEndToEnd(t *testing.T) {
 	}
 	stop()
 
-	base2, stop2 := startDev(t, bin, dir)
+	base2, stop2 := startDev(t, bin, dir, "--plan", "enterprise")
 	defer stop2()
 	again := readCreds(t, dir)
+	if again.Plan != "enterprise" || devPlan(t, base2, again) != "enterprise" {
+		t.Fatalf("--plan enterprise: plan %q", again.Plan)
+	}
 	if again.IdentityJWT != creds.IdentityJWT || again.PublishableKey != creds.PublishableKey || again.SecretKey != creds.SecretKey || again.OrgID != creds.OrgID {
 		t.Fatalf("credentials changed across restart:\n%+v\n%+v", creds, again)
 	}
@@ -62,10 +71,10 @@ func TestDevEndToEnd(t *testing.T) {
 	}
 }
 
-func startDev(t *testing.T, bin, dir string) (string, func()) {
+func startDev(t *testing.T, bin, dir string, extra ...string) (string, func()) {
 	t.Helper()
-	cmd := exec.Command(bin, "dev", "--addr", "127.0.0.1:0", "--data-dir", dir,
-		"--temporal-port", "0", "--temporal-http-port", "0", "--ui-port", "0")
+	cmd := exec.Command(bin, append([]string{"dev", "--addr", "127.0.0.1:0", "--data-dir", dir,
+		"--temporal-port", "0", "--temporal-http-port", "0", "--ui-port", "0"}, extra...)...)
 	cmd.Env = append(os.Environ(), "DATABASE_URL=", "TEMPORAL_ADDRESS=", "EXPD_LOG_LEVEL=warn")
 	stdout, err := cmd.StdoutPipe()
 	if err != nil {
@@ -143,4 +152,15 @@ func call(t *testing.T, method, url, token, body string) (int, []byte) {
 	defer resp.Body.Close()
 	b, _ := io.ReadAll(resp.Body)
 	return resp.StatusCode, b
+}
+
+// devPlan is the dev org's plan as the billing summary reports it.
+func devPlan(t *testing.T, base string, creds DevCredentials) string {
+	t.Helper()
+	status, body := call(t, "GET", base+"/v1/billing/summary", creds.IdentityJWT, "")
+	var summary struct{ Plan string }
+	if status != 200 || json.Unmarshal(body, &summary) != nil {
+		t.Fatalf("billing summary: %d %s", status, body)
+	}
+	return summary.Plan
 }

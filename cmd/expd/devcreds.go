@@ -13,6 +13,7 @@ import (
 
 	"github.com/expd/expd/auth"
 	"github.com/expd/expd/keys"
+	"github.com/expd/expd/models"
 	"github.com/expd/expd/orgs"
 	"github.com/expd/expd/plans"
 )
@@ -35,12 +36,14 @@ type DevCredentials struct {
 	PublishableKey string `json:"publishable_key"`
 	SecretKey      string `json:"secret_key"`
 	TokenExpiresAt string `json:"identity_jwt_expires_at"`
+	Plan           string `json:"plan"` // the dev org's plan at this start
 }
 
 // devCredentials creates the dev org, its admin, keys and a 30-day admin
-// token on first start, and reuses them on later starts: the same keys stay
+// token on first start (and sets the org's plan when one is given), and
+// reuses them on later starts: the same keys stay
 // valid unless they were rotated, in which case fresh ones are issued.
-func devCredentials(ctx context.Context, db *gorm.DB, dir, baseURL string) (DevCredentials, *auth.Signer, error) {
+func devCredentials(ctx context.Context, db *gorm.DB, dir, baseURL string, plan plans.Name) (DevCredentials, *auth.Signer, error) {
 	signer, err := devSigner(filepath.Join(dir, signingKeyFile))
 	if err != nil {
 		return DevCredentials{}, nil, err
@@ -49,11 +52,14 @@ func devCredentials(ctx context.Context, db *gorm.DB, dir, baseURL string) (DevC
 	if err != nil {
 		return DevCredentials{}, nil, fmt.Errorf("dev org: %w", err)
 	}
-	// The dev org runs on enterprise so local load tests are not throttled
-	// by the free plan's rate and monthly allowance; a paid plan set later
-	// (by a payment webhook or by hand) is kept, free is lifted at start.
-	if err := orgs.LiftFreePlan(ctx, db, org.ID, plans.Enterprise); err != nil {
-		return DevCredentials{}, nil, fmt.Errorf("dev org plan: %w", err)
+	// The dev org follows the rule of every org: free until it checks out.
+	// --plan (EXPD_DEV_PLAN) is the explicit way to lift its limits for
+	// local load; without it the stored plan is kept.
+	if plan != "" {
+		if err := orgs.SetPlan(ctx, db, org.ID, plan); err != nil {
+			return DevCredentials{}, nil, fmt.Errorf("dev org plan: %w", err)
+		}
+		org.Plan = models.Plan(plan)
 	}
 	path := filepath.Join(dir, credentialsFile)
 	var creds DevCredentials
@@ -64,6 +70,7 @@ func devCredentials(ctx context.Context, db *gorm.DB, dir, baseURL string) (DevC
 		creds = DevCredentials{OrgID: org.ID}
 	}
 	creds.BaseURL = baseURL
+	creds.Plan = string(org.Plan)
 	for _, k := range []struct {
 		scope auth.Scope
 		plain *string

@@ -21,10 +21,11 @@ const usage = `expd: A/B experimentation service for applications that call lang
 
 Usage:
   expd dev     [--addr 127.0.0.1:8080] [--data-dir .expd] [--temporal-port 7233]
-               [--temporal-http-port 7243] [--ui-port 8233]
+               [--temporal-http-port 7243] [--ui-port 8233] [--plan enterprise]
                Everything in one process: embedded Temporal server and UI,
                worker, API, SQLite (PostgreSQL when DATABASE_URL is set).
                Port 0 picks a free port. Writes <data-dir>/dev-credentials.json.
+               The dev org is on the free plan unless --plan sets another.
   expd api     [--addr :8080] [--metrics-addr ADDR]
                HTTP API (production shape: PostgreSQL + Temporal)
   expd worker  [--metrics-addr ADDR]
@@ -54,6 +55,7 @@ Environment:
   EXPD_RATE_LIMITS        per-plan overrides of /v1/assign and /v1/events rates,
                           e.g. "free=20:40,enterprise=off" (rate per second:burst)
   EXPD_SDK_CACHE_MAX_AGE  how long the SDK cache serves without revalidating (default 1s)
+  EXPD_DEV_PLAN           expd dev: the dev org's plan at start (same as --plan)
   EXPD_LOG_LEVEL          debug, info (default), warn, error
   EXPD_LOG_SLOW_REQUEST   /v1/config, /v1/assign, /v1/events log only errors and requests
                           slower than this (default 500ms)

@@ -80,7 +80,9 @@ class ExpdDev:
 
     def start(self) -> "ExpdDev":
         args = [expd_binary(), "dev", "--addr", f"127.0.0.1:{self.port}", "--data-dir", self.data_dir,
-                "--temporal-port", "0", "--temporal-http-port", "0", "--ui-port", "-1"]
+                "--temporal-port", "0", "--temporal-http-port", "0", "--ui-port", "-1",
+                # The tests send thousands of assigns and events: the free plan's rate limits would throttle them.
+                "--plan", "enterprise"]
         with open(self._log_path, "ab") as log:
             self._process = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=log,
                                              env={**os.environ, **DEV_ENV})

@@ -1,0 +1,77 @@
+package api
+
+import (
+	"errors"
+	"net/http"
+	"time"
+
+	"github.com/gin-gonic/gin"
+
+	"github.com/expd/expd/models"
+	"github.com/expd/expd/tokens"
+	"github.com/expd/expd/validate"
+)
+
+// managementTokenRequest is the body of POST /v1/management-tokens.
+type managementTokenRequest struct {
+	Name      string     `json:"name"`
+	Role      string     `json:"role"`
+	ExpiresAt *time.Time `json:"expires_at"`
+}
+
+// createdManagementToken is a token as issued: the only answer that
+// carries the plaintext.
+type createdManagementToken struct {
+	models.ManagementToken
+	Token string `json:"token"`
+}
+
+// POST /v1/management-tokens (admin; an identity session only, so that a
+// leaked token cannot mint itself successors).
+func (h *handlers) createManagementToken(c *gin.Context) {
+	if c.GetString(ctxManagementToken) != "" {
+		problem(c, http.StatusForbidden, "identity_session_required", "management tokens are created from an identity session (the dashboard or `expd login` with a session token), not by another management token")
+		return
+	}
+	var req managementTokenRequest
+	if !decodeJSON(c, &req) {
+		return
+	}
+	tok, plain, err := tokens.Create(c.Request.Context(), h.deps.DB, tokens.CreateInput{
+		OrgID: orgID(c), Name: req.Name, Role: req.Role, ExpiresAt: req.ExpiresAt, Actor: session(c).UserID})
+	if validate.Fields(err) != nil {
+		invalid(c, err)
+		return
+	}
+	if err != nil {
+		internalError(c, err)
+		return
+	}
+	c.Header("Location", "/v1/management-tokens/"+tok.ID)
+	c.JSON(http.StatusCreated, createdManagementToken{ManagementToken: tok, Token: plain})
+}
+
+// GET /v1/management-tokens (admin): every token of the org, never its
+// plaintext.
+func (h *handlers) listManagementTokens(c *gin.Context) {
+	list, err := tokens.List(c.Request.Context(), h.deps.DB, orgID(c))
+	if err != nil {
+		internalError(c, err)
+		return
+	}
+	c.JSON(http.StatusOK, gin.H{"management_tokens": list})
+}
+
+// DELETE /v1/management-tokens/:token_id (admin): revokes at once.
+func (h *handlers) revokeManagementToken(c *gin.Context) {
+	err := tokens.Revoke(c.Request.Context(), h.deps.DB, orgID(c), c.Param("token_id"), session(c).UserID)
+	if errors.Is(err, tokens.ErrNotFound) {
+		problem(c, http.StatusNotFound, "management_token_not_found", "no management token with this id in your org")
+		return
+	}
+	if err != nil {
+		internalError(c, err)
+		return
+	}
+	c.Status(http.StatusNoContent)
+}

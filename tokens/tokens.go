@@ -1,0 +1,184 @@
+// Package tokens stores org management tokens (expd_mt_...): credentials
+// that scripts and CI present on the dashboard routes instead of an
+// identity session. A token has a name, a role (admin or member), an
+// optional expiry and a last-used time; only its SHA-256 hash is stored,
+// and every issue and revocation is written to the credential audit trail.
+// The package owns the management_tokens table.
+package tokens
+
+import (
+	"context"
+	"crypto/subtle"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/google/uuid"
+	"gorm.io/gorm"
+
+	"github.com/expd/expd/auth"
+	"github.com/expd/expd/models"
+	"github.com/expd/expd/validate"
+)
+
+// Roles of a token; they grant what the identity provider's org:admin and
+// org:member roles grant.
+const (
+	RoleAdmin  = "admin"
+	RoleMember = "member"
+)
+
+// MaxNameLen bounds a token's name.
+const MaxNameLen = 100
+
+// lastUsedResolution is how stale last_used_at may get: a token used many
+// times a second costs one write a minute, not one per request.
+const lastUsedResolution = time.Minute
+
+// auditScope names management tokens in the credential audit trail.
+const auditScope = "management_token"
+
+var (
+	// ErrNotFound: no token with this id in the org.
+	ErrNotFound = errors.New("management token not found")
+	// ErrInvalid: unknown, revoked or expired token, or its org is deleted.
+	ErrInvalid = errors.New("invalid management token")
+)
+
+// CreateInput describes a token to issue.
+type CreateInput struct {
+	OrgID     string
+	Name      string
+	Role      string
+	ExpiresAt *time.Time
+	Actor     string // who issues it, for the audit trail
+}
+
+// Validate reports every bad field at once.
+func (in CreateInput) Validate(now time.Time) error {
+	var errs validate.Errors
+	errs.Text("name", in.Name, MaxNameLen, true)
+	if in.Role != RoleAdmin && in.Role != RoleMember {
+		errs.Add("role", "must be %q or %q", RoleAdmin, RoleMember)
+	}
+	if in.ExpiresAt != nil && !in.ExpiresAt.After(now) {
+		errs.Add("expires_at", "must be in the future")
+	}
+	return errs.Err()
+}
+
+// Create issues a token. The plaintext is returned once and never stored.
+func Create(ctx context.Context, db *gorm.DB, in CreateInput) (models.ManagementToken, string, error) {
+	now := time.Now().UTC()
+	if err := in.Validate(now); err != nil {
+		return models.ManagementToken{}, "", err
+	}
+	key, err := auth.GenerateManagementToken()
+	if err != nil {
+		return models.ManagementToken{}, "", err
+	}
+	tok := models.ManagementToken{ID: uuid.NewString(), OrgID: in.OrgID, Name: in.Name, Role: in.Role,
+		TokenHash: key.Hash, Prefix: key.Prefix, CreatedBy: in.Actor, CreatedAt: now}
+	if in.ExpiresAt != nil {
+		exp := in.ExpiresAt.UTC()
+		tok.ExpiresAt = &exp
+	}
+	err = db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+		if err := tx.Create(&tok).Error; err != nil {
+			return fmt.Errorf("insert management token: %w", err)
+		}
+		return audit(tx, tok, "issued", in.Actor, now)
+	})
+	if err != nil {
+		return models.ManagementToken{}, "", err
+	}
+	return tok, key.Plain, nil
+}
+
+// List returns the org's tokens, newest first, revoked ones included.
+func List(ctx context.Context, db *gorm.DB, orgID string) ([]models.ManagementToken, error) {
+	list := []models.ManagementToken{}
+	err := db.WithContext(ctx).Where("org_id = ?", orgID).Order("created_at DESC, id").Find(&list).Error
+	if err != nil {
+		return nil, fmt.Errorf("list management tokens: %w", err)
+	}
+	return list, nil
+}
+
+// Revoke ends a token at once. Revoking a revoked token changes nothing.
+func Revoke(ctx context.Context, db *gorm.DB, orgID, id, actor string) error {
+	if uuid.Validate(id) != nil {
+		return ErrNotFound
+	}
+	return db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+		var tok models.ManagementToken
+		err := tx.Where("id = ? AND org_id = ?", id, orgID).Take(&tok).Error
+		if errors.Is(err, gorm.ErrRecordNotFound) {
+			return ErrNotFound
+		}
+		if err != nil {
+			return fmt.Errorf("find management token: %w", err)
+		}
+		if tok.RevokedAt != nil {
+			return nil
+		}
+		now := time.Now().UTC()
+		res := tx.Model(&models.ManagementToken{}).Where("id = ? AND revoked_at IS NULL", id).Update("revoked_at", now)
+		if res.Error != nil {
+			return fmt.Errorf("revoke management token: %w", res.Error)
+		}
+		if res.RowsAffected == 0 {
+			return nil // revoked concurrently; that revocation was audited
+		}
+		return audit(tx, tok, "revoked", actor, now)
+	})
+}
+
+// Authenticate returns the live token whose plaintext is plain, and
+// refreshes its last-used time. The lookup goes by hash through a unique
+// index; the found hash is compared in constant time.
+func Authenticate(ctx context.Context, db *gorm.DB, plain string) (models.ManagementToken, error) {
+	var tok models.ManagementToken
+	if !auth.IsManagementToken(plain) {
+		return tok, ErrInvalid
+	}
+	hash := auth.HashKey(plain)
+	err := db.WithContext(ctx).Table("management_tokens t").Select("t.*").
+		Joins("JOIN orgs o ON o.id = t.org_id AND o.deleted_at IS NULL").
+		Where("t.token_hash = ? AND t.revoked_at IS NULL", hash).Limit(1).Find(&tok).Error
+	if err != nil {
+		return tok, fmt.Errorf("find management token: %w", err)
+	}
+	now := time.Now().UTC()
+	if tok.ID == "" || subtle.ConstantTimeCompare([]byte(tok.TokenHash), []byte(hash)) != 1 ||
+		(tok.ExpiresAt != nil && !tok.ExpiresAt.After(now)) {
+		return models.ManagementToken{}, ErrInvalid
+	}
+	if tok.LastUsedAt == nil || now.Sub(*tok.LastUsedAt) >= lastUsedResolution {
+		err := db.WithContext(ctx).Model(&models.ManagementToken{}).Where("id = ?", tok.ID).Update("last_used_at", now).Error
+		if err != nil {
+			return tok, fmt.Errorf("record management token use: %w", err)
+		}
+		tok.LastUsedAt = &now
+	}
+	return tok, nil
+}
+
+// Session is what a token speaks for on the dashboard routes: its role
+// maps to the identity provider's org role, and its actor name says which
+// token acted in audit entries and created_by fields.
+func Session(tok models.ManagementToken) auth.Session {
+	role := "org:" + tok.Role
+	return auth.Session{UserID: Actor(tok), Role: role}
+}
+
+// Actor names a token wherever an actor is recorded.
+func Actor(tok models.ManagementToken) string { return "management_token:" + tok.ID }
+
+func audit(tx *gorm.DB, tok models.ManagementToken, action, actor string, at time.Time) error {
+	row := models.KeyAudit{ID: uuid.NewString(), OrgID: tok.OrgID, Scope: auditScope, Action: action, KeyID: tok.ID, Actor: actor, CreatedAt: at}
+	if err := tx.Create(&row).Error; err != nil {
+		return fmt.Errorf("audit management token %s: %w", action, err)
+	}
+	return nil
+}
