@@ -11,9 +11,13 @@ import (
 	"log/slog"
 	"os"
 	"os/signal"
+	"slices"
 	"syscall"
 	"time"
 
+	"golang.org/x/term"
+
+	"github.com/expd/expd/cli"
 	"github.com/expd/expd/telemetry"
 )
 
@@ -73,8 +77,16 @@ func main() {
 	}
 	cmd, args := os.Args[1], os.Args[2:]
 	if cmd == "-h" || cmd == "--help" || cmd == "help" {
-		fmt.Print(usage)
+		fmt.Print(usage + "\nCommands for people and scripts (talk to a running server):\n" + cli.Usage())
 		return
+	}
+	if slices.Contains(cli.Commands(), cmd) {
+		ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+		code := cli.Run(ctx, cmd, args, cli.IO{Stdin: os.Stdin, Stdout: os.Stdout, Stderr: os.Stderr,
+			StdinTerminal: term.IsTerminal(int(os.Stdin.Fd())), StdoutTerminal: term.IsTerminal(int(os.Stdout.Fd())),
+			StderrTerminal: term.IsTerminal(int(os.Stderr.Fd()))})
+		stop()
+		os.Exit(code)
 	}
 	run, ok := commands[cmd]
 	if !ok {

@@ -1,0 +1,244 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	"sigs.k8s.io/yaml"
+)
+
+// experiment is the part of the Experiment resource the tables show; JSON
+// output passes the server's answer through unchanged.
+type experiment struct {
+	ID         string    `json:"id"`
+	Name       string    `json:"name"`
+	Status     string    `json:"status"`
+	Version    int       `json:"version"`
+	Salt       string    `json:"salt"`
+	Buckets    int       `json:"bucket_count"`
+	UpdatedAt  time.Time `json:"updated_at"`
+	Allocation []struct {
+		Variant string  `json:"variant"`
+		Weight  float64 `json:"weight"`
+	} `json:"allocation"`
+	Metrics []struct {
+		Name     string `json:"name"`
+		Kind     string `json:"kind"`
+		Category string `json:"category"`
+		Method   string `json:"method_default"`
+	} `json:"metrics"`
+}
+
+func runExperiments(ctx context.Context, e *env, args []string) error {
+	if len(args) == 0 {
+		return usagef("usage: expd %s", e.usage)
+	}
+	sub, args := args[0], args[1:]
+	switch sub {
+	case "list":
+		return experimentsList(ctx, e, args)
+	case "get":
+		return experimentsGet(ctx, e, args)
+	case "create", "update":
+		return experimentsWrite(ctx, e, sub, args)
+	case "start", "stop":
+		return experimentsSetStatus(ctx, e, sub, args)
+	}
+	return usagef("unknown subcommand %q; usage: expd %s", sub, e.usage)
+}
+
+func experimentsList(ctx context.Context, e *env, args []string) error {
+	fs := e.flags("list")
+	status := fs.String("status", "", "only running or stopped experiments")
+	if _, err := e.parse(fs, args, 0, "no arguments"); err != nil {
+		return err
+	}
+	c, err := e.client()
+	if err != nil {
+		return err
+	}
+	path := "/v1/experiments"
+	if *status != "" {
+		path += "?status=" + url.QueryEscape(*status)
+	}
+	var raw map[string]any
+	if err := c.Do(ctx, "GET", path, nil, &raw); err != nil {
+		return err
+	}
+	if !e.table() {
+		return e.printJSON(raw)
+	}
+	var list struct{ Experiments []experiment }
+	if err := remarshal(raw, &list); err != nil {
+		return err
+	}
+	tw := newTable(e.io.Stdout, "NAME", "STATUS", "VERSION", "VARIANTS", "METRICS", "UPDATED", "ID")
+	for _, x := range list.Experiments {
+		row(tw, x.Name, x.Status, strconv.Itoa(x.Version), variantList(x), strconv.Itoa(len(x.Metrics)), when(x.UpdatedAt), x.ID)
+	}
+	return tw.Flush()
+}
+
+func variantList(x experiment) string {
+	var parts []string
+	for _, a := range x.Allocation {
+		parts = append(parts, fmt.Sprintf("%s:%g", a.Variant, a.Weight))
+	}
+	return strings.Join(parts, " ")
+}
+
+func experimentsGet(ctx context.Context, e *env, args []string) error {
+	fs := e.flags("get")
+	pos, err := e.parse(fs, args, 1, "EXPERIMENT: name or id")
+	if err != nil {
+		return err
+	}
+	c, err := e.client()
+	if err != nil {
+		return err
+	}
+	var raw map[string]any
+	if err := c.Do(ctx, "GET", experimentPath(pos[0]), nil, &raw); err != nil {
+		return err
+	}
+	return e.showExperiment(raw)
+}
+
+// showExperiment prints one experiment: a summary for a person, the
+// server's JSON for a program.
+func (e *env) showExperiment(raw map[string]any) error {
+	if !e.table() {
+		return e.printJSON(raw)
+	}
+	var x experiment
+	if err := remarshal(raw, &x); err != nil {
+		return err
+	}
+	tw := newTable(e.io.Stdout)
+	row(tw, "name", x.Name)
+	row(tw, "id", x.ID)
+	row(tw, "status", x.Status)
+	row(tw, "version", strconv.Itoa(x.Version))
+	row(tw, "bucketing", fmt.Sprintf("salt %s, %d buckets", x.Salt, x.Buckets))
+	row(tw, "updated", when(x.UpdatedAt))
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	fmt.Fprintln(e.io.Stdout)
+	tw = newTable(e.io.Stdout, "VARIANT", "WEIGHT")
+	for _, a := range x.Allocation {
+		row(tw, a.Variant, fmt.Sprintf("%g", a.Weight))
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	if len(x.Metrics) == 0 {
+		return nil
+	}
+	fmt.Fprintln(e.io.Stdout)
+	tw = newTable(e.io.Stdout, "METRIC", "KIND", "CATEGORY", "METHOD")
+	for _, m := range x.Metrics {
+		row(tw, m.Name, m.Kind, m.Category, m.Method)
+	}
+	return tw.Flush()
+}
+
+// experimentsWrite is create -f FILE and update EXPERIMENT -f FILE; the
+// file is JSON or YAML (by extension; "-" reads JSON or YAML from stdin).
+func experimentsWrite(ctx context.Context, e *env, sub string, args []string) error {
+	fs := e.flags(sub)
+	file := fs.String("f", "", "experiment config file: .json, .yaml or .yml (- for stdin)")
+	want, names := 0, "create takes no positional argument, only -f FILE"
+	if sub == "update" {
+		want, names = 1, "EXPERIMENT: name or id, and -f FILE"
+	}
+	pos, err := e.parse(fs, args, want, names)
+	if err != nil {
+		return err
+	}
+	if *file == "" {
+		return usagef("-f FILE is required: the experiment config as JSON or YAML")
+	}
+	body, err := readConfigFile(*file, e)
+	if err != nil {
+		return err
+	}
+	c, err := e.client()
+	if err != nil {
+		return err
+	}
+	var raw map[string]any
+	if sub == "create" {
+		err = c.Do(ctx, "POST", "/v1/experiments", body, &raw)
+	} else {
+		err = c.Do(ctx, "PUT", experimentPath(pos[0]), body, &raw)
+	}
+	if err != nil {
+		return err
+	}
+	return e.showExperiment(raw)
+}
+
+// readConfigFile returns the file as JSON: YAML is converted with its
+// keys kept as written, so the server validates exactly what the file says.
+func readConfigFile(path string, e *env) ([]byte, error) {
+	var b []byte
+	var err error
+	if path == "-" {
+		b, err = readAll(e.io.Stdin)
+	} else {
+		b, err = os.ReadFile(path)
+	}
+	if err != nil {
+		return nil, usagef("read %s: %v", path, err)
+	}
+	switch strings.ToLower(filepath.Ext(path)) {
+	case ".json":
+		return b, nil
+	}
+	j, err := yaml.YAMLToJSON(b)
+	if err != nil {
+		return nil, usagef("%s is neither JSON nor YAML: %v", path, err)
+	}
+	return j, nil
+}
+
+// experimentsSetStatus is start/stop: the experiment's status set through
+// a new config version (stopped experiments serve control to everyone).
+func experimentsSetStatus(ctx context.Context, e *env, sub string, args []string) error {
+	fs := e.flags(sub)
+	pos, err := e.parse(fs, args, 1, "EXPERIMENT: name or id")
+	if err != nil {
+		return err
+	}
+	c, err := e.client()
+	if err != nil {
+		return err
+	}
+	path := experimentPath(pos[0])
+	var cur map[string]any
+	if err := c.Do(ctx, "GET", path, nil, &cur); err != nil {
+		return err
+	}
+	status := "running"
+	if sub == "stop" {
+		status = "stopped"
+	}
+	if cur["status"] == status {
+		return e.showExperiment(cur)
+	}
+	cur["status"] = status
+	var raw map[string]any
+	if err := c.Do(ctx, "PUT", path, cur, &raw); err != nil {
+		return err
+	}
+	return e.showExperiment(raw)
+}
+
+func experimentPath(ref string) string { return "/v1/experiments/" + url.PathEscape(ref) }
