@@ -177,6 +177,7 @@ func (a *Activities) observeRun(ctx context.Context, in RunInput) {
 type ListRunningInput struct {
 	AfterID string
 	Limit   int
+	OrgID   string // only this org's experiments (a backfill); "": every org
 }
 
 // ExperimentRef names an experiment and its org.
@@ -194,7 +195,7 @@ type ListRunningResult struct {
 // ListRunningExperiments returns one page of running experiments of every
 // org that has not been deleted, by id.
 func (a *Activities) ListRunningExperiments(ctx context.Context, in ListRunningInput) (ListRunningResult, error) {
-	running, err := experiments.Store{DB: a.DB}.ListRunning(ctx, in.AfterID, in.Limit)
+	running, err := experiments.Store{DB: a.DB}.ListRunning(ctx, in.OrgID, in.AfterID, in.Limit)
 	if err != nil {
 		return ListRunningResult{}, err
 	}

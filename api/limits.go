@@ -1,7 +1,9 @@
 package api
 
 import (
+	"bytes"
 	"encoding/json"
+	"io"
 	"net/http"
 
 	"github.com/gin-gonic/gin"
@@ -41,4 +43,19 @@ func decodeJSON(c *gin.Context, v any) bool {
 		return false
 	}
 	return true
+}
+
+// decodeOptionalJSON is decodeJSON for routes whose body may be absent:
+// an empty body leaves v as it is.
+func decodeOptionalJSON(c *gin.Context, v any) bool {
+	body, err := io.ReadAll(c.Request.Body)
+	if err != nil {
+		badInput(c, err)
+		return false
+	}
+	if len(bytes.TrimSpace(body)) == 0 {
+		return true
+	}
+	c.Request.Body = io.NopCloser(bytes.NewReader(body))
+	return decodeJSON(c, v)
 }

@@ -30,6 +30,8 @@ const (
 	CodeResultsCollecting  = "results_collecting"   // 404 with hint "collecting": no results computed yet
 	CodeNoPublishableKey   = "no_publishable_key"   // 404: the org has no live publishable key
 	CodeNameTaken          = "name_taken"           // 400: experiment name already used in the org
+	CodeRunInProgress      = "run_in_progress"      // 409: a run of this nightly day is running; start again once it ended
+	CodeBackfillInProgress = "backfill_in_progress" // 409: this day range is being backfilled
 
 	// Outbound webhooks.
 	CodeWebhookEndpointNotFound = "webhook_endpoint_not_found" // 404: no such endpoint in the org (or deleted)

@@ -56,7 +56,7 @@ func init() {
 		"logout":      {"logout", "forget the stored credentials", runLogout},
 		"experiments": {"experiments list|get|create|update|start|stop ...", "manage experiments", runExperiments},
 		"results":     {"results EXPERIMENT [--day D]", "show an experiment's results: a table and a CI plot per metric", runResults},
-		"runs":        {"runs start EXPERIMENT [--wait] [--day D] | runs get EXPERIMENT RUN", "start a results run and follow it", runRuns},
+		"runs":        {"runs start EXPERIMENT [--wait] [--day D] | runs get EXPERIMENT RUN | runs backfill --from D --to D", "start a results run (or a nightly day, or a range for the org) and follow it", runRuns},
 		"events":      {"events import FILE", "import historical events (NDJSON) with a progress bar", runEvents},
 		"keys":        {"keys rotate publishable|secret", "issue a new SDK key of a scope (the previous one stops working)", runKeys},
 		"tokens":      {"tokens create|list|revoke ...", "manage org management tokens for scripts and CI", runTokens},

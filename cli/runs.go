@@ -23,10 +23,13 @@ const pollEvery = 500 * time.Millisecond
 // runRuns is `expd runs start EXPERIMENT [--wait] [--day D]` and
 // `expd runs get EXPERIMENT RUN`.
 func runRuns(ctx context.Context, e *env, args []string) error {
-	if len(args) == 0 || (args[0] != "start" && args[0] != "get") {
+	if len(args) == 0 || (args[0] != "start" && args[0] != "get" && args[0] != "backfill") {
 		return usagef("usage: expd %s", e.usage)
 	}
 	sub := args[0]
+	if sub == "backfill" {
+		return runsBackfill(ctx, e, args[1:])
+	}
 	fs := e.flags(sub)
 	wait := fs.Bool("wait", false, "follow the run to its end (exit 6 when it fails)")
 	day := fs.String("day", "", "compute (or recompute) this nightly day, YYYY-MM-DD (admin)")
@@ -118,4 +121,36 @@ func (e *env) showRun(raw json.RawMessage, run runView) error {
 		row(tw, "error", run.Error)
 	}
 	return tw.Flush()
+}
+
+// runsBackfill is `expd runs backfill --from D --to D` (admin): every
+// nightly day of the range for every running experiment of the org.
+func runsBackfill(ctx context.Context, e *env, args []string) error {
+	fs := e.flags("backfill")
+	from := fs.String("from", "", "first day, YYYY-MM-DD")
+	to := fs.String("to", "", "last day, YYYY-MM-DD (a day that has ended)")
+	if _, err := e.parse(fs, args, 0, "--from D --to D"); err != nil {
+		return err
+	}
+	if *from == "" || *to == "" {
+		return usagef("--from and --to are required")
+	}
+	c, err := e.client()
+	if err != nil {
+		return err
+	}
+	var raw json.RawMessage
+	if err := c.Do(ctx, "POST", "/v1/runs/backfill", map[string]string{"from": *from, "to": *to}, &raw); err != nil {
+		return err
+	}
+	if !e.table() {
+		_, err := fmt.Fprintf(e.io.Stdout, "%s\n", raw)
+		return err
+	}
+	var started struct {
+		WorkflowID string `json:"workflow_id"`
+	}
+	_ = json.Unmarshal(raw, &started)
+	fmt.Fprintf(e.io.Stdout, "Backfill of %s to %s started (workflow %s); results appear per day as they complete.\n", *from, *to, started.WorkflowID)
+	return nil
 }

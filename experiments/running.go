@@ -43,13 +43,17 @@ type RunningRef struct {
 	ID    string
 }
 
-// ListRunning returns up to limit running experiments of every org that
-// has not been deleted, by id, after afterID ("" from the start).
-func (s Store) ListRunning(ctx context.Context, afterID string, limit int) ([]RunningRef, error) {
+// ListRunning returns up to limit running experiments of orgID ("": of
+// every org that has not been deleted), by id, after afterID ("" from the
+// start).
+func (s Store) ListRunning(ctx context.Context, orgID, afterID string, limit int) ([]RunningRef, error) {
 	var refs []RunningRef
 	q := s.DB.WithContext(ctx).Table("experiments AS e").Select("e.org_id AS org_id, e.id AS id").
 		Joins("JOIN orgs o ON o.id = e.org_id").
 		Where("e.status = ? AND o.deleted_at IS NULL", StatusRunning)
+	if orgID != "" {
+		q = q.Where("e.org_id = ?", orgID)
+	}
 	if afterID != "" { // "" is no UUID, so PostgreSQL cannot compare with it
 		q = q.Where("e.id > ?", afterID)
 	}

@@ -24,16 +24,22 @@ const (
 
 // DailyResultsInput is empty when the schedule starts it: the day is then
 // the UTC day before the scheduled time. Operators may name a Day to
-// (re)compute; AfterID and Totals carry state across continue-as-new.
+// (re)compute, and a backfill names an org and a last day (LastDay): the
+// days from Day to LastDay are computed in turn, for that org only.
+// AfterID and Totals carry state across continue-as-new.
 type DailyResultsInput struct {
 	Day     string
+	LastDay string
+	OrgID   string
 	AfterID string
 	Totals  DailyResultsResult
 }
 
-// DailyResultsResult counts what happened to each running experiment.
+// DailyResultsResult counts what happened to each running experiment (over
+// every day of a backfill).
 type DailyResultsResult struct {
 	Day         string
+	Days        int // days finished
 	Completed   int
 	AlreadyDone int // a run of that day exists (completed or running)
 	Skipped     int
@@ -53,15 +59,22 @@ func DailyResults(ctx workflow.Context, in DailyResultsInput) (DailyResultsResul
 	}
 	ctx = workflow.WithActivityOptions(ctx, stepOptions)
 	var page activities.ListRunningResult
-	if err := workflow.ExecuteActivity(ctx, a.ListRunningExperiments, activities.ListRunningInput{AfterID: in.AfterID, Limit: dailyPageSize}).Get(ctx, &page); err != nil {
+	if err := workflow.ExecuteActivity(ctx, a.ListRunningExperiments, activities.ListRunningInput{AfterID: in.AfterID, Limit: dailyPageSize, OrgID: in.OrgID}).Get(ctx, &page); err != nil {
 		return totals, err
 	}
 	for start := 0; start < len(page.Experiments); start += dailyConcurrency {
 		wave := page.Experiments[start:min(start+dailyConcurrency, len(page.Experiments))]
 		runWave(ctx, totals.Day, wave, &totals)
 	}
+	next := DailyResultsInput{Day: totals.Day, LastDay: in.LastDay, OrgID: in.OrgID, AfterID: page.Next, Totals: totals}
 	if page.Next != "" {
-		return totals, workflow.NewContinueAsNewError(ctx, DailyResults, DailyResultsInput{Day: totals.Day, AfterID: page.Next, Totals: totals})
+		return totals, workflow.NewContinueAsNewError(ctx, DailyResults, next)
+	}
+	totals.Days++
+	if in.LastDay != "" && totals.Day < in.LastDay {
+		day, _ := time.Parse(dayLayout, totals.Day)
+		next.Day, next.AfterID, next.Totals = day.AddDate(0, 0, 1).Format(dayLayout), "", totals
+		return totals, workflow.NewContinueAsNewError(ctx, DailyResults, next)
 	}
 	return totals, nil
 }
@@ -87,6 +100,7 @@ func runWave(ctx workflow.Context, day string, wave []activities.ExperimentRef, 
 			ParentClosePolicy:     enumspb.PARENT_CLOSE_POLICY_ABANDON,
 			TypedSearchAttributes: ExperimentSearchAttributes(ref.OrgID, ref.ID),
 		})
+		// The same id a day run started by the API gets (DayRunOptions).
 		futures[i] = workflow.ExecuteChildWorkflow(cctx, ExperimentResults, ExperimentResultsInput{OrgID: ref.OrgID, ExperimentID: ref.ID, ComputedFor: day})
 	}
 	for i, f := range futures {

@@ -17,6 +17,12 @@ func ResultsWorkflowID(experimentID, computedFor string) string {
 	return "results/" + experimentID + "/" + computedFor
 }
 
+// BackfillWorkflowID is the one backfill of an org's day range:
+// backfill/<org>/<first day>/<last day>.
+func BackfillWorkflowID(orgID, firstDay, lastDay string) string {
+	return "backfill/" + orgID + "/" + firstDay + "/" + lastDay
+}
+
 // DailyResultsWorkflowID prefixes the daily schedule's workflows (the
 // schedule appends the scheduled time): daily-results.
 const DailyResultsWorkflowID = "daily-results"

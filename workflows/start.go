@@ -189,3 +189,46 @@ func (s Starter) ExperimentState(ctx context.Context, experimentID string) (Expe
 	}
 	return st, v.Get(&st)
 }
+
+// ErrAlreadyRunning is returned by starts that refuse a duplicate of a
+// workflow that is still running.
+var ErrAlreadyRunning = errors.New("already running")
+
+// StartDayRun computes a nightly day on demand, under the id the daily
+// schedule gives that day (ResultsWorkflowID): while a run of the day is
+// running, from the schedule or the API, another start fails with
+// ErrAlreadyRunning; once it has ended, the day may be computed again.
+func (s Starter) StartDayRun(ctx context.Context, in ExperimentResultsInput) (string, error) {
+	id := ResultsWorkflowID(in.ExperimentID, in.ComputedFor)
+	return id, s.startUnlessRunning(ctx, client.StartWorkflowOptions{ID: id,
+		TypedSearchAttributes: ExperimentSearchAttributes(in.OrgID, in.ExperimentID)}, ExperimentResults, in)
+}
+
+// StartBackfill runs DailyResults over an org's day range (in.Day to
+// in.LastDay) under BackfillWorkflowID. The same range while it runs fails
+// with ErrAlreadyRunning; after it ended it may run again (completed days
+// are then counted as already done, failed ones rerun).
+func (s Starter) StartBackfill(ctx context.Context, in DailyResultsInput) (string, error) {
+	id := BackfillWorkflowID(in.OrgID, in.Day, in.LastDay)
+	return id, s.startUnlessRunning(ctx, client.StartWorkflowOptions{ID: id}, DailyResults, in)
+}
+
+// startUnlessRunning starts a workflow whose id may be reused once the
+// previous run has ended, but never while it runs.
+func (s Starter) startUnlessRunning(ctx context.Context, opts client.StartWorkflowOptions, wf any, in any) error {
+	if s.Client == nil {
+		return ErrNotConnected
+	}
+	opts.TaskQueue = s.TaskQueue
+	opts.WorkflowIDReusePolicy = enumspb.WORKFLOW_ID_REUSE_POLICY_ALLOW_DUPLICATE
+	opts.WorkflowIDConflictPolicy = enumspb.WORKFLOW_ID_CONFLICT_POLICY_FAIL
+	opts.WorkflowExecutionErrorWhenAlreadyStarted = true
+	_, err := s.Client.ExecuteWorkflow(ctx, opts, wf, in)
+	if temporal.IsWorkflowExecutionAlreadyStartedError(err) {
+		return fmt.Errorf("start %s: %w", opts.ID, ErrAlreadyRunning)
+	}
+	if err != nil {
+		return fmt.Errorf("start %s: %w", opts.ID, err)
+	}
+	return nil
+}
