@@ -3,8 +3,11 @@ package api
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
+	"strings"
+	"time"
 
 	"github.com/gin-gonic/gin"
 
@@ -15,12 +18,14 @@ import (
 // their own.
 const defaultBodyLimit = 1 << 20 // 1 MiB
 
-// limitBody caps the request body; reading past the cap fails with
-// *http.MaxBytesError, which badInput answers with 413.
+// limitBody caps the request body. A Content-Length over the cap is
+// answered 413 before the body is read; reading past the cap of a body
+// without one fails with *http.MaxBytesError, which badInput answers 413.
 func limitBody(n int64) gin.HandlerFunc {
 	return func(c *gin.Context) {
 		if c.Request.ContentLength > n {
-			problem(c, http.StatusRequestEntityTooLarge, CodeBodyTooLarge, "request body exceeds the limit of this route")
+			drainRefusedBody(c)
+			problem(c, http.StatusRequestEntityTooLarge, CodeBodyTooLarge, fmt.Sprintf("request body of %d bytes exceeds the limit of this route, %d bytes", c.Request.ContentLength, n))
 			return
 		}
 		c.Request.Body = http.MaxBytesReader(c.Writer, c.Request.Body, n)
@@ -58,4 +63,28 @@ func decodeOptionalJSON(c *gin.Context, v any) bool {
 	}
 	c.Request.Body = io.NopCloser(bytes.NewReader(body))
 	return decodeJSON(c, v)
+}
+
+// Draining a refused body: how much and for how long at most.
+const (
+	maxDrainBytes = 64 << 20
+	drainTimeout  = 10 * time.Second
+)
+
+// drainRefusedBody reads and discards (a bounded amount of) a body that is
+// being refused, so that the answer reaches clients that write the whole
+// body before they read (Python's urllib and requests, curl without
+// Expect): closing with unread data makes the kernel reset the connection,
+// and such clients then see the reset instead of the 413. A client that
+// sent "Expect: 100-continue" is waiting for this answer and has sent
+// nothing, so there is nothing to drain; reading would invite the body.
+// Bodies larger than maxDrainBytes, or slower than drainTimeout, still
+// end in a closed connection (docs: "413 and clients").
+func drainRefusedBody(c *gin.Context) {
+	c.Header("Connection", "close")
+	if strings.EqualFold(c.GetHeader("Expect"), "100-continue") || c.Request.Body == nil {
+		return
+	}
+	_ = http.NewResponseController(c.Writer).SetReadDeadline(time.Now().Add(drainTimeout))
+	_, _ = io.CopyN(io.Discard, c.Request.Body, maxDrainBytes)
 }
