@@ -26,9 +26,9 @@ func TestOversizedBodySeenByAWriteFirstClient(t *testing.T) {
 		path, header string
 		size         int
 	}{
-		{"/v1/experiments", "Authorization: Bearer " + org.AdminToken, 112 << 20},
-		{"/v1/experiments", "", 112 << 20}, // refused for size before credentials
-		{"/v1/events", "X-API-Key: " + org.PublishableKey, 112 << 20},
+		{"/v1/experiments", "Authorization: Bearer " + org.AdminToken, 12 << 20},
+		{"/v1/experiments", "", 12 << 20}, // refused for size before credentials
+		{"/v1/events", "X-API-Key: " + org.PublishableKey, 12 << 20},
 		{"/v1/management-tokens", "Authorization: Bearer " + org.AdminToken, 12 << 20},
 	} {
 		t.Run(fmt.Sprintf("%s %d", tc.path, tc.size), func(t *testing.T) {

@@ -1,6 +1,7 @@
 package api
 
 import (
+	"encoding/json"
 	"errors"
 	"net/http"
 	"strconv"
@@ -28,8 +29,8 @@ func (h *handlers) listExperiments(c *gin.Context) {
 
 // POST /v1/experiments
 func (h *handlers) createExperiment(c *gin.Context) {
-	var cfg experiments.Config
-	if !decodeJSON(c, &cfg) {
+	cfg, ok := decodeConfig(c, false)
+	if !ok {
 		return
 	}
 	exp, err := h.experiments.Create(c.Request.Context(), orgID(c), session(c).UserID, cfg)
@@ -69,8 +70,8 @@ func (h *handlers) getExperimentVersion(c *gin.Context) {
 
 // PUT /v1/experiments/:id
 func (h *handlers) updateExperiment(c *gin.Context) {
-	var cfg experiments.Config
-	if !decodeJSON(c, &cfg) {
+	cfg, ok := decodeConfig(c, true)
+	if !ok {
 		return
 	}
 	exp, err := h.experiments.Update(c.Request.Context(), orgID(c), c.Param("id"), session(c).UserID, cfg)
@@ -81,6 +82,21 @@ func (h *handlers) updateExperiment(c *gin.Context) {
 	h.deps.SDK.Configs.Expire(orgID(c))
 	h.experimentSaved(c.Request.Context(), orgID(c), exp)
 	c.JSON(http.StatusOK, exp)
+}
+
+// decodeConfig reads an ExperimentConfig body, telling a missing or null
+// required field from a zero value (experiments.DecodeConfig).
+func decodeConfig(c *gin.Context, update bool) (experiments.Config, bool) {
+	var raw json.RawMessage
+	if !decodeJSON(c, &raw) {
+		return experiments.Config{}, false
+	}
+	cfg, err := experiments.DecodeConfig(raw, update)
+	if err != nil {
+		badInput(c, err)
+		return cfg, false
+	}
+	return cfg, true
 }
 
 // experimentParam loads the caller's org's experiment named by the :id

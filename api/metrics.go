@@ -1,6 +1,7 @@
 package api
 
 import (
+	"encoding/json"
 	"net/http"
 
 	"github.com/gin-gonic/gin"
@@ -24,8 +25,13 @@ func (h *handlers) listMetrics(c *gin.Context) {
 // POST /v1/metrics (additive): store a shared metric definition as the
 // next version of its name.
 func (h *handlers) createMetric(c *gin.Context) {
-	var m experiments.Metric
-	if !decodeJSON(c, &m) {
+	var raw json.RawMessage
+	if !decodeJSON(c, &raw) {
+		return
+	}
+	m, err := experiments.DecodeMetric(raw)
+	if err != nil {
+		badInput(c, err)
 		return
 	}
 	sh, err := metrics.Store{DB: h.deps.DB}.Create(c.Request.Context(), orgID(c), session(c).UserID, m)
