@@ -30,7 +30,7 @@ type createdManagementToken struct {
 // leaked token cannot mint itself successors).
 func (h *handlers) createManagementToken(c *gin.Context) {
 	if c.GetString(ctxManagementToken) != "" {
-		problem(c, http.StatusForbidden, "identity_session_required", "management tokens are created from an identity session (the dashboard or `expd login` with a session token), not by another management token")
+		problem(c, http.StatusForbidden, CodeIdentitySessionRequired, "management tokens are created from an identity session (the dashboard or `expd login` with a session token), not by another management token")
 		return
 	}
 	var req managementTokenRequest
@@ -66,7 +66,7 @@ func (h *handlers) listManagementTokens(c *gin.Context) {
 func (h *handlers) revokeManagementToken(c *gin.Context) {
 	err := tokens.Revoke(c.Request.Context(), h.deps.DB, orgID(c), c.Param("token_id"), session(c).UserID)
 	if errors.Is(err, tokens.ErrNotFound) {
-		problem(c, http.StatusNotFound, "management_token_not_found", "no management token with this id in your org")
+		problem(c, http.StatusNotFound, CodeManagementTokenNotFound, "no management token with this id in your org")
 		return
 	}
 	if err != nil {

@@ -17,8 +17,10 @@ const (
 	CodeUnauthorized     = "unauthorized"       // 401: missing or invalid session token or API key
 	CodeAdminRequired    = "admin_required"     // 403: org admins only
 	CodeOriginNotAllowed = "origin_not_allowed" // 403: CORS preflight from an origin not in EXPD_DASHBOARD_ORIGINS
-	CodeInvalidSignature = "invalid_signature"  // 401: signed delivery with a missing, invalid or stale signature
-	CodeMalformedEvent   = "malformed_event"    // 400: signed delivery whose payload cannot be read
+	// 403: management tokens are created from an identity session only
+	CodeIdentitySessionRequired = "identity_session_required"
+	CodeInvalidSignature        = "invalid_signature" // 401: signed delivery with a missing, invalid or stale signature
+	CodeMalformedEvent          = "malformed_event"   // 400: signed delivery whose payload cannot be read
 
 	// Limits.
 	CodeRateLimited            = "rate_limited"             // 429: per-org SDK rate limit; Retry-After
@@ -30,8 +32,10 @@ const (
 	CodeResultsCollecting  = "results_collecting"   // 404 with hint "collecting": no results computed yet
 	CodeNoPublishableKey   = "no_publishable_key"   // 404: the org has no live publishable key
 	CodeNameTaken          = "name_taken"           // 400: experiment name already used in the org
-	CodeRunInProgress      = "run_in_progress"      // 409: a run of this nightly day is running; start again once it ended
-	CodeBackfillInProgress = "backfill_in_progress" // 409: this day range is being backfilled
+	// 404: unknown management token id, or another org's
+	CodeManagementTokenNotFound = "management_token_not_found"
+	CodeRunInProgress           = "run_in_progress"      // 409: a run of this nightly day is running; start again once it ended
+	CodeBackfillInProgress      = "backfill_in_progress" // 409: this day range is being backfilled
 
 	// Outbound webhooks.
 	CodeWebhookEndpointNotFound = "webhook_endpoint_not_found" // 404: no such endpoint in the org (or deleted)

@@ -123,6 +123,7 @@ func NewRouter(deps Deps) *gin.Engine {
 	dash.GET("/webhook-endpoints/:id", requireAdmin, h.getWebhookEndpoint)                              // webhook_endpoints.go
 	dash.DELETE("/webhook-endpoints/:id", requireAdmin, h.deleteWebhookEndpoint)                        // webhook_endpoints.go
 	dash.GET("/webhook-endpoints/:id/deliveries", requireAdmin, h.listWebhookDeliveries)                // webhook_endpoints.go
+	dash.POST("/runs/backfill", requireAdmin, h.startBackfill)                                          // runs.go
 
 	// ---- SDK: org API key in X-API-Key (requireSDKKey, keys.go), rate limited per org (ratelimit.go) ----
 	anyKey := h.requireSDKKey(auth.Publishable, auth.Secret)
