@@ -72,7 +72,8 @@ func buildAndStart() (*expdDev, error) {
 		return nil, fmt.Errorf("go build ./cmd/expd: %v\n%s", err, out)
 	}
 	data := filepath.Join(dir, "data")
-	cmd := exec.Command(bin, "dev", "--addr", "127.0.0.1:0", "--data-dir", data, "--temporal-port", "0", "--temporal-http-port", "0", "--ui-port", "-1")
+	cmd := exec.Command(bin, "dev", "--addr", "127.0.0.1:0", "--data-dir", data, "--temporal-port", "0", "--temporal-http-port", "0", "--ui-port", "-1",
+		"--plan", "enterprise") // the tests' load would hit the free plan's limits
 	cmd.Env = append(os.Environ(), "DATABASE_URL=", "TEMPORAL_ADDRESS=", "EXPD_LOG_LEVEL=warn", "EXPD_RATE_LIMITS=*=off")
 	stdout, err := cmd.StdoutPipe()
 	if err != nil {

@@ -21,7 +21,8 @@ export function buildExpd() {
 export async function startExpdDev(binary) {
   const dataDir = mkdtempSync(join(tmpdir(), 'expd-dev-'));
   const child = spawn(binary, ['dev', '--addr', '127.0.0.1:0', '--data-dir', dataDir, '--temporal-port', '0',
-    '--temporal-http-port', '0', '--ui-port', '-1'], { env: { ...process.env, ...DEV_ENV }, stdio: ['ignore', 'pipe', 'ignore'] });
+    // --plan enterprise: the tests' load would hit the free plan's limits.
+    '--temporal-http-port', '0', '--ui-port', '-1', '--plan', 'enterprise'], { env: { ...process.env, ...DEV_ENV }, stdio: ['ignore', 'pipe', 'ignore'] });
   const baseUrl = await new Promise((resolve, reject) => {
     let buffered = '';
     const timer = setTimeout(() => reject(new Error('expd dev did not start within 180 s')), 180_000);
