@@ -34,23 +34,39 @@ type ExperimentResultsResult struct {
 // Errors that no retry can fix.
 var nonRetryable = []string{"BadRunKey", "RunSkipped"}
 
-// Activity options of the run's steps. The analysis is the long one: it
-// heartbeats every few seconds, so a lost worker is noticed within a
-// minute, and its budget covers a large experiment on a busy database.
+// Activity options of the run's steps, sized to what each step does and
+// to one goal: a run whose worker dies recovers within 20 seconds of a
+// replacement worker starting (docs/results.md, "Recovery after a crash").
+//
+//   - Steps (LoadRunPlan, MarkRunFailed, ListRunningExperiments, the
+//     retention listing) are a handful of indexed queries that take
+//     milliseconds; 15 s is ample even on a busy database and is how long
+//     a step lost with its worker waits before it is retried.
+//   - The analysis (one aggregation over the window, minutes on the largest
+//     experiments) and the publication (one transaction upserting a few
+//     hundred rows) heartbeat every 2 s from their own goroutine; a 10 s
+//     heartbeat timeout (five missed beats, so a stalled database
+//     connection is not mistaken for a dead worker) is how long a lost
+//     worker goes unnoticed. Their StartToClose stays the ceiling of a
+//     healthy attempt: 30 min covers the benchmarked 10M-event run (about
+//     20 s) many times over on a slower database.
+//   - A retry after a lost worker starts after 1 s; the interval doubles
+//     for failures that repeat (a database that is down), up to a minute.
 var (
 	stepOptions = workflow.ActivityOptions{
-		StartToCloseTimeout: time.Minute,
+		StartToCloseTimeout: 15 * time.Second,
 		RetryPolicy: &temporal.RetryPolicy{InitialInterval: time.Second, BackoffCoefficient: 2,
 			MaximumInterval: time.Minute, MaximumAttempts: 10, NonRetryableErrorTypes: nonRetryable},
 	}
 	analyzeOptions = workflow.ActivityOptions{
 		StartToCloseTimeout: 30 * time.Minute,
-		HeartbeatTimeout:    time.Minute,
-		RetryPolicy: &temporal.RetryPolicy{InitialInterval: 5 * time.Second, BackoffCoefficient: 2,
-			MaximumInterval: 5 * time.Minute, MaximumAttempts: 5, NonRetryableErrorTypes: nonRetryable},
+		HeartbeatTimeout:    10 * time.Second,
+		RetryPolicy: &temporal.RetryPolicy{InitialInterval: time.Second, BackoffCoefficient: 2,
+			MaximumInterval: time.Minute, MaximumAttempts: 5, NonRetryableErrorTypes: nonRetryable},
 	}
 	publishOptions = workflow.ActivityOptions{
 		StartToCloseTimeout: 5 * time.Minute,
+		HeartbeatTimeout:    10 * time.Second,
 		RetryPolicy: &temporal.RetryPolicy{InitialInterval: time.Second, BackoffCoefficient: 2,
 			MaximumInterval: time.Minute, MaximumAttempts: 10},
 	}

@@ -200,12 +200,16 @@ func TestRunCompletesOnANewWorkerAfterTheFirstOneDies(t *testing.T) {
 		t.Fatal("the analysis never started")
 	}
 	first.Stop()
+	restarted := time.Now()
 	tenv.NewWorker(func(r worker.Registry) { expdworker.Register(r, acts) })
 
 	var out workflows.ExperimentResultsResult
 	if err := run.Get(ctx, &out); err != nil {
 		t.Fatalf("run after the worker died: %v", err)
 	}
+	// Reported, not asserted (timing depends on the machine); the goal is
+	// under 20 s (docs/results.md).
+	t.Logf("recovery: the run completed %.1fs after the replacement worker started", time.Since(restarted).Seconds())
 	rows := f.rows(t)
 	if out.Rows != len(resultstest.Metrics) || len(rows) != len(resultstest.Metrics) {
 		t.Fatalf("result %+v with %d stored rows, want %d once", out, len(rows), len(resultstest.Metrics))
