@@ -3,6 +3,7 @@ package api
 import (
 	"encoding/json"
 	"errors"
+	"math"
 	"net/http"
 	"strconv"
 
@@ -55,12 +56,13 @@ func (h *handlers) getExperiment(c *gin.Context) {
 
 // GET /v1/experiments/:id/versions/:version (additive: stored versions)
 func (h *handlers) getExperimentVersion(c *gin.Context) {
-	n, err := strconv.Atoi(c.Param("version"))
+	// Versions are stored as 32-bit integers.
+	n, err := strconv.ParseInt(c.Param("version"), 10, 32)
 	if err != nil || n < 1 {
-		invalid(c, validate.New("version", "must be an integer >= 1"))
+		invalid(c, validate.New("version", "must be an integer from 1 to %d", math.MaxInt32))
 		return
 	}
-	exp, err := h.experiments.GetVersion(c.Request.Context(), orgID(c), c.Param("id"), n)
+	exp, err := h.experiments.GetVersion(c.Request.Context(), orgID(c), c.Param("id"), int(n))
 	if err != nil {
 		h.experimentError(c, err)
 		return

@@ -218,6 +218,11 @@ func ConfigVersion(ctx context.Context, db *gorm.DB, orgID string) (int64, error
 
 func find(db *gorm.DB, orgID, idOrName string) (models.Experiment, error) {
 	var exp models.Experiment
+	// No id or name can hold these (names follow namePattern), and
+	// PostgreSQL refuses NUL and invalid UTF-8 in a query parameter.
+	if len(idOrName) > MaxNameLen || !namePattern.MatchString(idOrName) && uuid.Validate(idOrName) != nil {
+		return exp, ErrNotFound
+	}
 	q := db.Where("org_id = ?", orgID)
 	if uuid.Validate(idOrName) == nil {
 		q = q.Where("id = ?", idOrName)

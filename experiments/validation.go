@@ -3,6 +3,7 @@ package experiments
 import (
 	"fmt"
 	"regexp"
+	"strings"
 	"time"
 
 	"github.com/google/uuid"
@@ -127,11 +128,12 @@ func (c *Config) validateVariants(errs *validate.Errors) {
 		if !c.hasVariant(name) {
 			errs.Add(field, "is not in the allocation")
 		}
-		if len(v.Prompt) > MaxPromptBytes {
-			errs.Add(field+".prompt", "must be at most %d bytes", MaxPromptBytes)
-		}
+		errs.Text(field+".prompt", v.Prompt, MaxPromptBytes, false)
 		if len(v.Variables) > MaxVariableKeys {
 			errs.Add(field+".variables", "must have at most %d keys", MaxVariableKeys)
+		}
+		for key, val := range v.Variables {
+			checkJSONText(errs, field+".variables."+key, key, val)
 		}
 	}
 }
@@ -273,5 +275,29 @@ func checkEnum(errs *validate.Errors, field, v string, allowed map[string]bool) 
 		errs.Add(field, "is required")
 	} else if !allowed[v] {
 		errs.Add(field, "%q is not allowed", v)
+	}
+}
+
+// checkJSONText refuses NUL characters anywhere in a free-form JSON value
+// (keys included): PostgreSQL's JSONB cannot store them, so both databases
+// refuse them alike instead of one answering 500.
+func checkJSONText(errs *validate.Errors, field, key string, v any) {
+	if strings.IndexByte(key, 0) >= 0 {
+		errs.Add(field, "must not contain NUL characters in keys")
+		return
+	}
+	switch x := v.(type) {
+	case string:
+		if strings.IndexByte(x, 0) >= 0 {
+			errs.Add(field, "must not contain NUL characters")
+		}
+	case []any:
+		for i, item := range x {
+			checkJSONText(errs, fmt.Sprintf("%s[%d]", field, i), "", item)
+		}
+	case map[string]any:
+		for k, item := range x {
+			checkJSONText(errs, field+"."+k, k, item)
+		}
 	}
 }
