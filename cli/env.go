@@ -62,6 +62,17 @@ func (e *env) parse(fs *flag.FlagSet, args []string, nPos int, posNames string) 
 	return pos, nil
 }
 
+// setup parses the arguments and resolves the client: the start of
+// every command that talks to the server.
+func (e *env) setup(fs *flag.FlagSet, args []string, nPos int, posNames string) ([]string, *Client, error) {
+	pos, err := e.parse(fs, args, nPos, posNames)
+	if err != nil {
+		return nil, nil, err
+	}
+	c, err := e.client()
+	return pos, c, err
+}
+
 // table tells whether to print for a person rather than for a program.
 func (e *env) table() bool { return !e.jsonOut && (e.tableOut || e.io.StdoutTerminal) }
 

@@ -95,11 +95,7 @@ func variantList(x experiment) string {
 
 func experimentsGet(ctx context.Context, e *env, args []string) error {
 	fs := e.flags("get")
-	pos, err := e.parse(fs, args, 1, "EXPERIMENT: name or id")
-	if err != nil {
-		return err
-	}
-	c, err := e.client()
+	pos, c, err := e.setup(fs, args, 1, "EXPERIMENT: name or id")
 	if err != nil {
 		return err
 	}
@@ -213,11 +209,7 @@ func readConfigFile(path string, e *env) ([]byte, error) {
 // a new config version (stopped experiments serve control to everyone).
 func experimentsSetStatus(ctx context.Context, e *env, sub string, args []string) error {
 	fs := e.flags(sub)
-	pos, err := e.parse(fs, args, 1, "EXPERIMENT: name or id")
-	if err != nil {
-		return err
-	}
-	c, err := e.client()
+	pos, c, err := e.setup(fs, args, 1, "EXPERIMENT: name or id")
 	if err != nil {
 		return err
 	}

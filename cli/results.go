@@ -45,11 +45,7 @@ const significance = 0.05
 func runResults(ctx context.Context, e *env, args []string) error {
 	fs := e.flags("")
 	day := fs.String("day", "", "a nightly day (YYYY-MM-DD) or a manual run (manual-<instant>); default: the latest")
-	pos, err := e.parse(fs, args, 1, "EXPERIMENT: name or id")
-	if err != nil {
-		return err
-	}
-	c, err := e.client()
+	pos, c, err := e.setup(fs, args, 1, "EXPERIMENT: name or id")
 	if err != nil {
 		return err
 	}

@@ -34,11 +34,7 @@ func runRuns(ctx context.Context, e *env, args []string) error {
 	wait := fs.Bool("wait", false, "follow the run to its end (exit 6 when it fails)")
 	day := fs.String("day", "", "compute (or recompute) this nightly day, YYYY-MM-DD (admin)")
 	n := map[string]int{"start": 1, "get": 2}[sub]
-	pos, err := e.parse(fs, args[1:], n, "EXPERIMENT, and RUN for get")
-	if err != nil {
-		return err
-	}
-	c, err := e.client()
+	pos, c, err := e.setup(fs, args[1:], n, "EXPERIMENT, and RUN for get")
 	if err != nil {
 		return err
 	}

@@ -36,11 +36,7 @@ func runTokens(ctx context.Context, e *env, args []string) error {
 	if !ok {
 		return usagef("unknown subcommand %q: create, list or revoke", sub)
 	}
-	pos, err := e.parse(fs, args, n, "create NAME, list, or revoke ID")
-	if err != nil {
-		return err
-	}
-	c, err := e.client()
+	pos, c, err := e.setup(fs, args, n, "create NAME, list, or revoke ID")
 	if err != nil {
 		return err
 	}
