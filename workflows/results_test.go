@@ -179,13 +179,17 @@ func TestRunCompletesOnANewWorkerAfterTheFirstOneDies(t *testing.T) {
 	tenv := temporaltest.Start(t)
 	acts := &activities.Activities{DB: f.db}
 	started := make(chan struct{}, 1)
+	killed := make(chan struct{})
+	defer close(killed)
 	first := tenv.NewWorker(func(r worker.Registry) {
 		expdworker.Register(r, acts)
-		// This worker dies in the middle of the analysis.
+		// This worker dies in the middle of the analysis: like a killed
+		// process, the attempt never answers and never heartbeats again,
+		// so the server learns of the loss only by the heartbeat timeout.
 		r.RegisterActivityWithOptions(func(ctx context.Context, _ activities.RunInput) (activities.AnalyzeResult, error) {
 			started <- struct{}{}
-			<-ctx.Done()
-			return activities.AnalyzeResult{}, ctx.Err()
+			<-killed
+			return activities.AnalyzeResult{}, errors.New("killed")
 		}, activity.RegisterOptions{Name: "AnalyzeExperiment", DisableAlreadyRegisteredCheck: true})
 	})
 	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
