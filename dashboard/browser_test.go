@@ -203,7 +203,7 @@ func TestBrowserCreateRunResultsAndRotateAKey(t *testing.T) {
 	must(t, ctx, chromedp.Click(chromedp.Search(`//button[text()="Yes, rotate the secret key"]`)), chromedp.WaitVisible(chromedp.ID("new-key")))
 	newKey := value(t, ctx, chromedp.Text(chromedp.ID("new-key")))
 	checkA11y(t, ctx, "keys, new key shown")
-	if !strings.HasPrefix(newKey, "sk_") || newKey == org.SecretKey {
+	if !strings.HasPrefix(newKey, "expd_sk_") || newKey == org.SecretKey {
 		t.Fatalf("new key %q", newKey)
 	}
 	if r := env.Do(t, http.MethodGet, "/v1/config", nil, testenv.APIKey(org.SecretKey)...); r.Status != http.StatusUnauthorized {
