@@ -6,17 +6,16 @@ package audit
 
 import (
 	"context"
-	"encoding/base64"
 	"encoding/json"
-	"errors"
 	"fmt"
-	"strings"
 	"time"
 
 	"github.com/google/uuid"
 	"gorm.io/datatypes"
 	"gorm.io/gorm"
 	"gorm.io/gorm/clause"
+
+	"github.com/expd/expd/internal/pagecursor"
 )
 
 // Actions recorded in the log.
@@ -169,7 +168,7 @@ type Page struct {
 }
 
 // ErrBadCursor is returned for a cursor this package did not issue.
-var ErrBadCursor = errors.New("cursor is not one this server issued")
+var ErrBadCursor = pagecursor.ErrInvalid
 
 // List returns one page of the org's log, newest first (by time, then id).
 func List(ctx context.Context, db *gorm.DB, orgID string, q Query) (Page, error) {
@@ -181,7 +180,7 @@ func List(ctx context.Context, db *gorm.DB, orgID string, q Query) (Page, error)
 		tx = tx.Where("action = ?", q.Action)
 	}
 	if q.Cursor != "" {
-		at, id, err := decodeCursor(q.Cursor)
+		at, id, err := pagecursor.Decode(q.Cursor)
 		if err != nil {
 			return Page{}, err
 		}
@@ -195,7 +194,7 @@ func List(ctx context.Context, db *gorm.DB, orgID string, q Query) (Page, error)
 	for i, r := range rows {
 		if i == q.Limit {
 			last := rows[i-1]
-			page.Next = encodeCursor(last.CreatedAt, last.ID)
+			page.Next = pagecursor.Encode(last.CreatedAt, last.ID)
 			break
 		}
 		page.Entries = append(page.Entries, View{ID: r.ID, At: r.CreatedAt.UTC(), OrgID: r.OrgID, ExperimentID: r.ExperimentID,
@@ -203,24 +202,4 @@ func List(ctx context.Context, db *gorm.DB, orgID string, q Query) (Page, error)
 			Before: json.RawMessage(r.BeforeState), After: json.RawMessage(r.AfterState)})
 	}
 	return page, nil
-}
-
-func encodeCursor(at time.Time, id string) string {
-	return base64.RawURLEncoding.EncodeToString([]byte(at.UTC().Format(time.RFC3339Nano) + "|" + id))
-}
-
-func decodeCursor(s string) (time.Time, string, error) {
-	raw, err := base64.RawURLEncoding.DecodeString(s)
-	if err != nil {
-		return time.Time{}, "", ErrBadCursor
-	}
-	ts, id, ok := strings.Cut(string(raw), "|")
-	if !ok || uuid.Validate(id) != nil {
-		return time.Time{}, "", ErrBadCursor
-	}
-	at, err := time.Parse(time.RFC3339Nano, ts)
-	if err != nil {
-		return time.Time{}, "", ErrBadCursor
-	}
-	return at, id, nil
 }

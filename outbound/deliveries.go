@@ -2,8 +2,6 @@ package outbound
 
 import (
 	"context"
-	"encoding/base64"
-	"errors"
 	"fmt"
 	"strings"
 	"time"
@@ -11,6 +9,8 @@ import (
 	"github.com/google/uuid"
 	"gorm.io/gorm"
 	"gorm.io/gorm/clause"
+
+	"github.com/expd/expd/internal/pagecursor"
 )
 
 // MaxErrorLen bounds the error text kept for an attempt.
@@ -85,7 +85,7 @@ type DeliveryPage struct {
 }
 
 // ErrBadCursor is returned for a cursor this package did not issue.
-var ErrBadCursor = errors.New("cursor is not one this server issued")
+var ErrBadCursor = pagecursor.ErrInvalid
 
 // ListDeliveries returns one page of the attempts to one of the org's
 // endpoints (deleted endpoints included: their record stays readable),
@@ -96,7 +96,7 @@ func ListDeliveries(ctx context.Context, db *gorm.DB, orgID, endpointID, cursor 
 	}
 	q := db.WithContext(ctx).Where("endpoint_id = ? AND org_id = ?", endpointID, orgID)
 	if cursor != "" {
-		at, id, err := decodeCursor(cursor)
+		at, id, err := pagecursor.Decode(cursor)
 		if err != nil {
 			return DeliveryPage{}, err
 		}
@@ -110,7 +110,7 @@ func ListDeliveries(ctx context.Context, db *gorm.DB, orgID, endpointID, cursor 
 	for i, r := range rows {
 		if i == limit {
 			last := rows[i-1]
-			page.Next = encodeCursor(last.AttemptedAt, last.ID)
+			page.Next = pagecursor.Encode(last.AttemptedAt, last.ID)
 			break
 		}
 		page.Deliveries = append(page.Deliveries, Delivery{ID: r.ID, EventID: r.EventID, EventType: r.EventType, Attempt: r.Attempt,
@@ -118,24 +118,4 @@ func ListDeliveries(ctx context.Context, db *gorm.DB, orgID, endpointID, cursor 
 			DurationMs: r.DurationMs, AttemptedAt: r.AttemptedAt.UTC()})
 	}
 	return page, nil
-}
-
-func encodeCursor(at time.Time, id string) string {
-	return base64.RawURLEncoding.EncodeToString([]byte(at.UTC().Format(time.RFC3339Nano) + "|" + id))
-}
-
-func decodeCursor(s string) (time.Time, string, error) {
-	raw, err := base64.RawURLEncoding.DecodeString(s)
-	if err != nil {
-		return time.Time{}, "", ErrBadCursor
-	}
-	ts, id, ok := strings.Cut(string(raw), "|")
-	if !ok || uuid.Validate(id) != nil {
-		return time.Time{}, "", ErrBadCursor
-	}
-	at, err := time.Parse(time.RFC3339Nano, ts)
-	if err != nil {
-		return time.Time{}, "", ErrBadCursor
-	}
-	return at, id, nil
 }
