@@ -45,18 +45,12 @@ func (a *Activities) ActOnGuardrails(ctx context.Context, in RunInput) (Guardrai
 		return GuardrailsResult{}, err
 	}
 	ref := guardrails.Run{OrgID: in.OrgID, ExperimentID: in.ExperimentID, ComputedFor: in.ComputedFor, WorkflowID: in.WorkflowID}
-	var out GuardrailsResult
-	if out.Breaches, err = guardrails.Act(ctx, a.DB, ref, guardrails.Evaluate(exp.ID, exp.Config, rows), a.now()); err != nil {
-		return out, err
-	}
+	var srm *results.SRMSummary
 	if len(run.SRM) > 0 {
-		var srm results.SRMSummary
-		if err := json.Unmarshal(run.SRM, &srm); err != nil {
-			return out, fmt.Errorf("decode srm of run %s: %w", in.ComputedFor, err)
-		}
-		if out.SRM, err = guardrails.ActOnSRM(ctx, a.DB, ref, srm, run.ExperimentVersion, a.now()); err != nil {
-			return out, err
+		srm = &results.SRMSummary{}
+		if err := json.Unmarshal(run.SRM, srm); err != nil {
+			return GuardrailsResult{}, fmt.Errorf("decode srm of run %s: %w", in.ComputedFor, err)
 		}
 	}
-	return out, nil
+	return a.actOn(ctx, ref, exp, rows, srm, run.ExperimentVersion)
 }

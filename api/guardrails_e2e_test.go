@@ -104,55 +104,9 @@ func TestGuardrailStopsAHarmfulTreatmentEndToEnd(t *testing.T) {
 	org := env.NewOrg(t)
 	admin := testenv.Bearer(org.AdminToken)
 
-	cfg := resultstest.Config("guarded")
-	shared := false
-	cfg.Metrics = append(cfg.Metrics[:1:1], experiments.Metric{Name: "error_rate", Kind: "mean", Category: "guardrail", MethodDefault: "welch_t",
-		MetricVersion: 1, SharedOrgWide: &shared,
-		Guardrail: &experiments.Guardrail{BadDirection: "increase", MaxChange: 0.05, Relative: true, Action: "stop"}})
-	resp := env.Do(t, http.MethodPost, "/v1/experiments", cfg, admin...)
-	if resp.Status != http.StatusCreated {
-		t.Fatalf("create: %d %s", resp.Status, resp.Body)
-	}
-	var exp experimentBody
-	resp.JSON(t, &exp)
-
-	listener := &webhookListener{}
-	var created outbound.Created
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		listener.handler(t, created.Secret)(w, r)
-	}))
-	defer srv.Close()
-	var err error
-	created, err = outbound.Create(t.Context(), env.DB, org.ID, outbound.NewEndpoint{URL: srv.URL, Actor: "user_admin"}, time.Now())
-	if err != nil {
-		t.Fatal(err)
-	}
-
-	// 300 users per arm, three calls each: control errs on 5 % of calls,
-	// treatment on 50 %.
-	now := time.Now().UTC()
-	var events []models.Event
-	for _, u := range resultstest.Users(300, 7) {
-		seq := 0
-		add := func(typ string, errText *string) {
-			seq++
-			events = append(events, models.Event{OrgID: org.ID, EventID: fmt.Sprintf("%s-%d", u.ID, seq), Type: typ, ExperimentID: exp.ID,
-				UserID: u.ID, Variant: u.Variant, Ts: now.Add(time.Duration(seq) * time.Millisecond), ReceivedAt: now, Source: "api"})
-			events[len(events)-1].Error = errText
-		}
-		add("exposure", nil)
-		for i := range 3 {
-			var e *string
-			if (u.Variant == "treatment" && (len(u.ID)+i)%2 == 0) || (u.Variant == "control" && (len(u.ID)*7+i)%20 == 0) {
-				msg := "upstream 500"
-				e = &msg
-			}
-			latency := u.Latencies[i]
-			add("model_call", e)
-			events[len(events)-1].LatencyMs = &latency
-		}
-	}
-	resultstest.Insert(t, env.DB, events)
+	exp := harmfulExperiment(t, env, org.ID, admin)
+	listener, stopListener := listenForWebhooks(t, env, org.ID)
+	defer stopListener()
 	time.Sleep(1100 * time.Millisecond) // the run's instant (whole seconds) falls after every event
 
 	started := time.Now()
@@ -223,6 +177,68 @@ func TestGuardrailStopsAHarmfulTreatmentEndToEnd(t *testing.T) {
 	}
 }
 
+// harmfulExperiment creates an experiment with a guardrail on error_rate
+// (relative increase of 5 %, action stop) and inserts its events: 300
+// users per arm, three calls each; control errs on 5 % of calls,
+// treatment on 50 %.
+func harmfulExperiment(t *testing.T, env *testenv.Env, orgID string, admin []string) experimentBody {
+	t.Helper()
+	cfg := resultstest.Config("guarded")
+	shared := false
+	cfg.Metrics = append(cfg.Metrics[:1:1], experiments.Metric{Name: "error_rate", Kind: "mean", Category: "guardrail", MethodDefault: "welch_t",
+		MetricVersion: 1, SharedOrgWide: &shared,
+		Guardrail: &experiments.Guardrail{BadDirection: "increase", MaxChange: 0.05, Relative: true, Action: "stop"}})
+	resp := env.Do(t, http.MethodPost, "/v1/experiments", cfg, admin...)
+	if resp.Status != http.StatusCreated {
+		t.Fatalf("create: %d %s", resp.Status, resp.Body)
+	}
+	var exp experimentBody
+	resp.JSON(t, &exp)
+
+	now := time.Now().UTC()
+	var events []models.Event
+	for _, u := range resultstest.Users(300, 7) {
+		seq := 0
+		add := func(typ string, errText *string) {
+			seq++
+			events = append(events, models.Event{OrgID: orgID, EventID: fmt.Sprintf("%s-%d", u.ID, seq), Type: typ, ExperimentID: exp.ID,
+				UserID: u.ID, Variant: u.Variant, Ts: now.Add(time.Duration(seq) * time.Millisecond), ReceivedAt: now, Source: "api"})
+			events[len(events)-1].Error = errText
+		}
+		add("exposure", nil)
+		for i := range 3 {
+			var e *string
+			if (u.Variant == "treatment" && (len(u.ID)+i)%2 == 0) || (u.Variant == "control" && (len(u.ID)*7+i)%20 == 0) {
+				msg := "upstream 500"
+				e = &msg
+			}
+			latency := u.Latencies[i]
+			add("model_call", e)
+			events[len(events)-1].LatencyMs = &latency
+		}
+	}
+	resultstest.Insert(t, env.DB, events)
+	return exp
+}
+
+// listenForWebhooks registers a local listener as the org's webhook endpoint; it
+// verifies every delivery's signature with the svix library.
+func listenForWebhooks(t *testing.T, env *testenv.Env, orgID string) (*webhookListener, func()) {
+	t.Helper()
+	listener := &webhookListener{}
+	var created outbound.Created
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		listener.handler(t, created.Secret)(w, r)
+	}))
+	var err error
+	created, err = outbound.Create(t.Context(), env.DB, orgID, outbound.NewEndpoint{URL: srv.URL, Actor: "user_admin"}, time.Now())
+	if err != nil {
+		srv.Close()
+		t.Fatal(err)
+	}
+	return listener, srv.Close
+}
+
 func auditOf(t *testing.T, env *testenv.Env, auth []string, experimentID string) []auditEntry {
 	t.Helper()
 	resp := env.Do(t, http.MethodGet, "/v1/audit?experiment_id="+experimentID+"&limit=200", nil, auth...)
@@ -284,7 +300,7 @@ func TestScheduledStartAndStopThroughTheWorkflow(t *testing.T) {
 	}
 	var system int
 	for _, e := range auditOf(t, env, admin, exp.ID) {
-		if (e.Action == "experiment.running" || e.Action == audit.ExperimentStopped) && e.Actor == audit.SystemActor && e.WorkflowID == "experiment/"+exp.ID {
+		if (e.Action == audit.ExperimentStarted || e.Action == audit.ExperimentStopped) && e.Actor == audit.SystemActor && e.WorkflowID == "experiment/"+exp.ID {
 			system++
 		}
 	}

@@ -63,7 +63,7 @@ func TestLifecycleRoutesChangeWhatIsServed(t *testing.T) {
 
 	// Every change is in the audit log with the admin as actor.
 	log := listAudit(t, env, org, url.Values{"experiment_id": {exp.ID}})
-	want := []string{"experiment.shipped", "experiment.running", "experiment.stopped", "experiment.created"}
+	want := []string{"experiment.shipped", "experiment.started", "experiment.stopped", "experiment.created"}
 	if len(log.Entries) != len(want) {
 		t.Fatalf("audit entries %+v", log.Entries)
 	}

@@ -34,6 +34,31 @@ const (
 	WebhookEndpointDeleted = "webhook_endpoint.deleted"
 )
 
+// legacyActions maps actions recorded under an older name to today's:
+// starts were recorded as experiment.running before the log used the
+// event names. Rows are never rewritten (append-only); they are read
+// under today's name and found by it.
+var legacyActions = map[string]string{"experiment.running": ExperimentStarted}
+
+// canonical is the name an action is shown and filtered under.
+func canonical(action string) string {
+	if now, ok := legacyActions[action]; ok {
+		return now
+	}
+	return action
+}
+
+// recordedAs lists the names action may be recorded under.
+func recordedAs(action string) []string {
+	names := []string{action}
+	for old, now := range legacyActions {
+		if now == action {
+			names = append(names, old)
+		}
+	}
+	return names
+}
+
 // SystemActor is the actor of actions expd takes by itself; the entry's
 // WorkflowID then says which workflow took it.
 const SystemActor = "system"
@@ -177,7 +202,7 @@ func List(ctx context.Context, db *gorm.DB, orgID string, q Query) (Page, error)
 		tx = tx.Where("experiment_id = ?", q.ExperimentID)
 	}
 	if q.Action != "" {
-		tx = tx.Where("action = ?", q.Action)
+		tx = tx.Where("action IN ?", recordedAs(canonical(q.Action)))
 	}
 	if q.Cursor != "" {
 		at, id, err := pagecursor.Decode(q.Cursor)
@@ -198,7 +223,7 @@ func List(ctx context.Context, db *gorm.DB, orgID string, q Query) (Page, error)
 			break
 		}
 		page.Entries = append(page.Entries, View{ID: r.ID, At: r.CreatedAt.UTC(), OrgID: r.OrgID, ExperimentID: r.ExperimentID,
-			Action: r.Action, Actor: r.Actor, WorkflowID: r.WorkflowID, Summary: r.Summary,
+			Action: canonical(r.Action), Actor: r.Actor, WorkflowID: r.WorkflowID, Summary: r.Summary,
 			Before: json.RawMessage(r.BeforeState), After: json.RawMessage(r.AfterState)})
 	}
 	return page, nil

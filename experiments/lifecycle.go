@@ -131,7 +131,7 @@ func (s Store) Transition(ctx context.Context, orgID, idOrName string, ch Change
 		if ch.Reason != "" {
 			summary += " (" + ch.Reason + ")"
 		}
-		err = audit.Record(ctx, tx, audit.Entry{OrgID: orgID, ExperimentID: row.ID, Action: "experiment." + to,
+		err = audit.Record(ctx, tx, audit.Entry{OrgID: orgID, ExperimentID: row.ID, Action: auditAction(to),
 			Actor: ch.Actor, WorkflowID: ch.WorkflowID, Summary: summary, Before: summarize(before), After: summarize(exp),
 			DedupKey: ch.DedupKey, At: row.UpdatedAt})
 		if err != nil {
@@ -144,6 +144,21 @@ func (s Store) Transition(ctx context.Context, orgID, idOrName string, ch Change
 		return nil
 	})
 	return exp, changed, err
+}
+
+// auditAction is the audit action of entering status to: the name of the
+// event announcing it (experiment.started for running), so the log and
+// the webhooks speak of the same thing.
+func auditAction(to string) string {
+	switch to {
+	case StatusRunning:
+		return audit.ExperimentStarted
+	case StatusStopped:
+		return audit.ExperimentStopped
+	case StatusShipped:
+		return audit.ExperimentShipped
+	}
+	return "experiment." + to
 }
 
 // initialStatus is the status of a new experiment: the one asked for, else

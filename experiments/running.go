@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"time"
 
+	"gorm.io/gorm"
+
 	"github.com/expd/expd/models"
 )
 
@@ -61,4 +63,39 @@ func (s Store) ListRunning(ctx context.Context, orgID, afterID string, limit int
 		return nil, fmt.Errorf("list running experiments: %w", err)
 	}
 	return refs, nil
+}
+
+// ListRunningPerOrg returns up to limit running experiments of orgs that
+// have not been deleted, ordered by (org, id) after the cursor after (zero:
+// from the start), keeping only the first perOrg experiments (by id) of
+// each org: the hourly health run's bounded selection.
+func (s Store) ListRunningPerOrg(ctx context.Context, perOrg int, after RunningRef, limit int) ([]RunningRef, error) {
+	q := s.DB.WithContext(ctx).Table("(?) AS r", s.rankedRunning()).Select("r.org_id AS org_id, r.id AS id").Where("r.n <= ?", perOrg)
+	if after.OrgID != "" { // "" is no UUID, so PostgreSQL cannot compare with it
+		q = q.Where("r.org_id > ? OR (r.org_id = ? AND r.id > ?)", after.OrgID, after.OrgID, after.ID)
+	}
+	var refs []RunningRef
+	if err := q.Order("r.org_id, r.id").Limit(limit).Scan(&refs).Error; err != nil {
+		return nil, fmt.Errorf("list running experiments per org: %w", err)
+	}
+	return refs, nil
+}
+
+// CountRunningBeyond counts the running experiments that ListRunningPerOrg
+// leaves out with the same perOrg.
+func (s Store) CountRunningBeyond(ctx context.Context, perOrg int) (int64, error) {
+	var n int64
+	err := s.DB.WithContext(ctx).Table("(?) AS r", s.rankedRunning()).Where("r.n > ?", perOrg).Count(&n).Error
+	if err != nil {
+		return 0, fmt.Errorf("count running experiments beyond %d per org: %w", perOrg, err)
+	}
+	return n, nil
+}
+
+// rankedRunning numbers each org's running experiments by id.
+func (s Store) rankedRunning() *gorm.DB {
+	return s.DB.Table("experiments AS e").
+		Select("e.org_id AS org_id, e.id AS id, ROW_NUMBER() OVER (PARTITION BY e.org_id ORDER BY e.id) AS n").
+		Joins("JOIN orgs o ON o.id = e.org_id").
+		Where("e.status = ? AND o.deleted_at IS NULL", StatusRunning)
 }

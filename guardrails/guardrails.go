@@ -223,3 +223,9 @@ func ActOnSRM(ctx context.Context, db *gorm.DB, run Run, srm results.SRMSummary,
 	}
 	return f, nil
 }
+
+// HealthRunName names the hourly health check at instant at in breaches,
+// audit entries and events (computed_for of an analysis nobody publishes).
+func HealthRunName(at time.Time) string {
+	return "health-" + at.UTC().Format(time.RFC3339)
+}

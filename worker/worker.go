@@ -28,11 +28,12 @@ func Register(r worker.Registry, acts *activities.Activities) {
 	r.RegisterWorkflow(workflows.PaymentEvent)
 	r.RegisterWorkflow(workflows.DeliverEvent)
 	r.RegisterWorkflow(workflows.Experiment)
+	r.RegisterWorkflow(workflows.GuardrailHealth)
 }
 
 // Run is the whole worker start on c's namespace and taskQueue: the search
 // attributes that result runs are started with (a namespace without them
-// would refuse those starts), the schedules (daily results, retention),
+// would refuse those starts), the schedules (daily results, retention, guardrail health),
 // then the registrations. It returns once the worker polls; Stop ends it.
 func Run(ctx context.Context, c client.Client, namespace, taskQueue string, acts *activities.Activities, opts worker.Options) (worker.Worker, error) {
 	if err := workflows.EnsureSearchAttributes(ctx, c, namespace); err != nil {

@@ -159,3 +159,11 @@ func (fakeActivities) ActOnGuardrails(_ context.Context, in activities.RunInput)
 	return activities.GuardrailsResult{Breaches: []guardrails.Breach{b},
 		SRM: &guardrails.SRMFailure{Key: guardrails.SRMKey(in.ExperimentID, 1), ComputedFor: in.ComputedFor, ExperimentVersion: 1}}, nil
 }
+
+func (fakeActivities) ListHealthChecks(_ context.Context, in activities.ListHealthInput) (activities.ListHealthResult, error) {
+	return activities.ListHealthResult{Experiments: []activities.ExperimentRef{{OrgID: "org-1", ID: "exp-a"}, {OrgID: "org-1", ID: "exp-b"}}, Deferred: 1}, nil
+}
+
+func (f fakeActivities) CheckGuardrailHealth(ctx context.Context, in activities.HealthCheckInput) (activities.GuardrailsResult, error) {
+	return f.ActOnGuardrails(ctx, activities.RunInput{OrgID: in.OrgID, ExperimentID: in.ExperimentID, ComputedFor: guardrails.HealthRunName(in.At), WorkflowID: in.WorkflowID})
+}

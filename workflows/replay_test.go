@@ -138,6 +138,8 @@ func historyScenarios() []historyScenario {
 				Org: &orgs.OrgData{ClerkOrgID: "org_clerk_1", Name: "Acme", Slug: "acme"}}}},
 		{file: "payment_event.json", id: workflows.PaymentEventID(ev.ID), workflow: workflows.PaymentEvent,
 			input: workflows.PaymentEventInput{Event: ev}},
+		{file: "guardrail_health.json", id: "guardrail-health-replay", workflow: workflows.GuardrailHealth,
+			input: workflows.GuardrailHealthInput{At: time.Date(2026, 1, 2, 10, 15, 0, 0, time.UTC)}},
 		{file: "deliver_event.json", id: workflows.DeliverEventID(outbound.EventID("replay")), workflow: workflows.DeliverEvent,
 			input: workflows.DeliverEventInput{Event: outbound.Event{ID: outbound.EventID("replay"), OrgID: "org-1", Type: outbound.EventExperimentStopped,
 				ExperimentID: "exp-a", OccurredAt: time.Unix(1_700_000_000, 0).UTC(), Data: json.RawMessage(`{"experiment_id":"exp-a"}`)}}},

@@ -146,23 +146,32 @@ func actOnGuardrails(ctx workflow.Context, run activities.RunInput, out *Experim
 		return err
 	}
 	out.Breaches = len(g.Breaches)
+	out.Stopped = announceGuardrails(ctx, run.OrgID, run.ExperimentID, run.WorkflowID, g)
+	return nil
+}
+
+// announceGuardrails announces what a guardrail evaluation acted on
+// (guardrail.breached per breach, experiment.stopped for a stop,
+// srm.failed) and, after a stop, tells the experiment's workflow to
+// re-read its state. It reports whether a breach stopped the experiment.
+func announceGuardrails(ctx workflow.Context, orgID, experimentID, workflowID string, g activities.GuardrailsResult) (stopped bool) {
 	for _, b := range g.Breaches {
-		announce(ctx, run.OrgID, run.ExperimentID, outbound.EventGuardrailBreached, GuardrailEventData{Breach: b, WorkflowID: run.WorkflowID}, b.Key)
+		announce(ctx, orgID, experimentID, outbound.EventGuardrailBreached, GuardrailEventData{Breach: b, WorkflowID: workflowID}, b.Key)
 		if b.Stopped {
-			out.Stopped = true
-			announceLifecycle(ctx, run.OrgID, run.ExperimentID, LifecycleEventData{Status: "stopped", Version: b.StoppedVersion,
-				Reason: b.Describe(), Actor: audit.SystemActor, WorkflowID: run.WorkflowID})
+			stopped = true
+			announceLifecycle(ctx, orgID, experimentID, LifecycleEventData{Status: "stopped", Version: b.StoppedVersion,
+				Reason: b.Describe(), Actor: audit.SystemActor, WorkflowID: workflowID})
 		}
 	}
 	if g.SRM != nil {
-		announce(ctx, run.OrgID, run.ExperimentID, outbound.EventSRMFailed, SRMEventData{SRMFailure: *g.SRM, WorkflowID: run.WorkflowID}, g.SRM.Key)
+		announce(ctx, orgID, experimentID, outbound.EventSRMFailed, SRMEventData{SRMFailure: *g.SRM, WorkflowID: workflowID}, g.SRM.Key)
 	}
-	if out.Stopped {
+	if stopped {
 		// Only its query's freshness depends on it: ignore a workflow that
 		// does not exist (an experiment without a schedule never needed one).
-		_ = workflow.SignalExternalWorkflow(ctx, ExperimentWorkflowID(run.ExperimentID), "", LifecycleSignal, LifecycleChange{}).Get(ctx, nil)
+		_ = workflow.SignalExternalWorkflow(ctx, ExperimentWorkflowID(experimentID), "", LifecycleSignal, LifecycleChange{}).Get(ctx, nil)
 	}
-	return nil
+	return stopped
 }
 
 // markFailed records the failure on the run (even when the workflow was

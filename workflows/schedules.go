@@ -19,10 +19,14 @@ const (
 	dailyCatchupWindow = 72 * time.Hour
 	// A purge missed for a day is simply done by the next one.
 	retentionCatchupWindow = 24 * time.Hour
+	// A health run missed by more than a quarter hour is not caught up:
+	// the next hour's run checks the same experiments with fresher data.
+	healthCatchupWindow = 15 * time.Minute
 )
 
 // Schedules returns the schedules of expd's task queue: the daily results
-// at 00:30 UTC (the previous UTC day) and the retention purge at 01:30 UTC.
+// at 00:30 UTC (the previous UTC day), the retention purge at 01:30 UTC and
+// the guardrail health run at a quarter past every hour.
 func Schedules(taskQueue string) []client.ScheduleOptions {
 	return []client.ScheduleOptions{
 		{
@@ -46,6 +50,27 @@ func Schedules(taskQueue string) []client.ScheduleOptions {
 			Overlap:       enumspb.SCHEDULE_OVERLAP_POLICY_SKIP,
 			CatchupWindow: retentionCatchupWindow,
 		},
+		{
+			ID:   GuardrailHealthScheduleID(taskQueue),
+			Spec: hourlyAt(15, "guardrails and SRM of running experiments, analysed without publishing"),
+			Action: &client.ScheduleWorkflowAction{
+				ID: GuardrailHealthWorkflowID, Workflow: GuardrailHealth, Args: []any{GuardrailHealthInput{}}, TaskQueue: taskQueue,
+			},
+			// At most one health run at a time: a slow one makes the next
+			// hour's skipped, which bounds the load it puts on the database.
+			Overlap:       enumspb.SCHEDULE_OVERLAP_POLICY_SKIP,
+			CatchupWindow: healthCatchupWindow,
+		},
+	}
+}
+
+func hourlyAt(minute int, comment string) client.ScheduleSpec {
+	return client.ScheduleSpec{
+		Calendars: []client.ScheduleCalendarSpec{{
+			Hour: []client.ScheduleRange{{Start: 0, End: 23}}, Minute: []client.ScheduleRange{{Start: minute}},
+			Second: []client.ScheduleRange{{Start: 0}}, Comment: comment,
+		}},
+		TimeZoneName: "UTC",
 	}
 }
 
