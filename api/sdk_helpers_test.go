@@ -39,8 +39,14 @@ func unlimitedRates(t *testing.T) ratelimit.Overrides {
 // own (empty) SDK cache, as a second replica behind a load balancer.
 func secondInstance(t *testing.T, env *testenv.Env) *testenv.Env {
 	t.Helper()
+	return secondInstanceWith(t, env, sdkcache.Options{MaxAge: testMaxAge})
+}
+
+// secondInstanceWith is secondInstance with its own cache options.
+func secondInstanceWith(t *testing.T, env *testenv.Env, opts sdkcache.Options) *testenv.Env {
+	t.Helper()
 	deps := env.Deps
-	deps.SDK = sdkcache.New(env.DB, sdkcache.Options{MaxAge: testMaxAge})
+	deps.SDK = sdkcache.New(env.DB, opts)
 	srv := httptest.NewServer(api.NewRouter(deps))
 	t.Cleanup(srv.Close)
 	return &testenv.Env{DB: env.DB, Signer: env.Signer, Server: srv, Deps: deps}

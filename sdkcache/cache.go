@@ -1,6 +1,7 @@
 package sdkcache
 
 import (
+	"sync"
 	"time"
 
 	"gorm.io/gorm"
@@ -31,6 +32,9 @@ type Cache struct {
 	Configs *Configs
 	Keys    *Keys
 	Pins    *Pins
+
+	listening     chan struct{}
+	listeningOnce sync.Once
 }
 
 // New returns an empty cache over db. Call Listen to receive key rotations
@@ -50,5 +54,7 @@ func New(db *gorm.DB, opts Options) *Cache {
 		Configs: &Configs{db: db, store: experiments.Store{DB: db}, maxAge: opts.MaxAge, now: opts.Now},
 		Keys:    &Keys{maxAge: opts.MaxAge, now: opts.Now, byHash: map[string]liveKey{}},
 		Pins:    &Pins{max: opts.MaxPins, pins: map[pinKey]string{}},
+
+		listening: make(chan struct{}),
 	}
 }

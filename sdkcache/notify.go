@@ -55,6 +55,10 @@ func (c *Cache) Listen(ctx context.Context) {
 	}
 }
 
+// Listening is closed once Listen first receives rotations (PostgreSQL
+// only): from then on a rotation committed anywhere reaches this cache.
+func (c *Cache) Listening() <-chan struct{} { return c.listening }
+
 func (c *Cache) listenOnce(ctx context.Context) error {
 	sqlDB, err := c.db.DB()
 	if err != nil {
@@ -86,6 +90,7 @@ func (c *Cache) receive(ctx context.Context, std *stdlib.Conn) error {
 		return fmt.Errorf("listen %s: %w", keysChannel, err)
 	}
 	c.Keys.ForgetAll()
+	c.listeningOnce.Do(func() { close(c.listening) })
 	for {
 		n, err := pg.WaitForNotification(ctx)
 		if err != nil {
