@@ -96,3 +96,75 @@ func (a *Activities) PurgeExpired(ctx context.Context, in PurgeOrgInput) (PurgeO
 		}
 	}
 }
+
+// DropPartitionsInput fixes the instant of a retention run.
+type DropPartitionsInput struct {
+	AsOf time.Time
+}
+
+// DropPartitionsResult counts the whole days dropped.
+type DropPartitionsResult struct {
+	Partitions    int
+	EventsDeleted int64
+}
+
+// DropExpiredPartitions drops each day partition of events that every org
+// with rows in it has stopped retaining (docs/partitions.md): a day is
+// whole when its end is at or before every such org's cutoff. Days still
+// kept for some org stay; PurgeExpired deletes the other orgs' rows there.
+// Dropping is idempotent, so a retry drops what is left.
+func (a *Activities) DropExpiredPartitions(ctx context.Context, in DropPartitionsInput) (DropPartitionsResult, error) {
+	var done DropPartitionsResult
+	parts, err := ingest.ListPartitions(ctx, a.DB)
+	if err != nil {
+		return done, err
+	}
+	shortest := plans.All()[0].RetentionDays
+	for _, l := range plans.All() {
+		shortest = min(shortest, l.RetentionDays)
+	}
+	for _, p := range parts {
+		end := p.Day.AddDate(0, 0, 1)
+		if end.After(in.AsOf.UTC().AddDate(0, 0, -shortest)) {
+			break // newer days are kept by every plan
+		}
+		orgIDs, err := ingest.PartitionOrgs(ctx, a.DB, p)
+		if err != nil {
+			return done, err
+		}
+		expired, err := a.allExpired(ctx, orgIDs, end, in.AsOf)
+		if err != nil || !expired {
+			if err != nil {
+				return done, err
+			}
+			continue
+		}
+		n, err := ingest.DropPartition(ctx, a.DB, p)
+		if err != nil {
+			return done, err
+		}
+		done.Partitions++
+		done.EventsDeleted += n
+		activity.RecordHeartbeat(ctx, done)
+	}
+	return done, nil
+}
+
+// allExpired tells whether every org's retention cutoff at asOf is at or
+// after end.
+func (a *Activities) allExpired(ctx context.Context, orgIDs []string, end, asOf time.Time) (bool, error) {
+	if len(orgIDs) == 0 {
+		return true, nil
+	}
+	rows, err := orgs.Plans(ctx, a.DB, orgIDs)
+	if err != nil {
+		return false, err
+	}
+	for _, o := range rows {
+		if asOf.UTC().AddDate(0, 0, -plans.Get(plans.Name(o.Plan)).RetentionDays).Before(end) {
+			return false, nil
+		}
+	}
+	// An org without a row (deleted) keeps nothing.
+	return true, nil
+}

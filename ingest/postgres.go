@@ -1,10 +1,13 @@
 package ingest
 
 import (
+	"cmp"
 	"context"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
@@ -52,10 +55,7 @@ func (s postgresStore) inTx(ctx context.Context, fn func(tx groupTx) error) erro
 	})
 }
 
-type pgTx struct {
-	tx     pgx.Tx
-	staged bool // the staging table exists and may hold rows of this tx
-}
+type pgTx struct{ tx pgx.Tx }
 
 // eventColumns are the events columns in COPY order.
 var eventColumns = []string{
@@ -64,18 +64,19 @@ var eventColumns = []string{
 	"error", "business_metric", "value", "prompt", "response", "source",
 }
 
-var (
-	columnList = strings.Join(eventColumns, ", ")
-	// The staging table is a temporary table per connection, emptied at
-	// every commit; temporary tables write no WAL.
-	createStaging = `CREATE TEMP TABLE IF NOT EXISTS ingest_staging (LIKE events) ON COMMIT DELETE ROWS`
-	insertStaged  = `INSERT INTO events (` + columnList + `) SELECT ` + columnList +
-		` FROM ingest_staging ON CONFLICT (org_id, event_id) DO NOTHING RETURNING org_id::text, event_id`
-	// The earliest exposure of each (experiment, user) in the group pins
-	// it, unless a pin exists already (docs/architecture.md §5).
-	pinStaged = `INSERT INTO assignments (org_id, experiment_id, user_id, variant, source, created_at)
-SELECT DISTINCT ON (experiment_id, user_id) org_id, experiment_id, user_id, variant, '` + assignments.SourceExposure + `', $1
-FROM ingest_staging WHERE type = 'exposure' ORDER BY experiment_id, user_id, ts
+var columnList = strings.Join(eventColumns, ", ")
+
+const (
+	// claimIDs stores each (org_id, event_id) once (docs/partitions.md):
+	// the ids it returns are the rows to store now, every other one is a
+	// duplicate of a stored event or of a concurrent transaction's.
+	claimIDs = `INSERT INTO event_ids (org_id, event_id, ts)
+SELECT o::uuid, e, t FROM unnest($1::text[], $2::text[], $3::timestamptz[]) AS u(o, e, t)
+ON CONFLICT (org_id, event_id) DO NOTHING RETURNING org_id::text, event_id`
+	// pinExposures pins (experiment, user) to the variant of its first
+	// exposure unless a pin exists already (docs/architecture.md §5).
+	pinExposures = `INSERT INTO assignments (org_id, experiment_id, user_id, variant, source, created_at)
+SELECT o::uuid, x::uuid, u, v, '` + assignments.SourceExposure + `', $5 FROM unnest($1::text[], $2::text[], $3::text[], $4::text[]) AS p(o, x, u, v)
 ON CONFLICT (experiment_id, user_id) DO NOTHING`
 )
 
@@ -105,7 +106,7 @@ func collectUsage(rows pgx.Rows) (map[string]int64, error) {
 }
 
 func (p *pgTx) existing(ctx context.Context, orgID string, eventIDs []string) (map[string]bool, error) {
-	rows, err := p.tx.Query(ctx, `SELECT event_id FROM events WHERE org_id = $1 AND event_id = ANY($2::text[])`, orgID, eventIDs)
+	rows, err := p.tx.Query(ctx, `SELECT event_id FROM event_ids WHERE org_id = $1 AND event_id = ANY($2::text[])`, orgID, eventIDs)
 	if err != nil {
 		return nil, fmt.Errorf("find stored events: %w", err)
 	}
@@ -117,47 +118,84 @@ func (p *pgTx) existing(ctx context.Context, orgID string, eventIDs []string) (m
 	return out, nil
 }
 
+// insert claims the rows' ids in event_ids, COPYs the rows whose id was
+// free straight into events (into their day's partition), and pins their
+// exposures. Rows go in sorted by key, so two transactions holding the
+// same ids (a retry racing its original) wait for each other instead of
+// deadlocking.
 func (p *pgTx) insert(ctx context.Context, rows []models.Event) ([]eventKey, error) {
 	if len(rows) == 0 {
 		return nil, nil
 	}
-	if err := p.stage(ctx, rows); err != nil {
-		return nil, err
+	slices.SortFunc(rows, func(a, b models.Event) int {
+		return cmp.Or(strings.Compare(a.OrgID, b.OrgID), strings.Compare(a.EventID, b.EventID))
+	})
+	orgs, ids, ts := make([]string, len(rows)), make([]string, len(rows)), make([]time.Time, len(rows))
+	for i := range rows {
+		orgs[i], ids[i], ts[i] = rows[i].OrgID, rows[i].EventID, rows[i].Ts
 	}
-	res, err := p.tx.Query(ctx, insertStaged)
+	res, err := p.tx.Query(ctx, claimIDs, orgs, ids, ts)
 	if err != nil {
-		return nil, fmt.Errorf("insert staged events: %w", err)
+		return nil, fmt.Errorf("claim event ids: %w", err)
 	}
-	inserted := make([]eventKey, 0, len(rows))
+	claimed := make(map[eventKey]bool, len(rows))
 	var k eventKey
 	if _, err := pgx.ForEachRow(res, []any{&k.orgID, &k.eventID}, func() error {
-		inserted = append(inserted, k)
+		claimed[k] = true
 		return nil
 	}); err != nil {
-		return nil, fmt.Errorf("insert staged events: %w", err)
+		return nil, fmt.Errorf("claim event ids: %w", err)
 	}
-	if _, err := p.tx.Exec(ctx, pinStaged, rows[0].ReceivedAt); err != nil {
-		return nil, fmt.Errorf("pin exposures: %w", err)
+	fresh := make([]models.Event, 0, len(claimed))
+	inserted := make([]eventKey, 0, len(claimed))
+	for i := range rows {
+		if k := keyOf(&rows[i]); claimed[k] {
+			fresh = append(fresh, rows[i])
+			inserted = append(inserted, k)
+		}
+	}
+	if len(fresh) == 0 {
+		return nil, nil
+	}
+	src, err := copySource(fresh)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := p.tx.CopyFrom(ctx, pgx.Identifier{"events"}, eventColumns, src); err != nil {
+		return nil, fmt.Errorf("copy events: %w", err)
+	}
+	if err := p.pin(ctx, fresh); err != nil {
+		return nil, err
 	}
 	return inserted, nil
 }
 
-// stage COPYs rows into the (emptied) staging table.
-func (p *pgTx) stage(ctx context.Context, rows []models.Event) error {
-	prep := createStaging
-	if p.staged {
-		prep = `TRUNCATE ingest_staging`
+// pin pins each (experiment, user) of rows' exposures to its earliest.
+func (p *pgTx) pin(ctx context.Context, rows []models.Event) error {
+	type pinKey struct{ experimentID, userID string }
+	first := make(map[pinKey]*models.Event)
+	for i := range rows {
+		e := &rows[i]
+		if e.Type != TypeExposure {
+			continue
+		}
+		k := pinKey{e.ExperimentID, e.UserID}
+		if f, ok := first[k]; !ok || e.Ts.Before(f.Ts) {
+			first[k] = e
+		}
 	}
-	if _, err := p.tx.Exec(ctx, prep); err != nil {
-		return fmt.Errorf("prepare staging table: %w", err)
+	if len(first) == 0 {
+		return nil
 	}
-	p.staged = true
-	src, err := copySource(rows)
-	if err != nil {
-		return err
+	pins := slices.SortedFunc(maps.Values(first), func(a, b *models.Event) int {
+		return cmp.Or(strings.Compare(a.ExperimentID, b.ExperimentID), strings.Compare(a.UserID, b.UserID))
+	})
+	var orgs, exps, users, variants []string
+	for _, e := range pins {
+		orgs, exps, users, variants = append(orgs, e.OrgID), append(exps, e.ExperimentID), append(users, e.UserID), append(variants, e.Variant)
 	}
-	if _, err := p.tx.CopyFrom(ctx, pgx.Identifier{"ingest_staging"}, eventColumns, src); err != nil {
-		return fmt.Errorf("copy events: %w", err)
+	if _, err := p.tx.Exec(ctx, pinExposures, orgs, exps, users, variants, rows[0].ReceivedAt); err != nil {
+		return fmt.Errorf("pin exposures: %w", err)
 	}
 	return nil
 }

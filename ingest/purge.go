@@ -10,16 +10,39 @@ import (
 	"github.com/expd/expd/models"
 )
 
-// PurgeBefore deletes up to batch of the org's events older than cutoff
-// in one statement and returns how many it deleted; fewer than batch
-// means none are left. Each batch commits on its own.
-func PurgeBefore(ctx context.Context, db *gorm.DB, orgID string, cutoff time.Time, batch int) (int64, error) {
-	res := db.WithContext(ctx).Exec(`DELETE FROM events WHERE org_id = ? AND event_id IN (
-  SELECT event_id FROM events WHERE org_id = ? AND ts < ? LIMIT ?)`, orgID, orgID, cutoff, batch)
-	if res.Error != nil {
-		return 0, fmt.Errorf("purge events of org %s before %s: %w", orgID, cutoff.Format(time.RFC3339), res.Error)
+// PurgeBefore deletes up to about limit of the org's events older than
+// cutoff (and, on PostgreSQL, their ids in event_ids) and returns how many
+// it deleted; call it until it returns less than limit. A batch ends at a
+// timestamp found through the (org_id, ts) index, so each statement is
+// short and needs no key of the events table. It
+// deletes more than limit rows while more than limit remain.
+func PurgeBefore(ctx context.Context, db *gorm.DB, orgID string, cutoff time.Time, limit int) (int64, error) {
+	var bounds []time.Time
+	if err := db.WithContext(ctx).Raw(`SELECT ts FROM events WHERE org_id = ? AND ts < ? ORDER BY ts OFFSET ? LIMIT 1`,
+		orgID, cutoff, limit).Scan(&bounds).Error; err != nil {
+		return 0, fmt.Errorf("find purge batch of org %s: %w", orgID, err)
 	}
-	return res.RowsAffected, nil
+	// Up to the (limit+1)th timestamp inclusive: more than limit rows,
+	// however many share it; else everything before the cutoff.
+	q, end := `DELETE FROM events WHERE org_id = ? AND ts < ?`, cutoff
+	if len(bounds) == 1 {
+		q, end = `DELETE FROM events WHERE org_id = ? AND ts <= ?`, bounds[0]
+	}
+	if !models.IsPostgres(db) {
+		res := db.WithContext(ctx).Exec(q, orgID, end)
+		if res.Error != nil {
+			return 0, fmt.Errorf("purge events of org %s before %s: %w", orgID, end.Format(time.RFC3339), res.Error)
+		}
+		return res.RowsAffected, nil
+	}
+	var n int64
+	err := db.WithContext(ctx).Raw(`WITH gone AS (`+q+` RETURNING org_id, event_id),
+forgotten AS (DELETE FROM event_ids i USING gone g WHERE i.org_id = g.org_id AND i.event_id = g.event_id)
+SELECT count(*) FROM gone`, orgID, end).Scan(&n).Error
+	if err != nil {
+		return 0, fmt.Errorf("purge events of org %s before %s: %w", orgID, end.Format(time.RFC3339), err)
+	}
+	return n, nil
 }
 
 // ReadFilter selects an experiment's stored events; empty fields match all.

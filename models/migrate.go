@@ -19,7 +19,10 @@ var migrationFiles embed.FS
 // Migration is one numbered schema step. Its SQL is written once, with
 // {{uuid}}, {{json}}, {{timestamp}} and {{float}} placeholders that each
 // dialect fills with its own column types, and {{concurrently}} (PostgreSQL's
-// CREATE INDEX CONCURRENTLY; nothing on SQLite).
+// CREATE INDEX CONCURRENTLY; nothing on SQLite). A file named
+// NNNN_name.<dialect>.sql (Dialect set) runs on that dialect only; the
+// others record its version as applied without running anything, so every
+// database has the same list of versions.
 //
 // A file whose first line is NoTransactionMarker runs statement by statement
 // outside a transaction: PostgreSQL refuses CREATE INDEX CONCURRENTLY inside
@@ -28,6 +31,7 @@ var migrationFiles embed.FS
 type Migration struct {
 	Version       int
 	Name          string
+	Dialect       string
 	SQL           string
 	NoTransaction bool
 }
@@ -66,7 +70,14 @@ func Migrations() ([]Migration, error) {
 		if err != nil {
 			return nil, fmt.Errorf("read migration %q: %w", e.Name(), err)
 		}
-		out = append(out, newMigration(v, name, string(body)))
+		m := newMigration(v, name, string(body))
+		if base, dialect, ok := strings.Cut(name, "."); ok {
+			if _, known := dialectTypes[dialect]; !known {
+				return nil, fmt.Errorf("migration %q: unknown dialect %q", e.Name(), dialect)
+			}
+			m.Name, m.Dialect = base, dialect
+		}
+		out = append(out, m)
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Version < out[j].Version })
 	for i := 1; i < len(out); i++ {
@@ -97,12 +108,22 @@ func (schemaMigration) TableName() string { return "schema_migrations" }
 // On PostgreSQL it holds a session advisory lock keyed by the current schema
 // for the whole run, so two `expd migrate` or `expd dev` at once apply each
 // migration once: the second waits, then finds nothing left to do.
-func Migrate(db *gorm.DB) ([]int, error) {
+func Migrate(db *gorm.DB) ([]int, error) { return MigrateTo(db, 1<<31-1) }
+
+// MigrateTo is Migrate stopping after version last: tests build a
+// database of an older schema with it.
+func MigrateTo(db *gorm.DB, last int) ([]int, error) {
 	migs, err := Migrations()
 	if err != nil {
 		return nil, err
 	}
-	return apply(db, migs)
+	var upTo []Migration
+	for _, m := range migs {
+		if m.Version <= last {
+			upTo = append(upTo, m)
+		}
+	}
+	return apply(db, upTo)
 }
 
 // migrateLock names the advisory lock of a schema's migrations.
@@ -164,8 +185,12 @@ func lockMigrations(conn *gorm.DB) error {
 }
 
 func applyOne(conn *gorm.DB, repl *strings.Replacer, m Migration) error {
+	sql := repl.Replace(m.SQL)
+	if m.Dialect != "" && m.Dialect != conn.Dialector.Name() {
+		sql = "" // another dialect's step: recorded, not run
+	}
 	run := func(tx *gorm.DB) error {
-		for _, stmt := range splitStatements(repl.Replace(m.SQL)) {
+		for _, stmt := range splitStatements(sql) {
 			if err := tx.Exec(stmt).Error; err != nil {
 				return fmt.Errorf("statement %q: %w", firstLine(stmt), err)
 			}
@@ -214,18 +239,23 @@ func appliedVersions(db *gorm.DB) (map[int]bool, error) {
 
 // splitStatements splits a migration on semicolons at line ends, dropping
 // comment-only lines. Migrations keep one statement per semicolon-terminated
-// block, so no SQL parser is needed.
+// block, so no SQL parser is needed; inside a $$-quoted body (a PL/pgSQL
+// function or DO block) line-end semicolons do not end the statement.
 func splitStatements(sql string) []string {
 	var out []string
 	var cur strings.Builder
+	inBody := false
 	for _, line := range strings.Split(sql, "\n") {
 		trimmed := strings.TrimSpace(line)
-		if trimmed == "" || strings.HasPrefix(trimmed, "--") {
+		if trimmed == "" || (!inBody && strings.HasPrefix(trimmed, "--")) {
 			continue
 		}
 		cur.WriteString(line)
 		cur.WriteString("\n")
-		if strings.HasSuffix(trimmed, ";") {
+		if strings.Count(line, "$$")%2 == 1 {
+			inBody = !inBody
+		}
+		if !inBody && strings.HasSuffix(trimmed, ";") {
 			out = append(out, strings.TrimSpace(cur.String()))
 			cur.Reset()
 		}

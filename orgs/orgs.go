@@ -50,3 +50,13 @@ func Page(ctx context.Context, db *gorm.DB, afterID string, limit int) ([]models
 	}
 	return rows, nil
 }
+
+// Plans returns the orgs among ids (id and plan only), deleted orgs
+// included; ids without a row are left out.
+func Plans(ctx context.Context, db *gorm.DB, ids []string) ([]models.Org, error) {
+	var rows []models.Org
+	if err := db.WithContext(ctx).Select("id", "plan").Where("id IN ?", ids).Find(&rows).Error; err != nil {
+		return nil, fmt.Errorf("plans of orgs: %w", err)
+	}
+	return rows, nil
+}

@@ -24,6 +24,7 @@ func Register(r worker.Registry, acts *activities.Activities) {
 	r.RegisterWorkflow(workflows.ExperimentResults)
 	r.RegisterWorkflow(workflows.DailyResults)
 	r.RegisterWorkflow(workflows.Retention)
+	r.RegisterWorkflow(workflows.EventPartitions)
 	r.RegisterWorkflow(workflows.IdentitySync)
 	r.RegisterWorkflow(workflows.PaymentEvent)
 	r.RegisterWorkflow(workflows.DeliverEvent)

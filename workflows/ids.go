@@ -61,3 +61,11 @@ const GuardrailHealthWorkflowID = "guardrail-health"
 
 // GuardrailHealthScheduleID names the hourly health schedule of a task queue.
 func GuardrailHealthScheduleID(taskQueue string) string { return taskQueue + "/guardrail-health" }
+
+// EventPartitionsWorkflowID prefixes the partition maintenance schedule's
+// workflows.
+const EventPartitionsWorkflowID = "event-partitions"
+
+// EventPartitionsScheduleID names the partition maintenance schedule of a
+// task queue.
+func EventPartitionsScheduleID(taskQueue string) string { return taskQueue + "/event-partitions" }

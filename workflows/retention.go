@@ -24,11 +24,13 @@ type RetentionInput struct {
 	Totals  RetentionResult
 }
 
-// RetentionResult counts the purge.
+// RetentionResult counts the purge; EventsDeleted includes the rows of
+// the dropped partitions.
 type RetentionResult struct {
-	Orgs          int
-	EventsDeleted int64
-	RunsDeleted   int
+	Orgs              int
+	PartitionsDropped int
+	EventsDeleted     int64
+	RunsDeleted       int
 }
 
 var purgeOptions = workflow.ActivityOptions{
@@ -38,7 +40,8 @@ var purgeOptions = workflow.ActivityOptions{
 		MaximumInterval: 5 * time.Minute, MaximumAttempts: 10},
 }
 
-// Retention deletes, org by org, events older than the org's plan
+// Retention drops the day partitions of events no org keeps any more
+// (PostgreSQL), then deletes, org by org, events older than the org's plan
 // retention and nightly result runs older than that; manual runs are kept.
 // The cutoff is fixed when the run starts, so retries and later pages
 // purge up to the same instant.
@@ -47,12 +50,22 @@ func Retention(ctx workflow.Context, in RetentionInput) (RetentionResult, error)
 		in.AsOf = workflow.Now(ctx)
 	}
 	totals := in.Totals
+	pctx := workflow.WithActivityOptions(ctx, purgeOptions)
+	if in.AfterID == "" {
+		// Whole expired days go first, so the per-org deletes below only
+		// meet the partial edge: days some other org still keeps.
+		var dropped activities.DropPartitionsResult
+		if err := workflow.ExecuteActivity(pctx, a.DropExpiredPartitions, activities.DropPartitionsInput{AsOf: in.AsOf}).Get(ctx, &dropped); err != nil {
+			return totals, err
+		}
+		totals.PartitionsDropped = dropped.Partitions
+		totals.EventsDeleted += dropped.EventsDeleted
+	}
 	var page activities.ListOrgsResult
 	lctx := workflow.WithActivityOptions(ctx, stepOptions)
 	if err := workflow.ExecuteActivity(lctx, a.ListOrgsForRetention, activities.ListOrgsInput{AfterID: in.AfterID, Limit: retentionPageSize}).Get(ctx, &page); err != nil {
 		return totals, err
 	}
-	pctx := workflow.WithActivityOptions(ctx, purgeOptions)
 	for _, org := range page.Orgs {
 		var done activities.PurgeOrgResult
 		in := activities.PurgeOrgInput{OrgID: org.ID, RetentionDays: org.RetentionDays, AsOf: in.AsOf, BatchSize: retentionBatch}

@@ -2,6 +2,8 @@ package workflows_test
 
 import (
 	"context"
+	"fmt"
+	"os"
 	"testing"
 	"time"
 
@@ -9,9 +11,11 @@ import (
 	"go.temporal.io/sdk/worker"
 
 	"github.com/expd/expd/activities"
+	"github.com/expd/expd/ingest"
 	"github.com/expd/expd/internal/temporaltest"
 	"github.com/expd/expd/internal/testenv"
 	"github.com/expd/expd/models"
+	"github.com/expd/expd/plans"
 	"github.com/expd/expd/results"
 	expdworker "github.com/expd/expd/worker"
 	"github.com/expd/expd/workflows"
@@ -63,6 +67,105 @@ func TestRetentionPurgesExpiredEventsAndNightlyRunsButKeepsManualRuns(t *testing
 		_, err := results.LoadRun(context.Background(), db, org.ID, events[0].ExperimentID, k.ComputedFor)
 		if kept := err == nil; kept != (i > 0) {
 			t.Errorf("run %s kept=%v (err %v)", k.ComputedFor, kept, err)
+		}
+	}
+}
+
+// TestRetentionDropsWholeDaysAndDeletesOnlyThePartialEdge: a day only an
+// expired org has rows in goes as a whole partition; a day another org
+// still keeps stays, and only the expired org's rows leave it.
+func TestRetentionDropsWholeDaysAndDeletesOnlyThePartialEdge(t *testing.T) {
+	if os.Getenv("DATABASE_URL") == "" {
+		t.Skip("partitions exist on PostgreSQL only; set DATABASE_URL")
+	}
+	db := testenv.DB(t)
+	free := testenv.NewOrg(t, db, testenv.Signer(t)).ID // 30 days
+	kept := testenv.NewOrg(t, db, testenv.Signer(t)).ID
+	if err := db.Exec("UPDATE orgs SET plan = 'enterprise' WHERE id = ?", kept).Error; err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	now := time.Now().UTC()
+	whole, edge, recent := now.AddDate(0, 0, -40), now.AddDate(0, 0, -45), now.AddDate(0, 0, -2)
+	for _, day := range []time.Time{whole, edge} {
+		if _, err := ingest.EnsurePartitions(ctx, db, day, day); err != nil {
+			t.Fatal(err)
+		}
+	}
+	w := ingest.NewWriter(db, ingest.Options{})
+	write := func(org string, ts time.Time, n int) {
+		var rows []models.Event
+		for i := range n {
+			rows = append(rows, models.Event{OrgID: org, EventID: fmt.Sprintf("%s-%d", ts.Format(time.DateOnly), i), Type: "exposure",
+				ExperimentID: "00000000-0000-0000-0000-0000000000e1", UserID: "u", Variant: "a", Ts: ts, Source: "api"})
+		}
+		if _, err := w.Write(ctx, ingest.Batch{Tenant: ingest.Tenant{OrgID: org, Plan: plans.Enterprise}, Rows: rows}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write(free, whole, 30)
+	write(free, edge, 20)
+	write(kept, edge, 10)
+	write(free, recent, 5)
+
+	tenv := temporaltest.Start(t)
+	tenv.NewWorker(func(r worker.Registry) { expdworker.Register(r, &activities.Activities{DB: db}) })
+	run, err := tenv.Client.ExecuteWorkflow(ctx, client.StartWorkflowOptions{TaskQueue: tenv.TaskQueue}, workflows.Retention, workflows.RetentionInput{AsOf: now})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out workflows.RetentionResult
+	if err := run.Get(ctx, &out); err != nil {
+		t.Fatal(err)
+	}
+	if out.PartitionsDropped != 1 || out.EventsDeleted != 50 {
+		t.Fatalf("retention %+v, want 1 partition dropped and 30+20 events deleted", out)
+	}
+	parts, err := ingest.ListPartitions(ctx, db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	days := map[time.Time]bool{}
+	for _, p := range parts {
+		days[p.Day] = true
+	}
+	if days[ingest.DayOf(whole)] || !days[ingest.DayOf(edge)] {
+		t.Fatalf("partitions %v: want the whole day dropped and the edge day kept", parts)
+	}
+	count := func(table, org string) (n int64) {
+		db.Raw("SELECT count(*) FROM "+table+" WHERE org_id = ?", org).Scan(&n)
+		return n
+	}
+	if e, i := count("events", free), count("event_ids", free); e != 5 || i != 5 {
+		t.Errorf("free org keeps %d events, %d ids; want the 5 recent", e, i)
+	}
+	if e, i := count("events", kept), count("event_ids", kept); e != 10 || i != 10 {
+		t.Errorf("enterprise org keeps %d events, %d ids; want 10", e, i)
+	}
+}
+
+func TestEventPartitionsCreatesTheComingWeekOnce(t *testing.T) {
+	if os.Getenv("DATABASE_URL") == "" {
+		t.Skip("partitions exist on PostgreSQL only; set DATABASE_URL")
+	}
+	db := testenv.DB(t)
+	tenv := temporaltest.Start(t)
+	tenv.NewWorker(func(r worker.Registry) { expdworker.Register(r, &activities.Activities{DB: db}) })
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	asOf := time.Now().UTC().AddDate(0, 0, 30) // the migration covered a week from today
+	for attempt, want := range []int{workflows.PartitionsAheadDays + 2, 0} {
+		run, err := tenv.Client.ExecuteWorkflow(ctx, client.StartWorkflowOptions{TaskQueue: tenv.TaskQueue}, workflows.EventPartitions, workflows.EventPartitionsInput{AsOf: asOf})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var out activities.EnsurePartitionsResult
+		if err := run.Get(ctx, &out); err != nil {
+			t.Fatal(err)
+		}
+		if len(out.Created) != want {
+			t.Fatalf("run %d created %v, want %d days", attempt+1, out.Created, want)
 		}
 	}
 }

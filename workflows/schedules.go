@@ -25,8 +25,9 @@ const (
 )
 
 // Schedules returns the schedules of expd's task queue: the daily results
-// at 00:30 UTC (the previous UTC day), the retention purge at 01:30 UTC and
-// the guardrail health run at a quarter past every hour.
+// at 00:30 UTC (the previous UTC day), the events partitions at 00:10 UTC,
+// the retention purge at 01:30 UTC and the guardrail health run at a
+// quarter past every hour.
 func Schedules(taskQueue string) []client.ScheduleOptions {
 	return []client.ScheduleOptions{
 		{
@@ -39,6 +40,17 @@ func Schedules(taskQueue string) []client.ScheduleOptions {
 			// predecessor waits for it instead of being dropped.
 			Overlap:       enumspb.SCHEDULE_OVERLAP_POLICY_BUFFER_ALL,
 			CatchupWindow: dailyCatchupWindow,
+		},
+		{
+			ID:   EventPartitionsScheduleID(taskQueue),
+			Spec: dailyAt(0, 10, "create the events partitions of the coming days"),
+			Action: &client.ScheduleWorkflowAction{
+				ID: EventPartitionsWorkflowID, Workflow: EventPartitions, Args: []any{EventPartitionsInput{}}, TaskQueue: taskQueue,
+			},
+			// Each run covers a week ahead, so a missed or skipped run is
+			// made up by the next.
+			Overlap:       enumspb.SCHEDULE_OVERLAP_POLICY_SKIP,
+			CatchupWindow: retentionCatchupWindow,
 		},
 		{
 			ID:   RetentionScheduleID(taskQueue),
