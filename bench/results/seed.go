@@ -9,6 +9,7 @@ import (
 
 	"github.com/expd/expd/bucketing"
 	"github.com/expd/expd/experiments"
+	"github.com/expd/expd/ingest"
 	"github.com/expd/expd/models"
 	"github.com/expd/expd/orgs"
 	"github.com/expd/expd/results"
@@ -99,6 +100,11 @@ func seed(ctx context.Context, db *gorm.DB, users, perUser int) (fixture, error)
 		if err := db.Exec("UPDATE "+table+" SET created_at = ? WHERE "+col+" = ?", began, exp.ID).Error; err != nil {
 			return fixture{}, err
 		}
+	}
+	// The partitions the maintenance workflow would have created as the
+	// days came (PostgreSQL), so the rows do not pile up in the default.
+	if _, err := ingest.EnsurePartitions(ctx, db, began, time.Now()); err != nil {
+		return fixture{}, err
 	}
 	err = db.WithContext(ctx).Exec(`INSERT INTO events (org_id, event_id, type, experiment_id, user_id, variant, ts, received_at,
   latency_ms, total_tokens, cost_usd, error, business_metric, value, source)

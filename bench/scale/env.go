@@ -1,0 +1,264 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"log"
+	"math/rand/v2"
+	"sync"
+	"time"
+
+	"go.temporal.io/sdk/client"
+	sdkworker "go.temporal.io/sdk/worker"
+	servertest "go.temporal.io/server/temporaltest"
+	"gorm.io/gorm"
+
+	"github.com/expd/expd/activities"
+	"github.com/expd/expd/bucketing"
+	"github.com/expd/expd/experiments"
+	"github.com/expd/expd/ingest"
+	"github.com/expd/expd/models"
+	"github.com/expd/expd/orgs"
+	"github.com/expd/expd/plans"
+	"github.com/expd/expd/results"
+	"github.com/expd/expd/worker"
+	"github.com/expd/expd/workflows"
+)
+
+type env struct {
+	cfg      config
+	db       *gorm.DB
+	orgID    string
+	expIDs   []string
+	today    time.Time
+	events   int64
+	tearDown func()
+}
+
+func setUp(ctx context.Context, base string, cfg config) (*env, error) {
+	dsn, drop, err := models.NewSchema(base, "scale_")
+	if err != nil {
+		return nil, err
+	}
+	e := &env{cfg: cfg, today: ingest.DayOf(time.Now()), tearDown: func() {
+		if !cfg.keep {
+			_ = drop()
+		}
+	}}
+	if e.db, err = models.Open(dsn, ""); err != nil {
+		return nil, err
+	}
+	if _, err := models.Migrate(e.db); err != nil {
+		return nil, err
+	}
+	// The maintenance workflow's function, for the past days of the load.
+	if _, err := ingest.EnsurePartitions(ctx, e.db, e.today.AddDate(0, 0, -cfg.days), e.today); err != nil {
+		return nil, err
+	}
+	org, err := orgs.Ensure(ctx, e.db, "org_scale", "scale")
+	if err != nil {
+		return nil, err
+	}
+	e.orgID = org.ID
+	if err := e.db.Model(&models.Org{}).Where("id = ?", org.ID).Update("plan", plans.Enterprise).Error; err != nil {
+		return nil, err
+	}
+	shared := false
+	purchase := experiments.MetricSource{EventType: "business_event", BusinessMetric: "purchase"}
+	cfgMetrics := []experiments.Metric{
+		{Name: "latency_ms", Kind: "mean", Category: "guardrail", MethodDefault: "welch_t", MetricVersion: 1, SharedOrgWide: &shared},
+		{Name: "error_rate", Kind: "mean", Category: "guardrail", MethodDefault: "welch_t", MetricVersion: 1, SharedOrgWide: &shared},
+		{Name: "conversion", Kind: "proportion", Category: "primary", MethodDefault: "z_test", MetricVersion: 1, SharedOrgWide: &shared, Source: &purchase},
+		{Name: "revenue", Kind: "sum", Category: "secondary", MethodDefault: "welch_t", MetricVersion: 1, SharedOrgWide: &shared, Source: &purchase},
+	}
+	began := e.today.AddDate(0, 0, -cfg.days)
+	for i := range cfg.experiments {
+		exp, err := experiments.Store{DB: e.db}.Create(ctx, org.ID, "scale", experiments.Config{
+			Name: fmt.Sprintf("exp-%03d", i), Salt: fmt.Sprintf("salt-%d", i), BucketCount: 10000,
+			Allocation: []bucketing.Slice{{Variant: "control", Weight: 50}, {Variant: "treatment", Weight: 50}},
+			Metrics:    cfgMetrics,
+		})
+		if err != nil {
+			return nil, fmt.Errorf("create experiment: %w", err)
+		}
+		e.expIDs = append(e.expIDs, exp.ID)
+	}
+	for table, col := range map[string]string{"experiments": "org_id", "experiment_versions": "org_id"} {
+		if err := e.db.Exec("UPDATE "+table+" SET created_at = ? WHERE "+col+" = ?", began, org.ID).Error; err != nil {
+			return nil, err
+		}
+	}
+	return e, nil
+}
+
+// fill adds one pass of events, day by day, each day in one statement
+// that writes events and their ids. Every user has ten events on one
+// day: an exposure, eight model calls, a business event.
+func (e *env) fill(ctx context.Context, pass int) (int64, time.Duration, error) {
+	perDay := e.cfg.perPass / e.cfg.days
+	start := time.Now()
+	var n int64
+	for d := e.cfg.days; d >= 1; d-- {
+		day := e.today.AddDate(0, 0, -d)
+		res := e.db.WithContext(ctx).Exec(`WITH ins AS (
+INSERT INTO events (org_id, event_id, type, experiment_id, user_id, variant, ts, received_at, model,
+  latency_ms, input_tokens, output_tokens, total_tokens, cost_usd, error, business_metric, value, prompt, response, source)
+SELECT ?::uuid, ? || i, CASE WHEN k = 0 THEN 'exposure' WHEN k = 9 THEN 'business_event' ELSE 'model_call' END,
+  (?::uuid[])[1 + CASE WHEN u % 10 = 0 THEN 0 ELSE 1 + u % (? - 1) END], ? || u,
+  CASE WHEN u % 2 = 0 THEN 'control' ELSE 'treatment' END, ts, ts,
+  CASE WHEN k BETWEEN 1 AND 8 THEN 'gpt-4o-mini' END,
+  CASE WHEN k BETWEEN 1 AND 8 THEN 200 + (u % 2) * 5 + random() * 100 END,
+  CASE WHEN k BETWEEN 1 AND 8 THEN 120 + i % 50 END, CASE WHEN k BETWEEN 1 AND 8 THEN 40 + i % 30 END,
+  CASE WHEN k BETWEEN 1 AND 8 THEN 160 + i % 80 END, CASE WHEN k BETWEEN 1 AND 8 THEN 0.00042 END,
+  CASE WHEN k BETWEEN 1 AND 8 AND random() < 0.02 THEN 'timeout' END,
+  CASE WHEN k = 9 THEN CASE WHEN random() < 0.2 + (u % 2) * 0.02 THEN 'purchase' ELSE 'visit' END END,
+  CASE WHEN k = 9 THEN random() * 50 END,
+  CASE WHEN k BETWEEN 1 AND 8 THEN 'You are a helpful support agent. Answer briefly.' END,
+  CASE WHEN k BETWEEN 1 AND 8 THEN 'You can reset your password from the account page.' END, 'api'
+FROM generate_series(0, ? - 1) AS i,
+  LATERAL (SELECT i / 10 AS u, i % 10 AS k) x,
+  LATERAL (SELECT ?::timestamptz + ((i / 10) % 86000) * interval '1 second' + (i % 10) * interval '1 second' AS ts) t
+RETURNING org_id, event_id, ts)
+INSERT INTO event_ids (org_id, event_id, ts) SELECT org_id, event_id, ts FROM ins`,
+			e.orgID, fmt.Sprintf("p%d-d%d-", pass, d), e.expIDs, len(e.expIDs), fmt.Sprintf("p%d-d%d-u", pass, d), perDay, day)
+		if res.Error != nil {
+			return n, 0, fmt.Errorf("fill day %s: %w", day.Format(time.DateOnly), res.Error)
+		}
+		n += res.RowsAffected
+	}
+	took := time.Since(start)
+	e.events += n
+	log.Printf("pass %d: %d events in %s", pass, n, took.Round(time.Second))
+	return n, took, e.db.Exec("VACUUM ANALYZE events; VACUUM ANALYZE event_ids").Error
+}
+
+type measurement struct {
+	events                     int64
+	ingestRate                 float64
+	eventsTable, eventsIndexes int64
+	idsTotal                   int64
+	nightlyOrg, nightlyLargest time.Duration
+	nightlyRuns                int
+	largestUsers               int
+	dropDay                    time.Duration
+	dropRows                   int64
+}
+
+func (e *env) measure(ctx context.Context, pass int) (measurement, error) {
+	var m measurement
+	var err error
+	if m.ingestRate, err = e.ingest(ctx, pass); err != nil {
+		return m, err
+	}
+	m.events = e.events
+	if err := e.db.Raw(`SELECT coalesce(sum(pg_table_size(inhrelid)), 0), coalesce(sum(pg_indexes_size(inhrelid)), 0)
+FROM pg_inherits WHERE inhparent = 'events'::regclass`).Row().Scan(&m.eventsTable, &m.eventsIndexes); err != nil {
+		return m, err
+	}
+	if err := e.db.Raw(`SELECT pg_total_relation_size('event_ids')`).Row().Scan(&m.idsTotal); err != nil {
+		return m, err
+	}
+	if err := e.nightly(ctx, pass, &m); err != nil {
+		return m, err
+	}
+	parts, err := ingest.ListPartitions(ctx, e.db)
+	if err != nil || len(parts) == 0 {
+		return m, fmt.Errorf("list partitions: %v (%d)", err, len(parts))
+	}
+	start := time.Now()
+	if m.dropRows, err = ingest.DropPartition(ctx, e.db, parts[0]); err != nil {
+		return m, err
+	}
+	m.dropDay = time.Since(start)
+	e.events -= m.dropRows
+	return m, nil
+}
+
+// ingest writes cfg.ingest events of today through the real write path.
+func (e *env) ingest(ctx context.Context, pass int) (float64, error) {
+	w := ingest.NewWriter(e.db, ingest.Options{})
+	tenant := ingest.Tenant{OrgID: e.orgID, Plan: plans.Enterprise}
+	const writers, batch = 8, 500
+	now := time.Now().UTC()
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	var firstErr error
+	per := e.cfg.ingest / writers
+	start := time.Now()
+	for g := range writers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			rng := rand.New(rand.NewPCG(uint64(pass), uint64(g)))
+			for off := 0; off < per; off += batch {
+				rows := make([]models.Event, 0, batch)
+				for i := off; i < min(off+batch, per); i++ {
+					lat, tokens := 200+rng.Float64()*100, int64(160+i%80)
+					rows = append(rows, models.Event{OrgID: e.orgID, EventID: fmt.Sprintf("live-p%d-g%d-%d", pass, g, i),
+						Type: "model_call", ExperimentID: e.expIDs[rng.IntN(len(e.expIDs))], UserID: fmt.Sprintf("live-%d", i/10),
+						Variant: "control", Ts: now.Add(-time.Duration(rng.IntN(3600)) * time.Second),
+						LatencyMs: &lat, TotalTokens: &tokens, Source: ingest.SourceAPI})
+				}
+				if _, err := w.Write(ctx, ingest.Batch{Tenant: tenant, Rows: rows}); err != nil {
+					mu.Lock()
+					firstErr = cmpErr(firstErr, err)
+					mu.Unlock()
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	took := time.Since(start)
+	e.events += int64(per * writers)
+	return float64(per*writers) / took.Seconds(), firstErr
+}
+
+func cmpErr(a, b error) error {
+	if a != nil {
+		return a
+	}
+	return b
+}
+
+// nightly runs yesterday's results for the whole org, then a manual run
+// of the largest experiment alone, on an in-process Temporal server.
+func (e *env) nightly(ctx context.Context, pass int, m *measurement) error {
+	for _, t := range []string{"results", "result_staging", "result_runs"} {
+		if err := e.db.Exec("DELETE FROM " + t).Error; err != nil {
+			return err
+		}
+	}
+	srv := servertest.NewServer()
+	defer srv.Stop()
+	c := srv.GetDefaultClient()
+	const queue = "bench-scale"
+	w := srv.NewWorker(queue, func(r sdkworker.Registry) { worker.Register(r, &activities.Activities{DB: e.db}) })
+	defer w.Stop()
+	day := e.today.AddDate(0, 0, -1).Format(time.DateOnly)
+	start := time.Now()
+	run, err := c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: fmt.Sprintf("scale-daily-%d", pass), TaskQueue: queue},
+		workflows.DailyResults, workflows.DailyResultsInput{Day: day})
+	if err != nil {
+		return err
+	}
+	var daily workflows.DailyResultsResult
+	if err := run.Get(ctx, &daily); err != nil {
+		return fmt.Errorf("daily results: %w", err)
+	}
+	m.nightlyOrg, m.nightlyRuns = time.Since(start), daily.Completed
+	log.Printf("nightly %s: %+v in %s", day, daily, m.nightlyOrg.Round(time.Millisecond))
+	key := results.ManualKey(time.Now())
+	start = time.Now()
+	run, err = c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: workflows.ResultsWorkflowID(e.expIDs[0], key.ComputedFor), TaskQueue: queue},
+		workflows.ExperimentResults, workflows.ExperimentResultsInput{OrgID: e.orgID, ExperimentID: e.expIDs[0], ComputedFor: key.ComputedFor})
+	if err != nil {
+		return err
+	}
+	var one workflows.ExperimentResultsResult
+	if err := run.Get(ctx, &one); err != nil {
+		return fmt.Errorf("largest experiment: %w", err)
+	}
+	m.nightlyLargest, m.largestUsers = time.Since(start), one.Users
+	return nil
+}
