@@ -149,7 +149,10 @@ func (p *pgTx) insert(ctx context.Context, rows []models.Event) ([]eventKey, err
 	fresh := make([]models.Event, 0, len(claimed))
 	inserted := make([]eventKey, 0, len(claimed))
 	for i := range rows {
+		// A key repeated in rows (an import's repeated line) is
+		// stored once: its later copies find the claim used up.
 		if k := keyOf(&rows[i]); claimed[k] {
+			delete(claimed, k)
 			fresh = append(fresh, rows[i])
 			inserted = append(inserted, k)
 		}
