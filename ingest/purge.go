@@ -18,7 +18,7 @@ import (
 // deletes more than limit rows while more than limit remain.
 func PurgeBefore(ctx context.Context, db *gorm.DB, orgID string, cutoff time.Time, limit int) (int64, error) {
 	var bounds []time.Time
-	if err := db.WithContext(ctx).Raw(`SELECT ts FROM events WHERE org_id = ? AND ts < ? ORDER BY ts OFFSET ? LIMIT 1`,
+	if err := db.WithContext(ctx).Raw(`SELECT ts FROM events WHERE org_id = ? AND ts < ? ORDER BY ts LIMIT 1 OFFSET ?`,
 		orgID, cutoff, limit).Scan(&bounds).Error; err != nil {
 		return 0, fmt.Errorf("find purge batch of org %s: %w", orgID, err)
 	}

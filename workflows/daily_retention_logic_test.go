@@ -109,6 +109,12 @@ func TestRetentionPurgesEachOrgWithOneCutoff(t *testing.T) {
 	env, acts := newSuiteEnv()
 	start := time.Date(2026, 3, 2, 1, 30, 0, 0, time.UTC)
 	env.SetStartTime(start)
+	var dropAsOf time.Time
+	env.OnActivity(acts.DropExpiredPartitions, mock.Anything, mock.Anything).Return(
+		func(_ context.Context, in activities.DropPartitionsInput) (activities.DropPartitionsResult, error) {
+			dropAsOf = in.AsOf
+			return activities.DropPartitionsResult{Partitions: 3, EventsDeleted: 500}, nil
+		})
 	env.OnActivity(acts.ListOrgsForRetention, mock.Anything, activities.ListOrgsInput{Limit: 100}).Return(
 		activities.ListOrgsResult{Orgs: []activities.RetentionOrg{{ID: "o1", RetentionDays: 30}, {ID: "o2", RetentionDays: 365}}, Next: "o2"}, nil)
 	var purged []activities.PurgeOrgInput
@@ -121,8 +127,11 @@ func TestRetentionPurgesEachOrgWithOneCutoff(t *testing.T) {
 
 	var next workflows.RetentionInput
 	continuedWith(t, env.GetWorkflowError(), &next)
-	if !next.AsOf.Equal(start) || next.AfterID != "o2" || next.Totals != (workflows.RetentionResult{Orgs: 2, EventsDeleted: 2000, RunsDeleted: 4}) {
+	if !next.AsOf.Equal(start) || next.AfterID != "o2" || next.Totals != (workflows.RetentionResult{Orgs: 2, PartitionsDropped: 3, EventsDeleted: 2500, RunsDeleted: 4}) {
 		t.Fatalf("continued with %+v", next)
+	}
+	if !dropAsOf.Equal(start) {
+		t.Fatalf("partitions dropped as of %s, want the run's cutoff %s", dropAsOf, start)
 	}
 	if len(purged) != 2 || purged[0].OrgID != "o1" || purged[0].RetentionDays != 30 || purged[1].RetentionDays != 365 ||
 		!purged[0].AsOf.Equal(start) || !purged[1].AsOf.Equal(start) || purged[0].BatchSize <= 0 {
@@ -134,6 +143,7 @@ func TestRetentionPurgesEachOrgWithOneCutoff(t *testing.T) {
 // of skipping the org silently.
 func TestRetentionFailsWhenAPurgeKeepsFailing(t *testing.T) {
 	env, acts := newSuiteEnv()
+	env.OnActivity(acts.DropExpiredPartitions, mock.Anything, mock.Anything).Return(activities.DropPartitionsResult{}, nil)
 	env.OnActivity(acts.ListOrgsForRetention, mock.Anything, mock.Anything).Return(
 		activities.ListOrgsResult{Orgs: []activities.RetentionOrg{{ID: "o1", RetentionDays: 30}}}, nil)
 	attempts := 0

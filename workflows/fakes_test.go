@@ -87,6 +87,14 @@ func (fakeActivities) PurgeExpired(_ context.Context, in activities.PurgeOrgInpu
 	return activities.PurgeOrgResult{EventsDeleted: int64(in.RetentionDays), RunsDeleted: 1}, nil
 }
 
+func (fakeActivities) DropExpiredPartitions(context.Context, activities.DropPartitionsInput) (activities.DropPartitionsResult, error) {
+	return activities.DropPartitionsResult{Partitions: 2, EventsDeleted: 7}, nil
+}
+
+func (fakeActivities) EnsureEventPartitions(_ context.Context, in activities.EnsurePartitionsInput) (activities.EnsurePartitionsResult, error) {
+	return activities.EnsurePartitionsResult{Created: []time.Time{in.AsOf.AddDate(0, 0, in.AheadDays)}}, nil
+}
+
 func (fakeActivities) StoreKey(context.Context, activities.StoreKeyInput) (activities.StoreKeyResult, error) {
 	return activities.StoreKeyResult{KeyID: "key-2", CreatedAt: time.Unix(1_700_000_000, 0).UTC(), RevokedIDs: []string{"key-1"}}, nil
 }

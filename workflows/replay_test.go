@@ -131,6 +131,10 @@ func historyScenarios() []historyScenario {
 			input: workflows.RetentionInput{AsOf: time.Date(2026, 1, 5, 1, 30, 0, 0, time.UTC)}},
 		{file: "retention_last_page.json", id: "retention-replay-last", workflow: workflows.Retention,
 			input: workflows.RetentionInput{AsOf: time.Date(2026, 1, 6, 1, 30, 0, 0, time.UTC)}, lastRun: true},
+		{file: "retention_partitions_first_page.json", id: "retention-partitions-replay", workflow: workflows.Retention,
+			input: workflows.RetentionInput{AsOf: time.Date(2026, 1, 7, 1, 30, 0, 0, time.UTC)}},
+		{file: "event_partitions.json", id: "event-partitions-replay", workflow: workflows.EventPartitions,
+			input: workflows.EventPartitionsInput{AsOf: time.Date(2026, 1, 7, 0, 10, 0, 0, time.UTC)}},
 		{file: "key_rotation.json", id: workflows.KeyRotationID("org-1", "secret"), workflow: workflows.KeyRotation,
 			input: workflows.KeyRotationInput{OrgID: "org-1", Scope: auth.Secret, Hash: "3b1f…hash-only", Prefix: "sk_abcd", Actor: "user_1"}},
 		{file: "identity_sync.json", id: workflows.IdentitySyncID("msg_replay"), workflow: workflows.IdentitySync,
@@ -173,8 +177,8 @@ func TestRecordHistories(t *testing.T) {
 				t.Fatalf("%s: signal: %v", sc.file, err)
 			}
 		}
-		_ = run.Get(ctx, nil) // failure scenarios end in an error on purpose
-		runID := run.GetRunID()
+		runID := run.GetRunID() // Get follows continue-as-new and moves it
+		_ = run.Get(ctx, nil)   // failure scenarios end in an error on purpose
 		if sc.lastRun {
 			runID = ""
 		}

@@ -51,7 +51,10 @@ func Retention(ctx workflow.Context, in RetentionInput) (RetentionResult, error)
 	}
 	totals := in.Totals
 	pctx := workflow.WithActivityOptions(ctx, purgeOptions)
-	if in.AfterID == "" {
+	// Runs started before partitioned events skip the drop (version guard
+	// for their histories).
+	dropsPartitions := workflow.GetVersion(ctx, "drop-expired-partitions", workflow.DefaultVersion, 1) == 1
+	if in.AfterID == "" && dropsPartitions {
 		// Whole expired days go first, so the per-org deletes below only
 		// meet the partial edge: days some other org still keeps.
 		var dropped activities.DropPartitionsResult
