@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"log"
 	"math/rand/v2"
+	"strings"
 	"sync"
 	"time"
 
@@ -74,7 +75,7 @@ func setUp(ctx context.Context, base string, cfg config) (*env, error) {
 	began := e.today.AddDate(0, 0, -cfg.days)
 	for i := range cfg.experiments {
 		exp, err := experiments.Store{DB: e.db}.Create(ctx, org.ID, "scale", experiments.Config{
-			Name: fmt.Sprintf("exp-%03d", i), Salt: fmt.Sprintf("salt-%d", i), BucketCount: 10000,
+			Name: fmt.Sprintf("exp-%03d", i), Salt: fmt.Sprintf("scale-salt-%03d", i), BucketCount: 10000,
 			Allocation: []bucketing.Slice{{Variant: "control", Weight: 50}, {Variant: "treatment", Weight: 50}},
 			Metrics:    cfgMetrics,
 		})
@@ -120,7 +121,7 @@ FROM generate_series(0, ? - 1) AS i,
   LATERAL (SELECT ?::timestamptz + ((i / 10) % 86000) * interval '1 second' + (i % 10) * interval '1 second' AS ts) t
 RETURNING org_id, event_id, ts)
 INSERT INTO event_ids (org_id, event_id, ts) SELECT org_id, event_id, ts FROM ins`,
-			e.orgID, fmt.Sprintf("p%d-d%d-", pass, d), e.expIDs, len(e.expIDs), fmt.Sprintf("p%d-d%d-u", pass, d), perDay, day)
+			e.orgID, fmt.Sprintf("p%d-d%d-", pass, d), "{"+strings.Join(e.expIDs, ",")+"}", len(e.expIDs), fmt.Sprintf("p%d-d%d-u", pass, d), perDay, day)
 		if res.Error != nil {
 			return n, 0, fmt.Errorf("fill day %s: %w", day.Format(time.DateOnly), res.Error)
 		}
