@@ -130,7 +130,10 @@ INSERT INTO event_ids (org_id, event_id, ts) SELECT org_id, event_id, ts FROM in
 	took := time.Since(start)
 	e.events += n
 	log.Printf("pass %d: %d events in %s", pass, n, took.Round(time.Second))
-	return n, took, e.db.Exec("VACUUM ANALYZE events; VACUUM ANALYZE event_ids").Error
+	if err := e.db.Exec("VACUUM ANALYZE events").Error; err != nil {
+		return n, took, err
+	}
+	return n, took, e.db.Exec("VACUUM ANALYZE event_ids").Error
 }
 
 type measurement struct {
