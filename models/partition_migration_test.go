@@ -30,7 +30,7 @@ func TestPartitionMigrationKeepsEveryRow(t *testing.T) {
 			_ = s.Close()
 		}
 	})
-	if _, err := models.MigrateTo(db, 169); err != nil {
+	if _, err := models.MigrateTo(db, 170); err != nil {
 		t.Fatal(err)
 	}
 	// 20,000 rows of every type, nulls where a type has no field, two
@@ -67,8 +67,8 @@ FROM generate_series(0, 19999) AS i`).Error
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(applied) == 0 || applied[0] != 170 {
-		t.Fatalf("applied %v, want 0170 first", applied)
+	if len(applied) == 0 || applied[0] != 171 {
+		t.Fatalf("applied %v, want 0171 first", applied)
 	}
 	if after := checksum(); after != before {
 		t.Fatalf("after migration %+v, before %+v", after, before)
