@@ -120,8 +120,11 @@ func (s Store) Transition(ctx context.Context, orgID, idOrName string, ch Change
 		row.Status = to
 		row.CurrentVersion++
 		row.UpdatedAt = time.Now().UTC()
-		if err := tx.Model(&row).Where("org_id = ?", orgID).
-			Updates(map[string]any{"status": to, "current_version": row.CurrentVersion, "updated_at": row.UpdatedAt}).Error; err != nil {
+		updates := map[string]any{"status": to, "current_version": row.CurrentVersion, "updated_at": row.UpdatedAt}
+		if to == StatusShipped {
+			updates["shipped_at"] = row.UpdatedAt
+		}
+		if err := tx.Model(&row).Where("org_id = ?", orgID).Updates(updates).Error; err != nil {
 			return fmt.Errorf("update experiment status: %w", err)
 		}
 		if exp, err = insertVersion(tx, row, cfg, before.BucketMap, ch.Actor); err != nil {

@@ -39,6 +39,15 @@ func (s Store) VersionAt(ctx context.Context, orgID, idOrName string, t time.Tim
 	return view(exp, v)
 }
 
+// ShippedAt returns when the experiment shipped; nil when it has not.
+func (s Store) ShippedAt(ctx context.Context, orgID, idOrName string) (*time.Time, error) {
+	exp, err := find(s.DB.WithContext(ctx), orgID, idOrName)
+	if err != nil {
+		return nil, err
+	}
+	return exp.ShippedAt, nil
+}
+
 // RunningRef names a running experiment and its org.
 type RunningRef struct {
 	OrgID string

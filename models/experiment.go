@@ -19,6 +19,7 @@ type Experiment struct {
 	CurrentVersion int
 	CreatedAt      time.Time
 	UpdatedAt      time.Time
+	ShippedAt      *time.Time // set once, by the ship transition
 }
 
 // ExperimentVersion is one immutable config version. Config holds the

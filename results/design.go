@@ -25,8 +25,19 @@ type Planned struct {
 // version that was live at windowEnd, its resolved metrics, the org's plan
 // limits and the window. The same inputs give the same design, so every
 // step of a run (and every retry) sees one experiment version.
+//
+// A shipped experiment is analysed up to its ship instant (exposures and
+// events after it are not counted), at the version live before the ship.
 func LoadDesign(ctx context.Context, db *gorm.DB, orgID, experimentID string, windowEnd time.Time) (Planned, error) {
-	cfg, err := experiments.Store{DB: db}.VersionAt(ctx, orgID, experimentID, windowEnd)
+	store := experiments.Store{DB: db}
+	shipped, err := store.ShippedAt(ctx, orgID, experimentID)
+	if err != nil && !errors.Is(err, experiments.ErrNotFound) {
+		return Planned{}, err
+	}
+	if shipped != nil && shipped.Before(windowEnd) {
+		windowEnd = *shipped
+	}
+	cfg, err := store.VersionAt(ctx, orgID, experimentID, windowEnd)
 	switch {
 	case errors.Is(err, experiments.ErrNotFound):
 		return Planned{Skip: "experiment not found"}, nil
