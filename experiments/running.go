@@ -108,3 +108,20 @@ func (s Store) rankedRunning() *gorm.DB {
 		Joins("JOIN orgs o ON o.id = e.org_id").
 		Where("e.status = ? AND o.deleted_at IS NULL", StatusRunning)
 }
+
+// ListScheduledOrRunning returns up to limit experiments of live orgs whose
+// status is scheduled or running, by id after afterID ("" from the start):
+// those whose lifecycle workflow may have a step to take.
+func (s Store) ListScheduledOrRunning(ctx context.Context, afterID string, limit int) ([]RunningRef, error) {
+	var refs []RunningRef
+	q := s.DB.WithContext(ctx).Table("experiments AS e").Select("e.org_id AS org_id, e.id AS id").
+		Joins("JOIN orgs o ON o.id = e.org_id").
+		Where("e.status IN ? AND o.deleted_at IS NULL", []string{StatusScheduled, StatusRunning})
+	if afterID != "" {
+		q = q.Where("e.id > ?", afterID)
+	}
+	if err := q.Order("e.id").Limit(limit).Scan(&refs).Error; err != nil {
+		return nil, fmt.Errorf("list scheduled and running experiments: %w", err)
+	}
+	return refs, nil
+}

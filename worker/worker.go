@@ -1,11 +1,14 @@
 // Package worker starts expd's Temporal worker: Run registers the search
 // attributes, ensures the schedules, registers every workflow and the
-// activities, and starts polling. `expd worker` and `expd dev` both call it.
+// activities, starts polling, and reconciles the experiments' lifecycle
+// workflows in the background. `expd worker` and `expd dev` both call it.
 package worker
 
 import (
 	"context"
 	"fmt"
+	"log/slog"
+	"time"
 
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/worker"
@@ -49,5 +52,27 @@ func Run(ctx context.Context, c client.Client, namespace, taskQueue string, acts
 	if err := w.Start(); err != nil {
 		return nil, fmt.Errorf("start worker: %w", err)
 	}
+	if acts != nil && acts.DB != nil {
+		// In the background: a large deployment's reconciliation must not
+		// hold up the worker, and a failed one is retried by the next start.
+		go reconcile(context.WithoutCancel(ctx), workflows.Starter{Client: c, TaskQueue: taskQueue}, acts)
+	}
 	return w, nil
+}
+
+// reconcileTimeout bounds the reconciliation of one worker start.
+const reconcileTimeout = 10 * time.Minute
+
+// reconcile gives every experiment with a pending scheduled step its
+// lifecycle workflow (workflows.Starter.ReconcileExperiments) and logs
+// what it did.
+func reconcile(ctx context.Context, s workflows.Starter, acts *activities.Activities) {
+	ctx, cancel := context.WithTimeout(ctx, reconcileTimeout)
+	defer cancel()
+	res, err := s.ReconcileExperiments(ctx, acts.DB)
+	if err != nil {
+		slog.Error("reconcile experiment workflows", "checked", res.Checked, "signalled", res.Signalled, "error", err)
+		return
+	}
+	slog.Info("reconciled experiment workflows", "checked", res.Checked, "signalled", res.Signalled)
 }
