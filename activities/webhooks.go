@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
 
 	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/temporal"
@@ -48,7 +49,8 @@ type DeliverWebhookResult struct {
 
 // Why a delivery was skipped.
 const (
-	SkipEndpointGone = "endpoint deleted"
+	SkipEndpointGone     = "endpoint deleted"
+	SkipEndpointDisabled = "endpoint disabled"
 )
 
 // attempt is the activity's attempt number (1 outside an activity).
@@ -59,8 +61,13 @@ func attempt(ctx context.Context) int {
 	return int(activity.GetInfo(ctx).Attempt)
 }
 
-// DeliveryFailed is the error type of a failed attempt (retried).
-const DeliveryFailed = "DeliveryFailed"
+// Error types of a failed attempt: DeliveryFailed is retried (after the
+// receiver's Retry-After when it gave one), EndpointGone is not (the
+// receiver answered 410 Gone and the endpoint is now disabled).
+const (
+	DeliveryFailed = "DeliveryFailed"
+	EndpointGone   = "EndpointGone"
+)
 
 // DeliverWebhook makes one delivery attempt: it loads the endpoint by id
 // (secret included), signs and posts the event, and records the attempt
@@ -76,6 +83,9 @@ func (a *Activities) DeliverWebhook(ctx context.Context, in DeliverWebhookInput)
 	}
 	if err != nil {
 		return DeliverWebhookResult{}, err
+	}
+	if t.Disabled {
+		return DeliverWebhookResult{Skipped: SkipEndpointDisabled}, nil
 	}
 	if t.OrgID != in.Event.OrgID {
 		return DeliverWebhookResult{}, temporal.NewNonRetryableApplicationError(
@@ -95,8 +105,45 @@ func (a *Activities) DeliverWebhook(ctx context.Context, in DeliverWebhookInput)
 	if err := outbound.RecordAttempt(ctx, a.DB, rec); err != nil {
 		return DeliverWebhookResult{}, err
 	}
-	if res.Err != nil {
-		return DeliverWebhookResult{StatusCode: res.StatusCode}, temporal.NewApplicationError(rec.Error, DeliveryFailed)
+	out := DeliverWebhookResult{StatusCode: res.StatusCode}
+	switch {
+	case res.Gone():
+		reason := fmt.Sprintf("the receiver answered 410 Gone to event %s", in.Event.ID)
+		if _, err := outbound.Disable(ctx, a.DB, in.EndpointID, reason, workflowID(ctx), at); err != nil {
+			return out, err
+		}
+		return out, temporal.NewNonRetryableApplicationError(rec.Error+": endpoint disabled", EndpointGone, nil)
+	case res.Err != nil && res.RetryAfter > 0:
+		return out, temporal.NewApplicationErrorWithOptions(rec.Error, DeliveryFailed,
+			temporal.ApplicationErrorOptions{NextRetryDelay: honouredRetryAfter(ctx, res.RetryAfter)})
+	case res.Err != nil:
+		return out, temporal.NewApplicationError(rec.Error, DeliveryFailed)
 	}
-	return DeliverWebhookResult{StatusCode: res.StatusCode}, nil
+	return out, nil
+}
+
+// honouredRetryAfter is the wait before the next attempt when the receiver
+// asked for wait: never sooner than the retry policy's own backoff for this
+// attempt (a receiver asking for a second must not burn the attempts of a
+// day in a minute), never later than the policy's maximum interval. The
+// policy's attempt count is untouched, so Retry-After cannot stretch a
+// delivery beyond its retry budget.
+func honouredRetryAfter(ctx context.Context, wait time.Duration) time.Duration {
+	if !activity.IsActivity(ctx) {
+		return wait
+	}
+	info := activity.GetInfo(ctx)
+	p := info.RetryPolicy
+	if p == nil {
+		return wait
+	}
+	backoff := p.InitialInterval
+	for i := int32(1); i < info.Attempt && (p.MaximumInterval == 0 || backoff < p.MaximumInterval); i++ {
+		backoff = time.Duration(float64(backoff) * p.BackoffCoefficient)
+	}
+	wait = max(wait, backoff)
+	if p.MaximumInterval > 0 {
+		wait = min(wait, p.MaximumInterval)
+	}
+	return wait
 }

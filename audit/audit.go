@@ -32,6 +32,8 @@ const (
 	PlanChanged            = "plan.changed"
 	WebhookEndpointCreated = "webhook_endpoint.created"
 	WebhookEndpointDeleted = "webhook_endpoint.deleted"
+	// WebhookEndpointDisabled: the receiver answered 410 Gone.
+	WebhookEndpointDisabled = "webhook_endpoint.disabled"
 )
 
 // legacyActions maps actions recorded under an older name to today's:

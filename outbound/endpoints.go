@@ -39,6 +39,9 @@ type endpoint struct {
 	CreatedBy   string
 	CreatedAt   time.Time
 	DeletedAt   *time.Time
+	// DisabledAt is set when the receiver answered 410 Gone (Disable).
+	DisabledAt     *time.Time
+	DisabledReason string
 }
 
 func (endpoint) TableName() string { return "webhook_endpoints" }
@@ -51,10 +54,20 @@ type Endpoint struct {
 	Description string    `json:"description,omitempty"`
 	EventTypes  []string  `json:"event_types"`
 	CreatedAt   time.Time `json:"created_at"`
+	// DisabledAt and DisabledReason say when and why expd stopped
+	// delivering to the endpoint (its receiver answered 410 Gone); absent
+	// while it is enabled.
+	DisabledAt     *time.Time `json:"disabled_at,omitempty"`
+	DisabledReason string     `json:"disabled_reason,omitempty"`
 }
 
 func (e endpoint) view() Endpoint {
-	v := Endpoint{ID: e.ID, URL: e.URL, Description: e.Description, EventTypes: []string{}, CreatedAt: e.CreatedAt.UTC()}
+	v := Endpoint{ID: e.ID, URL: e.URL, Description: e.Description, EventTypes: []string{}, CreatedAt: e.CreatedAt.UTC(),
+		DisabledReason: e.DisabledReason}
+	if e.DisabledAt != nil {
+		at := e.DisabledAt.UTC()
+		v.DisabledAt = &at
+	}
 	if len(e.EventTypes) > 0 {
 		_ = json.Unmarshal(e.EventTypes, &v.EventTypes) // written by Create only
 	}
@@ -196,12 +209,45 @@ func Delete(ctx context.Context, db *gorm.DB, orgID, id, actor string, now time.
 	})
 }
 
+// Disable stops deliveries to an endpoint whose receiver answered 410
+// Gone, as actor system from the delivering workflow, and records
+// webhook_endpoint.disabled in the same transaction. It tells whether this
+// call disabled it (false: already disabled or deleted).
+func Disable(ctx context.Context, db *gorm.DB, id, reason, workflowID string, now time.Time) (bool, error) {
+	var disabled bool
+	err := db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+		var r endpoint
+		if err := tx.Where("id = ?", id).Limit(1).Find(&r).Error; err != nil {
+			return fmt.Errorf("read webhook endpoint %s: %w", id, err)
+		}
+		if r.ID == "" || r.DeletedAt != nil || r.DisabledAt != nil {
+			return nil
+		}
+		at := now.UTC().Truncate(time.Microsecond)
+		res := tx.Model(&endpoint{}).Where("id = ? AND disabled_at IS NULL AND deleted_at IS NULL", id).
+			Updates(map[string]any{"disabled_at": at, "disabled_reason": reason})
+		if res.Error != nil {
+			return fmt.Errorf("disable webhook endpoint %s: %w", id, res.Error)
+		}
+		if res.RowsAffected == 0 {
+			return nil // disabled or deleted concurrently
+		}
+		before := r.view()
+		r.DisabledAt, r.DisabledReason = &at, reason
+		disabled = true
+		return audit.Record(ctx, tx, audit.Entry{OrgID: r.OrgID, Action: audit.WebhookEndpointDisabled, Actor: audit.SystemActor,
+			WorkflowID: workflowID, Summary: "webhook endpoint " + id + " disabled: " + reason, Before: before, After: r.view(),
+			DedupKey: "webhook-endpoint-disabled/" + id, At: at})
+	})
+	return disabled, err
+}
+
 // Subscribers returns the ids of the org's live endpoints that take events
-// of type t, oldest first.
+// of type t, oldest first (deleted and disabled endpoints take none).
 func Subscribers(ctx context.Context, db *gorm.DB, orgID, t string) ([]string, error) {
 	var rows []endpoint
 	err := db.WithContext(ctx).Select("id", "event_types", "created_at").
-		Where("org_id = ? AND deleted_at IS NULL", orgID).Order("created_at, id").Find(&rows).Error
+		Where("org_id = ? AND deleted_at IS NULL AND disabled_at IS NULL", orgID).Order("created_at, id").Find(&rows).Error
 	if err != nil {
 		return nil, fmt.Errorf("list subscribers of %s: %w", t, err)
 	}
@@ -215,12 +261,14 @@ func Subscribers(ctx context.Context, db *gorm.DB, orgID, t string) ([]string, e
 }
 
 // Target is what a delivery needs: where and with which secret. Deleted
-// is set once the endpoint is deleted (the delivery then stops).
+// is set once the endpoint is deleted, Disabled once it is disabled (the
+// delivery then stops).
 type Target struct {
-	OrgID   string
-	URL     string
-	Secret  string
-	Deleted bool
+	OrgID    string
+	URL      string
+	Secret   string
+	Deleted  bool
+	Disabled bool
 }
 
 // LoadTarget reads an endpoint for delivery by id alone (the delivery
@@ -233,5 +281,5 @@ func LoadTarget(ctx context.Context, db *gorm.DB, id string) (Target, error) {
 	if r.ID == "" {
 		return Target{}, ErrNotFound
 	}
-	return Target{OrgID: r.OrgID, URL: r.URL, Secret: r.Secret, Deleted: r.DeletedAt != nil}, nil
+	return Target{OrgID: r.OrgID, URL: r.URL, Secret: r.Secret, Deleted: r.DeletedAt != nil, Disabled: r.DisabledAt != nil}, nil
 }

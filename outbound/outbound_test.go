@@ -104,6 +104,39 @@ func TestSenderRefusesPrivateAddresses(t *testing.T) {
 	}
 }
 
+// Retry-After is read from 429 and 503 answers, as seconds or an HTTP date
+// (relative to the attempt's time), and ignored on other failures; 410 is
+// Gone.
+func TestSenderReadsRetryAfterAndGone(t *testing.T) {
+	now := time.Date(2026, 3, 4, 5, 6, 7, 0, time.UTC)
+	cases := []struct {
+		status     int
+		retryAfter string
+		want       time.Duration
+	}{
+		{http.StatusServiceUnavailable, "120", 2 * time.Minute},
+		{http.StatusTooManyRequests, now.Add(90 * time.Second).Format(http.TimeFormat), 90 * time.Second},
+		{http.StatusTooManyRequests, "soon", 0},
+		{http.StatusInternalServerError, "120", 0},
+		{http.StatusGone, "", 0},
+	}
+	secret, _ := outbound.NewSecret()
+	ev := outbound.Event{ID: "evt_1", OrgID: "org", Type: outbound.EventResultsReady, OccurredAt: now}
+	for _, c := range cases {
+		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+			if c.retryAfter != "" {
+				w.Header().Set("Retry-After", c.retryAfter)
+			}
+			w.WriteHeader(c.status)
+		}))
+		a := (&outbound.Sender{AllowPrivate: true}).Send(context.Background(), srv.URL, secret, ev, now)
+		srv.Close()
+		if a.Err == nil || a.StatusCode != c.status || a.RetryAfter != c.want || a.Gone() != (c.status == http.StatusGone) {
+			t.Errorf("%d with Retry-After %q: %+v, want a wait of %v", c.status, c.retryAfter, a, c.want)
+		}
+	}
+}
+
 // Redirects are not followed: a 3xx is a failed attempt.
 func TestSenderDoesNotFollowRedirects(t *testing.T) {
 	srv := httptest.NewServer(http.RedirectHandler("https://elsewhere.example.com/", http.StatusFound))

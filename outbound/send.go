@@ -10,6 +10,7 @@ import (
 	"net"
 	"net/http"
 	"net/netip"
+	"strconv"
 	"syscall"
 	"time"
 
@@ -87,7 +88,14 @@ type Attempt struct {
 	StatusCode int           // 0 when no answer arrived
 	Err        error         // nil on a 2xx answer
 	Duration   time.Duration // from sending to the answer's status (or failure)
+	// RetryAfter is the wait a 429 or 503 answer asked for in its
+	// Retry-After header (seconds or an HTTP date); 0 when none was given.
+	RetryAfter time.Duration
 }
+
+// Gone tells whether the receiver answered 410 Gone: it wants no more
+// deliveries to this URL.
+func (a Attempt) Gone() bool { return a.StatusCode == http.StatusGone }
 
 // Send signs payload for ev with secret (Standard Webhooks: webhook-id is
 // the event id, webhook-timestamp now, webhook-signature the svix HMAC)
@@ -123,10 +131,36 @@ func (s *Sender) Send(ctx context.Context, url, secret string, ev Event, now tim
 	_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10)) // let the connection be reused
 	_ = resp.Body.Close()
 	if resp.StatusCode < 200 || resp.StatusCode > 299 {
-		return Attempt{StatusCode: resp.StatusCode, Err: fmt.Errorf("endpoint answered %d", resp.StatusCode), Duration: d}
+		a := Attempt{StatusCode: resp.StatusCode, Err: fmt.Errorf("endpoint answered %d", resp.StatusCode), Duration: d}
+		if resp.StatusCode == http.StatusTooManyRequests || resp.StatusCode == http.StatusServiceUnavailable {
+			a.RetryAfter = retryAfter(resp.Header.Get("Retry-After"), now)
+		}
+		return a
 	}
 	return Attempt{StatusCode: resp.StatusCode, Duration: d}
 }
+
+// retryAfter reads a Retry-After value (RFC 9110: delay-seconds or an
+// HTTP date) relative to now; 0 when absent, malformed or past.
+func retryAfter(v string, now time.Time) time.Duration {
+	if v == "" {
+		return 0
+	}
+	if secs, err := strconv.ParseInt(v, 10, 64); err == nil {
+		if secs <= 0 {
+			return 0
+		}
+		return time.Duration(min(secs, int64(maxRetryAfter/time.Second))) * time.Second
+	}
+	if at, err := http.ParseTime(v); err == nil && at.After(now) {
+		return min(at.Sub(now), maxRetryAfter)
+	}
+	return 0
+}
+
+// maxRetryAfter caps a parsed Retry-After before the caller applies its
+// own bound (a huge value must not overflow a Duration).
+const maxRetryAfter = 30 * 24 * time.Hour
 
 // scrub keeps the cause of a transport error and drops the wrapping that
 // repeats the method and URL (the URL may carry a customer's token in its

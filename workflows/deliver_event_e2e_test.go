@@ -6,6 +6,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -17,6 +18,7 @@ import (
 	"gorm.io/gorm"
 
 	"github.com/expd/expd/activities"
+	"github.com/expd/expd/audit"
 	"github.com/expd/expd/internal/temporaltest"
 	"github.com/expd/expd/internal/testenv"
 	"github.com/expd/expd/orgs"
@@ -28,24 +30,26 @@ import (
 // listener is a subscriber's endpoint: it answers the queued statuses in
 // turn (then 200), verifying each delivery's signature with svix.
 type listener struct {
-	t        *testing.T
-	secret   string
-	mu       sync.Mutex
-	statuses []int
-	received []received
+	t          *testing.T
+	secret     string
+	mu         sync.Mutex
+	statuses   []int
+	retryAfter string // sent with every 429 and 503 answer
+	received   []received
 }
 
 type received struct {
 	ID       string
 	Body     outbound.Body
 	Verified error
+	At       time.Time
 }
 
 func (l *listener) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	payload, _ := io.ReadAll(r.Body)
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	rec := received{ID: r.Header.Get("webhook-id")}
+	rec := received{ID: r.Header.Get("webhook-id"), At: time.Now()}
 	wh, err := svix.NewWebhook(l.secret)
 	if err == nil {
 		err = wh.Verify(payload, r.Header)
@@ -56,6 +60,9 @@ func (l *listener) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	status := http.StatusOK
 	if len(l.statuses) > 0 {
 		status, l.statuses = l.statuses[0], l.statuses[1:]
+	}
+	if l.retryAfter != "" && (status == http.StatusTooManyRequests || status == http.StatusServiceUnavailable) {
+		w.Header().Set("Retry-After", l.retryAfter)
 	}
 	w.WriteHeader(status)
 }
@@ -225,5 +232,61 @@ func TestDeletedEndpointIsSkipped(t *testing.T) {
 	res := f.run(t, ev, fastRetry)
 	if len(res.Delivered)+len(res.Failed)+len(res.Skipped) != 0 || len(f.l.got()) != 0 || len(f.attempts(t)) != 0 {
 		t.Fatalf("deleted endpoint: result %+v, %d requests", res, len(f.l.got()))
+	}
+}
+
+// A 503 with Retry-After: 2 delays the next attempt by at least the two
+// seconds asked for, although the policy's own backoff is 10 ms.
+func TestDeliveryHonoursRetryAfter(t *testing.T) {
+	f := newDeliveryFixture(t, http.StatusServiceUnavailable)
+	f.l.retryAfter = "2"
+	res := f.run(t, f.event("retry-after"), &temporal.RetryPolicy{InitialInterval: 10 * time.Millisecond, BackoffCoefficient: 1,
+		MaximumInterval: 10 * time.Second, MaximumAttempts: 4})
+	got := f.l.got()
+	if len(res.Delivered) != 1 || len(got) != 2 {
+		t.Fatalf("result %+v after %d requests", res, len(got))
+	}
+	if gap := got[1].At.Sub(got[0].At); gap < 2*time.Second {
+		t.Fatalf("retried %v after a Retry-After of 2 s", gap)
+	}
+}
+
+// A Retry-After beyond the retry policy's maximum interval is cut to it,
+// and the policy's attempt count still ends the delivery: a receiver
+// asking for an hour (429) is tried again after the 1 s maximum, twice in
+// all.
+func TestRetryAfterIsBoundedByTheRetryBudget(t *testing.T) {
+	f := newDeliveryFixture(t, http.StatusTooManyRequests, http.StatusTooManyRequests, http.StatusTooManyRequests)
+	f.l.retryAfter = "3600"
+	res := f.run(t, f.event("retry-after-long"), &temporal.RetryPolicy{InitialInterval: 10 * time.Millisecond, BackoffCoefficient: 1,
+		MaximumInterval: time.Second, MaximumAttempts: 2})
+	if len(res.Failed) != 1 || len(f.l.got()) != 2 || len(f.attempts(t)) != 2 {
+		t.Fatalf("result %+v after %d requests", res, len(f.l.got()))
+	}
+}
+
+// 410 Gone disables the endpoint at once: no retry, the attempt recorded,
+// the endpoint shows when and why, the audit log has the system's entry
+// from the delivering workflow, and the next event is not sent.
+func TestGoneDisablesTheEndpoint(t *testing.T) {
+	f := newDeliveryFixture(t, http.StatusGone, http.StatusGone)
+	ev := f.event("gone")
+	res := f.run(t, ev, fastRetry)
+	if len(res.Failed) != 1 || len(f.l.got()) != 1 {
+		t.Fatalf("result %+v after %d requests", res, len(f.l.got()))
+	}
+	if att := f.attempts(t); len(att) != 1 || att[0].StatusCode != http.StatusGone {
+		t.Fatalf("attempts %+v", att)
+	}
+	ep, err := outbound.Get(context.Background(), f.db, f.org, f.endpoint)
+	if err != nil || ep.DisabledAt == nil || !strings.Contains(ep.DisabledReason, "410") {
+		t.Fatalf("endpoint after 410: %+v, %v", ep, err)
+	}
+	page, err := audit.List(context.Background(), f.db, f.org, audit.Query{Action: audit.WebhookEndpointDisabled, Limit: 10})
+	if err != nil || len(page.Entries) != 1 || page.Entries[0].Actor != audit.SystemActor || page.Entries[0].WorkflowID != workflows.DeliverEventID(ev.ID) {
+		t.Fatalf("audit %+v, %v", page.Entries, err)
+	}
+	if res := f.run(t, f.event("after-gone"), fastRetry); len(res.Delivered)+len(res.Failed)+len(res.Skipped) != 0 || len(f.l.got()) != 1 {
+		t.Fatalf("disabled endpoint: result %+v, %d requests", res, len(f.l.got()))
 	}
 }
