@@ -48,8 +48,21 @@ func (a *Activities) LoadRunPlan(ctx context.Context, in RunInput) (RunPlan, err
 		return RunPlan{}, temporal.NewNonRetryableApplicationError("bad computed_for", "BadRunKey", err)
 	}
 	d, plan, err := a.design(ctx, in, key)
-	if err != nil || plan.Skip != "" {
+	if err != nil {
 		return plan, err
+	}
+	if plan.Skip == results.SkipNotCreated {
+		// Recorded so the run's status and the results route say why it
+		// has nothing (typically a manual run started in the second the
+		// experiment was created: its window ends at that whole second).
+		at := a.now()
+		skipped := results.Run{ExperimentID: in.ExperimentID, ComputedFor: key.ComputedFor, OrgID: in.OrgID, Kind: key.Kind,
+			WorkflowID: in.WorkflowID, WindowStart: key.WindowEnd, WindowEnd: key.WindowEnd, StartedAt: at, FinishedAt: &at}
+		reason := plan.Skip + " (" + key.WindowEnd.Format(time.RFC3339) + "): nothing to count; a manual run counts up to its whole second, so start it again"
+		return plan, results.RecordSkippedRun(ctx, a.DB, skipped, reason)
+	}
+	if plan.Skip != "" {
+		return plan, nil
 	}
 	run := results.Run{
 		ExperimentID: in.ExperimentID, ComputedFor: key.ComputedFor, OrgID: in.OrgID, Kind: key.Kind,
@@ -121,6 +134,14 @@ func (a *Activities) AnalyzeExperiment(ctx context.Context, in RunInput) (Analyz
 	if err != nil {
 		return AnalyzeResult{}, err
 	}
+	beat.set("counting what was left out")
+	coverage, err := results.CountCoverage(ctx, a.DB, in.OrgID, in.ExperimentID, d.Window, d.Arms())
+	if err != nil {
+		return AnalyzeResult{}, err
+	}
+	if err := results.RecordCoverage(ctx, a.DB, in.ExperimentID, key.ComputedFor, coverage, noResults(d, plan, len(analysis.Rows))); err != nil {
+		return AnalyzeResult{}, err
+	}
 	beat.set("staging")
 	if err := results.Stage(ctx, a.DB, in.ExperimentID, key.ComputedFor, analysis); err != nil {
 		return AnalyzeResult{}, err
@@ -130,6 +151,21 @@ func (a *Activities) AnalyzeExperiment(ctx context.Context, in RunInput) (Analyz
 		users += len(arm.UserIDs)
 	}
 	return AnalyzeResult{Users: users, Unattributed: sample.Unattributed, Rows: len(analysis.Rows), SRMGate: analysis.SRM.Gate}, nil
+}
+
+// noResults says why an analysis of d produced no rows ("" when it did):
+// rows are one per metric and treatment arm, so only a design without
+// either has none.
+func noResults(d results.Design, plan RunPlan, rows int) string {
+	switch {
+	case rows > 0:
+		return ""
+	case len(d.Metrics) == 0:
+		return fmt.Sprintf("experiment version %d has no metrics: there is nothing to compare", plan.ExperimentVersion)
+	case len(d.Arms()) < 2:
+		return fmt.Sprintf("experiment version %d allocates to control only: there is no treatment arm to compare", plan.ExperimentVersion)
+	}
+	return "the analysis produced no comparisons"
 }
 
 // PublishResult is the number of rows a run published.

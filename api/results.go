@@ -93,8 +93,12 @@ func (h *handlers) getResults(c *gin.Context) {
 		return
 	}
 	if len(days) == 0 {
-		writeProblem(c, Problem{Status: http.StatusNotFound, Code: CodeResultsCollecting, Hint: "collecting",
-			Detail: "no results yet: the daily pipeline (or a manual run) has not produced any for this experiment"})
+		detail, err := h.collectingDetail(c, exp.ID)
+		if err != nil {
+			internalError(c, err)
+			return
+		}
+		writeProblem(c, Problem{Status: http.StatusNotFound, Code: CodeResultsCollecting, Hint: "collecting", Detail: detail})
 		return
 	}
 	computedFor := days[0]
@@ -112,6 +116,38 @@ func (h *handlers) getResults(c *gin.Context) {
 	}
 	view.AvailableDays = days
 	c.JSON(http.StatusOK, view)
+}
+
+// collectingDetail says why an experiment has no results yet, from its
+// latest run: none yet, still running, failed, or completed without rows
+// (and why, with what it counted and left out).
+func (h *handlers) collectingDetail(c *gin.Context, experimentID string) (string, error) {
+	run, err := results.LatestRun(c.Request.Context(), h.deps.DB, orgID(c), experimentID)
+	if errors.Is(err, results.ErrRunNotFound) {
+		return "no results yet: the daily pipeline (or a manual run) has not produced any for this experiment", nil
+	}
+	if err != nil {
+		return "", err
+	}
+	latest := "no results yet: the latest run " + run.ComputedFor
+	switch run.Status {
+	case results.StatusRunning:
+		return latest + " is still running; follow it at GET /v1/experiments/" + experimentID + "/runs/" + run.ComputedFor, nil
+	case results.StatusFailed:
+		return latest + " failed: " + run.Error, nil
+	}
+	detail := latest + " completed with no result rows"
+	if run.NoResults != "" {
+		detail += ": " + run.NoResults
+	}
+	cov, ok, err := run.DecodeCoverage()
+	if err != nil {
+		return "", err
+	}
+	if ok {
+		detail += "; " + cov.Summary()
+	}
+	return detail, nil
 }
 
 func (h *handlers) resultsOf(c *gin.Context, experimentID, computedFor string) (resultsView, error) {

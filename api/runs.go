@@ -26,8 +26,13 @@ type runView struct {
 	Rows        *int            `json:"rows,omitempty"`
 	Window      *results.Window `json:"window,omitempty"`
 	Error       string          `json:"error,omitempty"`
-	StartedAt   *time.Time      `json:"started_at,omitempty"`
-	FinishedAt  *time.Time      `json:"finished_at,omitempty"`
+	// What the run counted and left out, and why (once analysed), and why
+	// a completed run has no rows.
+	Counted    *results.Tally    `json:"counted,omitempty"`
+	LeftOut    []results.LeftOut `json:"left_out,omitempty"`
+	NoResults  string            `json:"no_results,omitempty"`
+	StartedAt  *time.Time        `json:"started_at,omitempty"`
+	FinishedAt *time.Time        `json:"finished_at,omitempty"`
 }
 
 // runRequest is the optional body of POST /v1/experiments/:id/runs.
@@ -211,21 +216,28 @@ func (h *handlers) runState(ctx context.Context, org, experimentID string, key r
 	case err != nil:
 		return v, err
 	default:
-		fillRun(&v, run)
+		if err := fillRun(&v, run); err != nil {
+			return v, err
+		}
 	}
 	return v, nil
 }
 
 // fillRun adds the stored record; its status stands in when Temporal no
 // longer knows the workflow.
-func fillRun(v *runView, run results.Run) {
+func fillRun(v *runView, run results.Run) error {
 	if v.Status == "" {
 		v.Status = run.Status
 	}
 	rows := run.RowCount
 	started := run.StartedAt
-	v.Rows, v.Error, v.StartedAt, v.FinishedAt = &rows, run.Error, &started, run.FinishedAt
+	v.Rows, v.Error, v.StartedAt, v.FinishedAt, v.NoResults = &rows, run.Error, &started, run.FinishedAt, run.NoResults
 	v.Window = &results.Window{Start: run.WindowStart, End: run.WindowEnd, Days: run.WindowDays, RetentionTruncated: run.RetentionTruncated}
+	cov, ok, err := run.DecodeCoverage()
+	if ok {
+		v.Counted, v.LeftOut = &cov.Counted, cov.LeftOut
+	}
+	return err
 }
 
 func workflowStatus(s enumspb.WorkflowExecutionStatus) string {

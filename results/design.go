@@ -21,6 +21,10 @@ type Planned struct {
 	Skip    string
 }
 
+// SkipNotCreated is the Skip of a run whose window ends before the
+// experiment's first version.
+const SkipNotCreated = "the experiment did not exist before the window's end"
+
 // LoadDesign assembles what a run analyses: the experiment's config
 // version that was live at windowEnd, its resolved metrics, the org's plan
 // limits and the window. The same inputs give the same design, so every
@@ -42,7 +46,7 @@ func LoadDesign(ctx context.Context, db *gorm.DB, orgID, experimentID string, wi
 	case errors.Is(err, experiments.ErrNotFound):
 		return Planned{Skip: "experiment not found"}, nil
 	case errors.Is(err, experiments.ErrNoVersionBefore):
-		return Planned{Skip: "the experiment did not exist before the window's end"}, nil
+		return Planned{Skip: SkipNotCreated}, nil
 	case err != nil:
 		return Planned{}, err
 	}

@@ -37,8 +37,12 @@ type Run struct {
 	SRM                datatypes.JSON `gorm:"column:srm"`
 	RowCount           int
 	Error              string
-	StartedAt          time.Time
-	FinishedAt         *time.Time
+	// Coverage is what the run counted and left out (CountCoverage);
+	// NoResults why a completed run has no rows (migration 0161).
+	Coverage   datatypes.JSON
+	NoResults  string
+	StartedAt  time.Time
+	FinishedAt *time.Time
 }
 
 // TableName is the result_runs table of migration 0006.
@@ -48,15 +52,51 @@ func (Run) TableName() string { return "result_runs" }
 // is retried or rerun (a failed day): its window and version are those of
 // this attempt.
 func StartRun(ctx context.Context, db *gorm.DB, r Run) error {
-	r.Status, r.Error, r.FinishedAt = StatusRunning, "", nil
+	r.Status, r.Error, r.FinishedAt, r.Coverage, r.NoResults = StatusRunning, "", nil, nil, ""
+	return upsertRun(ctx, db, r, runColumns)
+}
+
+// RecordSkippedRun records a run that had nothing to analyse (the
+// experiment did not exist before the window's end) as completed with no
+// rows and the reason, so its status and the results route can say why.
+func RecordSkippedRun(ctx context.Context, db *gorm.DB, r Run, reason string) error {
+	r.Status, r.Error, r.NoResults, r.Coverage, r.RowCount = StatusCompleted, "", reason, nil, 0
+	if r.FinishedAt == nil {
+		at := r.StartedAt
+		r.FinishedAt = &at
+	}
+	return upsertRun(ctx, db, r, append([]string{"row_count"}, runColumns...))
+}
+
+// runColumns are what a new attempt of a run replaces; a rerun keeps its
+// earlier row count until it publishes.
+var runColumns = []string{"workflow_id", "status", "experiment_version", "window_start", "window_end", "window_days",
+	"retention_truncated", "error", "coverage", "no_results", "started_at", "finished_at"}
+
+func upsertRun(ctx context.Context, db *gorm.DB, r Run, cols []string) error {
 	err := db.WithContext(ctx).Clauses(clause.OnConflict{
 		Columns:   []clause.Column{{Name: "experiment_id"}, {Name: "computed_for"}},
-		DoUpdates: clause.AssignmentColumns([]string{"workflow_id", "status", "experiment_version", "window_start", "window_end", "window_days", "retention_truncated", "error", "started_at", "finished_at"}),
+		DoUpdates: clause.AssignmentColumns(cols),
 	}).Create(&r).Error
 	if err != nil {
 		return fmt.Errorf("record run %s of %s: %w", r.ComputedFor, r.ExperimentID, err)
 	}
 	return nil
+}
+
+// LatestRun returns the experiment's run with the latest window end, in
+// any state; ErrRunNotFound when it has none.
+func LatestRun(ctx context.Context, db *gorm.DB, orgID, experimentID string) (Run, error) {
+	var r Run
+	err := db.WithContext(ctx).Where("org_id = ? AND experiment_id = ?", orgID, experimentID).
+		Order("window_end DESC, computed_for DESC").Take(&r).Error
+	if errors.Is(err, gorm.ErrRecordNotFound) {
+		return Run{}, ErrRunNotFound
+	}
+	if err != nil {
+		return Run{}, fmt.Errorf("load latest run of %s: %w", experimentID, err)
+	}
+	return r, nil
 }
 
 // FailRun marks a run failed with the reason; its earlier rows, if any,
