@@ -24,7 +24,7 @@ type SyncIdentityResult struct {
 // SyncIdentity upserts the user, org or membership of the event.
 func (a *Activities) SyncIdentity(ctx context.Context, in SyncIdentityInput) (SyncIdentityResult, error) {
 	applied, err := orgs.ApplyIdentityChange(ctx, a.DB, in.Change)
-	if errors.Is(err, orgs.ErrIncompleteChange) {
+	if errors.Is(err, orgs.ErrIncompleteChange) || errors.Is(err, orgs.ErrConflictingChange) {
 		return SyncIdentityResult{}, temporal.NewNonRetryableApplicationError(err.Error(), "invalid_identity_change", err)
 	}
 	return SyncIdentityResult{Applied: applied}, err

@@ -4,8 +4,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
+	"github.com/stripe/stripe-go/v76"
 	"github.com/stripe/stripe-go/v76/webhook"
 )
 
@@ -58,10 +60,17 @@ func (c *Client) ReadEvent(payload []byte, signature string) (Event, error) {
 	if c == nil || c.cfg.WebhookSecret == "" {
 		return Event{}, fmt.Errorf("%w: no webhook secret is configured", ErrSignature)
 	}
-	ev, err := webhook.ConstructEventWithOptions(payload, signature, c.cfg.WebhookSecret,
-		webhook.ConstructEventOptions{Tolerance: WebhookTolerance, IgnoreAPIVersionMismatch: true})
-	if err != nil {
+	// Verified first, parsed after: a correctly signed body that is not
+	// an event is malformed (400), not a bad signature.
+	if err := webhook.ValidatePayloadWithTolerance(payload, signature, c.cfg.WebhookSecret, WebhookTolerance); err != nil {
 		return Event{}, fmt.Errorf("%w: %v", ErrSignature, err)
+	}
+	var ev stripe.Event
+	if err := json.Unmarshal(payload, &ev); err != nil {
+		return Event{}, fmt.Errorf("payment event is not a JSON event object: %w", err)
+	}
+	if err := checkEnvelope(ev.ID, ev.Created, time.Now()); err != nil {
+		return Event{}, err
 	}
 	out := Event{ID: ev.ID, Type: string(ev.Type), Created: time.Unix(ev.Created, 0).UTC()}
 	if !Handled(out.Type) {
@@ -70,6 +79,7 @@ func (c *Client) ReadEvent(payload []byte, signature string) (Event, error) {
 	if ev.Data == nil || len(ev.Data.Raw) == 0 {
 		return out, fmt.Errorf("event %s has no data object", ev.ID)
 	}
+	var err error
 	if out.Type == EventCheckoutCompleted {
 		err = readCheckout(ev.Data.Raw, &out)
 	} else {
@@ -78,7 +88,53 @@ func (c *Client) ReadEvent(payload []byte, signature string) (Event, error) {
 	if err != nil {
 		return out, fmt.Errorf("event %s: %w", ev.ID, err)
 	}
-	return out, nil
+	return out, out.checkFields()
+}
+
+// MaxEventIDLength bounds an event id: Stripe's are about 30 characters,
+// and the id names the event's workflow (stripe/<id>), which Temporal
+// limits to 1,000 bytes.
+const MaxEventIDLength = 255
+
+// maxCreatedAhead is how far past the server's clock an event's created
+// time may be: a signed delivery is at most WebhookTolerance old, and
+// clocks drift, but an event from the future would win every later
+// event's ordering.
+const maxCreatedAhead = 24 * time.Hour
+
+// checkEnvelope refuses a correctly signed event that could never be
+// applied, before it is acknowledged: no id (events are applied once per
+// id, so two without one would collide), an id with control characters
+// or too long for its workflow id, a created time that is not a plausible
+// Unix time.
+func checkEnvelope(id string, created int64, now time.Time) error {
+	switch {
+	case id == "":
+		return errors.New("payment event has no id")
+	case len(id) > MaxEventIDLength:
+		return fmt.Errorf("payment event id is %d bytes long; at most %d", len(id), MaxEventIDLength)
+	case hasControl(id):
+		return errors.New("payment event id holds a control character")
+	case created <= 0 || created > now.Add(maxCreatedAhead).Unix():
+		return fmt.Errorf("payment event %s: created %d is not a Unix time between 1970 and a day from now", id, created)
+	}
+	return nil
+}
+
+// checkFields refuses ids and names no store can hold (a control character
+// such as NUL), so the event does not fail in its workflow forever.
+func (e Event) checkFields() error {
+	for name, v := range map[string]string{"org id": e.OrgID, "customer": e.CustomerID, "subscription": e.SubscriptionID,
+		"status": e.Status, "price": e.PriceID, "plan": e.Plan} {
+		if hasControl(v) {
+			return fmt.Errorf("payment event %s: its %s holds a control character", e.ID, name)
+		}
+	}
+	return nil
+}
+
+func hasControl(s string) bool {
+	return strings.IndexFunc(s, func(r rune) bool { return r < 0x20 || r == 0x7f }) >= 0
 }
 
 func readCheckout(raw json.RawMessage, out *Event) error {

@@ -104,8 +104,39 @@ func (ch IdentityChange) validate() error {
 	case ch.Membership != nil && ch.Membership.ClerkMembershipID == "" && (ch.Membership.ClerkOrgID == "" || ch.Membership.ClerkUserID == ""):
 		return fmt.Errorf("%w: membership has neither an id nor its org and user", ErrIncompleteChange)
 	}
+	return ch.validateText()
+}
+
+// validateText refuses what no database can store or no id can hold: a
+// NUL anywhere (PostgreSQL text cannot hold it, so the change would fail
+// in its workflow forever), and any control character in an id.
+func (ch IdentityChange) validateText() error {
+	var ids, texts map[string]string
+	switch {
+	case ch.User != nil:
+		ids = map[string]string{"id": ch.User.ClerkUserID}
+		texts = map[string]string{"email_addresses.email_address": ch.User.Email, "first_name": ch.User.FirstName, "last_name": ch.User.LastName}
+	case ch.Org != nil:
+		ids = map[string]string{"id": ch.Org.ClerkOrgID}
+		texts = map[string]string{"name": ch.Org.Name, "slug": ch.Org.Slug}
+	case ch.Membership != nil:
+		ids = map[string]string{"id": ch.Membership.ClerkMembershipID, "organization.id": ch.Membership.ClerkOrgID, "public_user_data.user_id": ch.Membership.ClerkUserID}
+		texts = map[string]string{"role": ch.Membership.Role}
+	}
+	for field, v := range ids {
+		if strings.IndexFunc(v, isControl) >= 0 {
+			return fmt.Errorf("%w: data.%s holds a control character", ErrIncompleteChange, field)
+		}
+	}
+	for field, v := range texts {
+		if strings.ContainsRune(v, 0) {
+			return fmt.Errorf("%w: data.%s holds a NUL character", ErrIncompleteChange, field)
+		}
+	}
 	return nil
 }
+
+func isControl(r rune) bool { return r < 0x20 || r == 0x7f }
 
 func (u clerkUser) primaryEmail() string {
 	for _, e := range u.EmailAddresses {

@@ -22,6 +22,11 @@ type IdentityChange struct {
 // membership, or lacks the identity-provider ids it needs.
 var ErrIncompleteChange = errors.New("incomplete identity change")
 
+// ErrConflictingChange is returned for a change that contradicts the store
+// in a way no retry can fix: a membership id already held by another org
+// and user pair.
+var ErrConflictingChange = errors.New("conflicting identity change")
+
 // ApplyIdentityChange applies ch and tells whether it changed the store
 // (false: older than what is stored, or a replay).
 func ApplyIdentityChange(ctx context.Context, db *gorm.DB, ch IdentityChange) (bool, error) {

@@ -132,11 +132,32 @@ func changeMembership(ctx context.Context, db *gorm.DB, m MembershipData, at int
 		if !isDelete && (org.DeletedAt != nil || user.DeletedAt != nil) {
 			return false, nil
 		}
+		if err := membershipIDFree(tx, m.ClerkMembershipID, org.ID, user.ID); err != nil {
+			return false, err
+		}
 		if err := membershipRow(tx, org.ID, user.ID); err != nil {
 			return false, err
 		}
 		return applyIfNewer(tx.Model(&models.Membership{}).Where("org_id = ? AND user_id = ?", org.ID, user.ID), at, isDelete, set)
 	})
+}
+
+// membershipIDFree refuses a membership id that another (org, user) pair
+// already holds: the provider never reuses one, and the unique column
+// would refuse it on every retry.
+func membershipIDFree(tx *gorm.DB, clerkMembershipID, orgID, userID string) error {
+	if clerkMembershipID == "" {
+		return nil
+	}
+	var n int64
+	err := tx.Model(&models.Membership{}).Where("clerk_membership_id = ? AND NOT (org_id = ? AND user_id = ?)", clerkMembershipID, orgID, userID).Count(&n).Error
+	if err != nil {
+		return wrap("check membership id", err)
+	}
+	if n > 0 {
+		return fmt.Errorf("%w: membership id %q belongs to another org or user", ErrConflictingChange, clerkMembershipID)
+	}
+	return nil
 }
 
 // applyIfNewer updates the rows of rows when the change at is newer than
