@@ -18,6 +18,35 @@ import (
 // their own.
 const defaultBodyLimit = 1 << 20 // 1 MiB
 
+// Header size limits. net/http reads up to ServerMaxHeaderBytes of request
+// line and headers and answers anything larger itself, with a plain-text
+// 431 no handler sees; MaxHeaderBytes, well below it, is the limit the
+// API enforces, so an oversized header gets a 431 problem like every other
+// refusal. 64 KiB holds any credential and cookie expd issues many times
+// over.
+const (
+	MaxHeaderBytes       = 64 << 10
+	ServerMaxHeaderBytes = 1 << 20
+)
+
+// limitHeaders answers 431 with a problem when the request line and
+// headers exceed MaxHeaderBytes (counted as on the wire: "Name: value\r\n").
+func limitHeaders(c *gin.Context) {
+	r := c.Request
+	n := len(r.Method) + len(r.RequestURI) + len(r.Proto) + 4
+	for name, values := range r.Header {
+		for _, v := range values {
+			n += len(name) + len(v) + 4
+		}
+	}
+	if n > MaxHeaderBytes {
+		c.Header("Connection", "close") // the client may not read a body it did not expect to send
+		problem(c, http.StatusRequestHeaderFieldsTooLarge, CodeHeadersTooLarge, fmt.Sprintf("request line and headers of about %d bytes exceed the limit, %d bytes", n, MaxHeaderBytes))
+		return
+	}
+	c.Next()
+}
+
 // limitBody caps the request body. A Content-Length over the cap is
 // answered 413 before the body is read; reading past the cap of a body
 // without one fails with *http.MaxBytesError, which badInput answers 413.

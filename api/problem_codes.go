@@ -10,6 +10,7 @@ const (
 	CodeInvalidTransition = "invalid_transition" // 409: the experiment's lifecycle status does not allow the change (errors names the field)
 	CodeMalformedJSON     = "malformed_json"     // 400: body is not one JSON object of the right shape
 	CodeBodyTooLarge      = "body_too_large"     // 413: body over the route's limit
+	CodeHeadersTooLarge   = "headers_too_large"  // 431: request line and headers over MaxHeaderBytes
 	CodeRouteNotFound     = "route_not_found"    // 404: no such route
 	CodeMethodNotAllowed  = "method_not_allowed" // 405: route exists, method does not
 

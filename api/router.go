@@ -78,7 +78,7 @@ func NewRouter(deps Deps) *gin.Engine {
 	r := gin.New()
 	r.HandleMethodNotAllowed = true
 	r.ContextWithFallback = true
-	r.Use(traceRequests(), withRequestID(deps.Logger, deps.Logging), gin.CustomRecovery(recovery), dashboardCORS(deps.DashboardOrigins))
+	r.Use(traceRequests(), withRequestID(deps.Logger, deps.Logging), limitHeaders, gin.CustomRecovery(recovery), dashboardCORS(deps.DashboardOrigins))
 	r.NoRoute(notFoundRoute)
 	r.NoMethod(methodNotAllowed)
 
