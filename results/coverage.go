@@ -47,24 +47,36 @@ type Coverage struct {
 }
 
 // CountCoverage sorts every event of the experiment into counted or one
-// left-out reason, the way Aggregate decides (first exposure in the window
-// gives the arm; crossover users are left out), in one GROUP BY.
+// left-out reason, the way Aggregate decides (the first exposure in the
+// window gives the user's arm; crossover users are left out). It reads
+// the experiment's events once: window functions per user rather than a
+// join to the exposed users, whose row count planners misjudge.
 func CountCoverage(ctx context.Context, db *gorm.DB, orgID, experimentID string, w Window, arms []string) (Coverage, error) {
-	d := dialectOf(db)
-	cte, args := exposedCTE(d, orgID, experimentID, w)
-	q := cte + `SELECT reason, COUNT(DISTINCT user_id), SUM(is_exposure), COUNT(*) - SUM(is_exposure) FROM (
-  SELECT e.user_id, CASE WHEN e.type = 'exposure' THEN 1 ELSE 0 END AS is_exposure,
-    CASE WHEN e.ts < ? THEN '` + LeftBeforeStart + `'
-      WHEN e.ts >= ? THEN '` + LeftAfterEnd + `'
-      WHEN x.user_id IS NULL OR e.ts < x.first_ts THEN '` + LeftUnexposed + `'
-      WHEN x.variant NOT IN ? THEN '` + LeftUnattributed + `'
-      WHEN x.crossover = 1 THEN '` + LeftCrossover + `'
+	const inWindowExposure = "e.type = 'exposure' AND e.ts >= ? AND e.ts < ?"
+	q := `SELECT reason, COUNT(DISTINCT user_id), SUM(is_exposure), COUNT(*) - SUM(is_exposure) FROM (
+  SELECT user_id, is_exposure,
+    CASE WHEN ts < ? THEN '` + LeftBeforeStart + `'
+      WHEN ts >= ? THEN '` + LeftAfterEnd + `'
+      WHEN first_ts IS NULL OR ts < first_ts THEN '` + LeftUnexposed + `'
+      WHEN first_variant NOT IN ? THEN '` + LeftUnattributed + `'
+      WHEN vmin <> vmax THEN '` + LeftCrossover + `'
       ELSE 'counted' END AS reason
-  FROM events e` + d.exposureIndex + `
-  LEFT JOIN exposed x ON x.user_id = e.user_id
-  WHERE e.org_id = ? AND e.experiment_id = ?
+  FROM (
+    SELECT e.user_id, e.ts, CASE WHEN e.type = 'exposure' THEN 1 ELSE 0 END AS is_exposure,
+      MIN(CASE WHEN ` + inWindowExposure + ` THEN e.ts END) OVER u AS first_ts,
+      MIN(CASE WHEN ` + inWindowExposure + ` THEN e.variant END) OVER u AS vmin,
+      MAX(CASE WHEN ` + inWindowExposure + ` THEN e.variant END) OVER u AS vmax,
+      FIRST_VALUE(e.variant) OVER (PARTITION BY e.user_id ORDER BY CASE WHEN ` + inWindowExposure + ` THEN 0 ELSE 1 END, e.ts, e.event_id) AS first_variant
+    FROM events e` + dialectOf(db).exposureIndex + `
+    WHERE e.org_id = ? AND e.experiment_id = ?
+    WINDOW u AS (PARTITION BY e.user_id)
+  ) p
 ) c GROUP BY reason`
-	args = append(args, w.Start, w.End, arms, orgID, experimentID)
+	args := []any{w.Start, w.End, arms}
+	for range 4 {
+		args = append(args, w.Start, w.End)
+	}
+	args = append(args, orgID, experimentID)
 	rows, err := db.WithContext(ctx).Raw(q, args...).Rows()
 	if err != nil {
 		return Coverage{}, fmt.Errorf("count coverage of %s: %w", experimentID, err)
