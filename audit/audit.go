@@ -34,6 +34,11 @@ const (
 	WebhookEndpointDeleted = "webhook_endpoint.deleted"
 	// WebhookEndpointDisabled: the receiver answered 410 Gone.
 	WebhookEndpointDisabled = "webhook_endpoint.disabled"
+	ManagementTokenCreated  = "management_token.created"
+	ManagementTokenRevoked  = "management_token.revoked"
+	// ManagementTokenRefused: a revoked or expired token was presented
+	// (recorded at most once per token and hour).
+	ManagementTokenRefused = "management_token.refused"
 )
 
 // legacyActions maps actions recorded under an older name to today's:

@@ -2,7 +2,8 @@
 // that scripts and CI present on the dashboard routes instead of an
 // identity session. A token has a name, a role (admin or member), an
 // optional expiry and a last-used time; only its SHA-256 hash is stored,
-// and every issue and revocation is written to the credential audit trail.
+// and every issue and revocation is written to the credential audit trail
+// and the org's audit log (with refused uses of revoked or expired tokens).
 // The package owns the management_tokens table.
 package tokens
 
@@ -11,11 +12,13 @@ import (
 	"crypto/subtle"
 	"errors"
 	"fmt"
+	"log/slog"
 	"time"
 
 	"github.com/google/uuid"
 	"gorm.io/gorm"
 
+	orgaudit "github.com/expd/expd/audit"
 	"github.com/expd/expd/auth"
 	"github.com/expd/expd/models"
 	"github.com/expd/expd/validate"
@@ -87,7 +90,11 @@ func Create(ctx context.Context, db *gorm.DB, in CreateInput) (models.Management
 		if err := tx.Create(&tok).Error; err != nil {
 			return fmt.Errorf("insert management token: %w", err)
 		}
-		return audit(tx, tok, "issued", in.Actor, now)
+		if err := audit(tx, tok, "issued", in.Actor, now); err != nil {
+			return err
+		}
+		return orgaudit.Record(ctx, tx, orgaudit.Entry{OrgID: tok.OrgID, Action: orgaudit.ManagementTokenCreated, Actor: actorOr(in.Actor),
+			Summary: fmt.Sprintf("management token %q (%s, %s…) created", tok.Name, tok.Role, tok.Prefix), After: stateOf(tok), At: now})
 	})
 	if err != nil {
 		return models.ManagementToken{}, "", err
@@ -130,7 +137,13 @@ func Revoke(ctx context.Context, db *gorm.DB, orgID, id, actor string) error {
 		if res.RowsAffected == 0 {
 			return nil // revoked concurrently; that revocation was audited
 		}
-		return audit(tx, tok, "revoked", actor, now)
+		if err := audit(tx, tok, "revoked", actor, now); err != nil {
+			return err
+		}
+		before := stateOf(tok)
+		tok.RevokedAt = &now
+		return orgaudit.Record(ctx, tx, orgaudit.Entry{OrgID: tok.OrgID, Action: orgaudit.ManagementTokenRevoked, Actor: actorOr(actor),
+			Summary: fmt.Sprintf("management token %q (%s…) revoked", tok.Name, tok.Prefix), Before: before, After: stateOf(tok), At: now})
 	})
 }
 
@@ -145,13 +158,17 @@ func Authenticate(ctx context.Context, db *gorm.DB, plain string) (models.Manage
 	hash := auth.HashKey(plain)
 	err := db.WithContext(ctx).Table("management_tokens t").Select("t.*").
 		Joins("JOIN orgs o ON o.id = t.org_id AND o.deleted_at IS NULL").
-		Where("t.token_hash = ? AND t.revoked_at IS NULL", hash).Limit(1).Find(&tok).Error
+		Where("t.token_hash = ?", hash).Limit(1).Find(&tok).Error
 	if err != nil {
 		return tok, fmt.Errorf("find management token: %w", err)
 	}
 	now := time.Now().UTC()
-	if tok.ID == "" || subtle.ConstantTimeCompare([]byte(tok.TokenHash), []byte(hash)) != 1 ||
-		(tok.ExpiresAt != nil && !tok.ExpiresAt.After(now)) {
+	if tok.ID == "" || subtle.ConstantTimeCompare([]byte(tok.TokenHash), []byte(hash)) != 1 {
+		return models.ManagementToken{}, ErrInvalid
+	}
+	if tok.RevokedAt != nil || (tok.ExpiresAt != nil && !tok.ExpiresAt.After(now)) {
+		// The token is genuine but no longer valid: its org is told.
+		auditRefused(ctx, db, tok, now)
 		return models.ManagementToken{}, ErrInvalid
 	}
 	if tok.LastUsedAt == nil || now.Sub(*tok.LastUsedAt) >= lastUsedResolution {
@@ -174,6 +191,45 @@ func Session(tok models.ManagementToken) auth.Session {
 
 // Actor names a token wherever an actor is recorded.
 func Actor(tok models.ManagementToken) string { return "management_token:" + tok.ID }
+
+// tokenState is the audit log's summary of a token: never its hash.
+type tokenState struct {
+	ID        string     `json:"id"`
+	Name      string     `json:"name"`
+	Role      string     `json:"role"`
+	Prefix    string     `json:"prefix"`
+	ExpiresAt *time.Time `json:"expires_at,omitempty"`
+	RevokedAt *time.Time `json:"revoked_at,omitempty"`
+}
+
+func stateOf(tok models.ManagementToken) tokenState {
+	return tokenState{ID: tok.ID, Name: tok.Name, Role: tok.Role, Prefix: tok.Prefix, ExpiresAt: tok.ExpiresAt, RevokedAt: tok.RevokedAt}
+}
+
+func actorOr(actor string) string {
+	if actor == "" {
+		return orgaudit.SystemActor
+	}
+	return actor
+}
+
+// auditRefused records that a revoked or expired token of the org was
+// presented, once per token and hour (a CI job retrying with an old token
+// would otherwise write an entry per request). A failure to record does
+// not change the answer, which is a 401 either way.
+func auditRefused(ctx context.Context, db *gorm.DB, tok models.ManagementToken, now time.Time) {
+	why := "expired"
+	if tok.RevokedAt != nil {
+		why = "revoked"
+	}
+	err := orgaudit.Record(ctx, db, orgaudit.Entry{OrgID: tok.OrgID, Action: orgaudit.ManagementTokenRefused, Actor: Actor(tok),
+		Summary:  fmt.Sprintf("%s management token %q (%s…) presented and refused", why, tok.Name, tok.Prefix),
+		After:    stateOf(tok),
+		DedupKey: "management_token.refused/" + tok.ID + "/" + now.UTC().Format("2006-01-02T15"), At: now})
+	if err != nil {
+		slog.WarnContext(ctx, "could not audit a refused management token", "token_id", tok.ID, "error", err)
+	}
+}
 
 func audit(tx *gorm.DB, tok models.ManagementToken, action, actor string, at time.Time) error {
 	row := models.KeyAudit{ID: uuid.NewString(), OrgID: tok.OrgID, Scope: auditScope, Action: action, KeyID: tok.ID, Actor: actor, CreatedAt: at}
