@@ -111,7 +111,7 @@ func describeLeftOut(r string, w Window) string {
 		}
 		return "stamped before the window's start " + w.Start.Format(time.RFC3339Nano) + " (" + start + ")"
 	case LeftAfterEnd:
-		return "stamped at or after the window's end " + w.End.Format(time.RFC3339Nano) + " (a manual run counts up to its whole second; a later run counts them)"
+		return "stamped at or after the window's end " + w.End.Format(time.RFC3339Nano) + " (the run's end: a manual run counts up to its whole second; or the experiment's ship)"
 	case LeftUnexposed:
 		return "their user had no exposure in the window at or before the event"
 	case LeftUnattributed:
