@@ -37,7 +37,7 @@ func (w *Writer) commit(group []*request) {
 		for i := range rows {
 			rows[i].ReceivedAt = now
 		}
-		inserted, err := tx.insert(ctx, rows)
+		inserted, err := insertMarked(ctx, tx, rows)
 		if err != nil {
 			return err
 		}

@@ -26,6 +26,9 @@ type groupTx interface {
 	// the first exposure of each (experiment, user), and returns how many
 	// rows of each org were stored now, keyed by eventKey.
 	insert(ctx context.Context, rows []models.Event) ([]eventKey, error)
+	// markDays raises the late-event version of each (org, day), sorted
+	// (daymarks.go).
+	markDays(ctx context.Context, marks []dayMark) error
 	// addUsage raises the month's usage counters.
 	addUsage(ctx context.Context, month string, added map[string]int64) error
 }

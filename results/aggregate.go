@@ -2,8 +2,7 @@ package results
 
 import (
 	"context"
-	"database/sql"
-	"fmt"
+		"fmt"
 	"math"
 
 	"gorm.io/gorm"
@@ -125,7 +124,7 @@ func Aggregate(ctx context.Context, db *gorm.DB, orgID, experimentID string, w W
 
 // perUserColumns are one metric's columns of a user's row.
 type perUserColumns struct {
-	sum, denSum, preSum       sql.NullFloat64
+	sum, denSum, preSum       exactSum
 	count, denCount, preCount int64
 }
 

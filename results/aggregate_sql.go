@@ -32,7 +32,8 @@ type aggregateQuery struct {
 
 // dialect holds what differs between PostgreSQL and SQLite.
 type dialect struct {
-	float                              string
+	float, uuid                        string
+	exactSum                           func(x string) string // exact SUM of x (exactsum.go)
 	exposureIndex, userIndex, orgIndex string
 	preStart                           string // SQL for first_ts minus the pre-period, one argument
 	preArg                             any
@@ -40,12 +41,12 @@ type dialect struct {
 
 func dialectOf(db *gorm.DB) dialect {
 	if models.IsPostgres(db) {
-		return dialect{float: "DOUBLE PRECISION", preStart: "x.first_ts - CAST(? AS INTERVAL)", preArg: fmt.Sprintf("%d days", PrePeriodDays)}
+		return dialect{float: "DOUBLE PRECISION", uuid: "UUID", exactSum: func(x string) string { return "SUM(CAST(" + x + " AS NUMERIC))" }, preStart: "x.first_ts - CAST(? AS INTERVAL)", preArg: fmt.Sprintf("%d days", PrePeriodDays)}
 	}
 	// SQLite plans without table statistics and, left alone, walks the
 	// org's events by time once per user; it is told which index to use.
 	// Timestamps are text there, compared as text to the millisecond.
-	return dialect{float: "REAL", exposureIndex: " INDEXED BY events_experiment_ts", userIndex: " INDEXED BY events_experiment_user_ts",
+	return dialect{float: "REAL", uuid: "TEXT", exactSum: func(x string) string { return "expd_exact_sum(" + x + ")" }, exposureIndex: " INDEXED BY events_experiment_ts", userIndex: " INDEXED BY events_experiment_user_ts",
 		orgIndex: " INDEXED BY events_org_user_ts", preStart: "strftime('%Y-%m-%d %H:%M:%f', x.first_ts, ?)", preArg: fmt.Sprintf("-%d days", PrePeriodDays)}
 }
 
@@ -63,9 +64,10 @@ func exposedCTE(d dialect, orgID, experimentID string, w Window) (string, []any)
 `, []any{orgID, experimentID, w.Start, w.End}
 }
 
-// sumCount is the pair of aggregate columns of one expression.
-func sumCount(cond, value, name string) []string {
-	return []string{fmt.Sprintf("SUM(CASE WHEN %s THEN %s END) AS s%s", cond, value, name),
+// sumCount is the pair of aggregate columns of one expression; the sum
+// is exact (exactsum.go).
+func sumCount(d dialect, cond, value, name string) []string {
+	return []string{d.exactSum(fmt.Sprintf("CASE WHEN %s THEN %s END", cond, value)) + " AS s" + name,
 		fmt.Sprintf("COUNT(CASE WHEN %s THEN 1 END) AS n%s", cond, name)}
 }
 
@@ -89,14 +91,14 @@ func buildAggregateQuery(db *gorm.DB, orgID, experimentID string, w Window, ms [
 			return aggregateQuery{}, err
 		}
 		// Each condition appears twice, so its arguments do too.
-		cols = append(cols, sumCount(cond, value, fmt.Sprint(i))...)
+		cols = append(cols, sumCount(d, cond, value, fmt.Sprint(i))...)
 		colArgs = append(colArgs, append(args, args...)...)
 		if m.Kind == "ratio" {
 			cond, value, args, err := metricExpr(m.Name, denominatorKind(*m.Denominator), *m.Denominator, "e", d.float)
 			if err != nil {
 				return aggregateQuery{}, err
 			}
-			cols = append(cols, sumCount(cond, value, fmt.Sprintf("d%d", i))...)
+			cols = append(cols, sumCount(d, cond, value, fmt.Sprintf("d%d", i))...)
 			colArgs = append(colArgs, append(args, args...)...)
 		}
 		if m.UsesCUPED() {
@@ -104,7 +106,7 @@ func buildAggregateQuery(db *gorm.DB, orgID, experimentID string, w Window, ms [
 			if err != nil {
 				return aggregateQuery{}, err
 			}
-			preCols = append(preCols, sumCount(cond, value, fmt.Sprintf("p%d", i))...)
+			preCols = append(preCols, sumCount(d, cond, value, fmt.Sprintf("p%d", i))...)
 			preArgs = append(preArgs, append(args, args...)...)
 			cols = append(cols, fmt.Sprintf("MAX(pre.sp%d) AS sp%d", i, i), fmt.Sprintf("COALESCE(MAX(pre.np%d), 0) AS np%d", i, i))
 		}
