@@ -4,6 +4,7 @@ import (
 	"context"
 		"fmt"
 	"math"
+	"time"
 
 	"gorm.io/gorm"
 
@@ -43,21 +44,47 @@ type Sample struct {
 // AggregateSQL returns the run's aggregation statement and its arguments,
 // for EXPLAIN and for timing the bare query (bench/results).
 func AggregateSQL(db *gorm.DB, orgID, experimentID string, w Window, ms []metrics.Resolved) (string, []any, error) {
-	q, err := buildAggregateQuery(db, orgID, experimentID, w, ms)
+	q, err := buildAggregateQuery(db, orgID, experimentID, w, ms, nil)
 	return q.SQL, q.Args, err
 }
 
 // progressEvery is how many users are read between progress reports.
 const progressEvery = 50_000
 
-// Aggregate runs the run's single GROUP BY query and collects the per-user
-// values of ms by arm. arms lists the allocation's variants. progress, if
-// set, is called as rows arrive (activities heartbeat from it).
+// Aggregate runs the run's single GROUP BY query over the window's events
+// and collects the per-user values of ms by arm. arms lists the
+// allocation's variants. progress, if set, is called as rows arrive
+// (activities heartbeat from it).
 func Aggregate(ctx context.Context, db *gorm.DB, orgID, experimentID string, w Window, arms []string, ms []metrics.Resolved, progress func(users int)) (Sample, error) {
-	q, err := buildAggregateQuery(db, orgID, experimentID, w, ms)
+	q, err := buildAggregateQuery(db, orgID, experimentID, w, ms, nil)
 	if err != nil {
 		return Sample{}, err
 	}
+	return collect(ctx, db, q, orgID, experimentID, w, arms, ms, progress)
+}
+
+// AggregateIncremental is Aggregate reading the window's ended days from
+// their rollups, rolling up at `now` the days that have none or a stale one
+// (rollup.go), and only the day the window ends in from events. The
+// Sample is the same as Aggregate's, bit for bit; windows it cannot split
+// into days fall back to Aggregate's query (RollupUse.Full says why), and
+// quantile metrics and the CUPED pre-period always read events.
+func AggregateIncremental(ctx context.Context, db *gorm.DB, orgID, experimentID string, w Window, arms []string, ms []metrics.Resolved, now time.Time, progress func(users int)) (Sample, RollupUse, error) {
+	p, use, err := planRollups(ctx, db, orgID, experimentID, w, ms, now)
+	if err != nil {
+		return Sample{}, use, err
+	}
+	q, err := buildAggregateQuery(db, orgID, experimentID, w, ms, p)
+	if err != nil {
+		return Sample{}, use, err
+	}
+	s, err := collect(ctx, db, q, orgID, experimentID, w, arms, ms, progress)
+	return s, use, err
+}
+
+// collect reads the per-user rows of q into a Sample, then the calls of
+// quantile metrics.
+func collect(ctx context.Context, db *gorm.DB, q aggregateQuery, orgID, experimentID string, w Window, arms []string, ms []metrics.Resolved, progress func(users int)) (Sample, error) {
 	s := Sample{Arms: make(map[string]*Arm, len(arms))}
 	for _, v := range arms {
 		s.Arms[v] = &Arm{Values: make([][]float64, len(ms)), Pre: make([][]float64, len(ms)),

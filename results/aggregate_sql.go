@@ -73,10 +73,13 @@ func sumCount(d dialect, cond, value, name string) []string {
 
 // buildAggregateQuery writes the query for the metrics over events of one
 // experiment in [start, end). Metrics with a Problem and quantile metrics
-// (read call by call, buildCallsQuery) get no columns.
-func buildAggregateQuery(db *gorm.DB, orgID, experimentID string, w Window, ms []metrics.Resolved) (aggregateQuery, error) {
+// (read call by call, buildCallsQuery) get no columns. With a rollup plan
+// the per-user sums come from day rollups (rollup.go) instead of the
+// events themselves; everything else, the CUPED pre-period included, is
+// the same statement, so both give the same rows.
+func buildAggregateQuery(db *gorm.DB, orgID, experimentID string, w Window, ms []metrics.Resolved, p *rollupPlan) (aggregateQuery, error) {
 	d := dialectOf(db)
-	var cols, preCols []string
+	var cols, preCols, aggNames, aggKeys []string
 	var colArgs, preArgs []any
 	for i, m := range ms {
 		if m.Problem != "" || m.Kind == "quantile" {
@@ -86,20 +89,32 @@ func buildAggregateQuery(db *gorm.DB, orgID, experimentID string, w Window, ms [
 		if kind == "ratio" {
 			kind = "sum" // the numerator: the user's sum
 		}
-		cond, value, args, err := metricExpr(m.Name, kind, *m.Source, "e", d.float)
-		if err != nil {
-			return aggregateQuery{}, err
-		}
-		// Each condition appears twice, so its arguments do too.
-		cols = append(cols, sumCount(d, cond, value, fmt.Sprint(i))...)
-		colArgs = append(colArgs, append(args, args...)...)
-		if m.Kind == "ratio" {
-			cond, value, args, err := metricExpr(m.Name, denominatorKind(*m.Denominator), *m.Denominator, "e", d.float)
+		if p != nil {
+			// Summed per user in the CTE agg (rollupSums).
+			names, keys := []string{fmt.Sprint(i)}, []string{p.num[i]}
+			if m.Kind == "ratio" {
+				names, keys = append(names, fmt.Sprintf("d%d", i)), append(keys, p.den[i])
+			}
+			for _, name := range names {
+				cols = append(cols, fmt.Sprintf("MAX(agg.s%[1]s) AS s%[1]s", name), fmt.Sprintf("COALESCE(MAX(agg.n%[1]s), 0) AS n%[1]s", name))
+			}
+			aggNames, aggKeys = append(aggNames, names...), append(aggKeys, keys...)
+		} else {
+			cond, value, args, err := metricExpr(m.Name, kind, *m.Source, "e", d.float)
 			if err != nil {
 				return aggregateQuery{}, err
 			}
-			cols = append(cols, sumCount(d, cond, value, fmt.Sprintf("d%d", i))...)
+			// Each condition appears twice, so its arguments do too.
+			cols = append(cols, sumCount(d, cond, value, fmt.Sprint(i))...)
 			colArgs = append(colArgs, append(args, args...)...)
+			if m.Kind == "ratio" {
+				cond, value, args, err := metricExpr(m.Name, denominatorKind(*m.Denominator), *m.Denominator, "e", d.float)
+				if err != nil {
+					return aggregateQuery{}, err
+				}
+				cols = append(cols, sumCount(d, cond, value, fmt.Sprintf("d%d", i))...)
+				colArgs = append(colArgs, append(args, args...)...)
+			}
 		}
 		if m.UsesCUPED() {
 			cond, value, args, err := metricExpr(m.Name, kind, *m.Source, "p", d.float)
@@ -111,9 +126,19 @@ func buildAggregateQuery(db *gorm.DB, orgID, experimentID string, w Window, ms [
 			cols = append(cols, fmt.Sprintf("MAX(pre.sp%d) AS sp%d", i, i), fmt.Sprintf("COALESCE(MAX(pre.np%d), 0) AS np%d", i, i))
 		}
 	}
-	sql, args := exposedCTE(d, orgID, experimentID, w)
+	var sql string
+	var args []any
+	if p != nil {
+		sql, args = rollupExposedCTE(d, orgID, experimentID, p)
+		if len(aggNames) > 0 {
+			aggSQL, aggArgs := rollupSums(d, aggNames, aggKeys)
+			sql, args = sql+aggSQL, append(args, aggArgs...)
+		}
+	} else {
+		sql, args = exposedCTE(d, orgID, experimentID, w)
+	}
 	if len(cols) == 0 {
-		return aggregateQuery{SQL: sql + "SELECT user_id, variant, crossover FROM exposed", Args: args}, nil
+		return aggregateQuery{SQL: sql + "SELECT user_id, variant, crossover FROM exposed ORDER BY user_id", Args: args}, nil
 	}
 	preJoin := ""
 	if len(preCols) > 0 {
@@ -127,10 +152,16 @@ func buildAggregateQuery(db *gorm.DB, orgID, experimentID string, w Window, ms [
 		args = append(args, orgID, d.preArg)
 		preJoin = "\nLEFT JOIN pre ON pre.user_id = x.user_id"
 	}
-	sql += "SELECT x.user_id, x.variant, x.crossover,\n  " + strings.Join(cols, ",\n  ") + `
-FROM exposed x
-LEFT JOIN events e` + d.userIndex + ` ON e.org_id = ? AND e.experiment_id = ? AND e.user_id = x.user_id AND e.ts >= x.first_ts AND e.ts < ?` + preJoin + `
-GROUP BY x.user_id, x.variant, x.crossover`
+	sql += "SELECT x.user_id, x.variant, x.crossover,\n  " + strings.Join(cols, ",\n  ") + "\nFROM exposed x\n"
+	if p != nil {
+		if len(aggNames) > 0 {
+			sql += "LEFT JOIN agg ON agg.user_id = x.user_id"
+		}
+		sql += preJoin + "\nGROUP BY x.user_id, x.variant, x.crossover" + byUser
+		return aggregateQuery{SQL: sql, Args: append(args, colArgs...)}, nil
+	}
+	sql += `LEFT JOIN events e` + d.userIndex + ` ON e.org_id = ? AND e.experiment_id = ? AND e.user_id = x.user_id AND e.ts >= x.first_ts AND e.ts < ?` + preJoin + `
+GROUP BY x.user_id, x.variant, x.crossover` + byUser
 	args = append(args, colArgs...)
 	args = append(args, orgID, experimentID, w.End)
 	return aggregateQuery{SQL: sql, Args: args}, nil
@@ -155,6 +186,11 @@ ORDER BY x.variant, x.user_id`
 	args = append(args, condArgs...)
 	return aggregateQuery{SQL: sql, Args: args}, nil
 }
+
+// byUser orders the per-user rows: the statistics add values up in row
+// order, and float addition depends on it, so both ways of computing the
+// rows (events or rollups) must hand them over in the same order.
+const byUser = "\nORDER BY x.user_id"
 
 // denominatorKind: a denominator naming a model_call field sums it;
 // otherwise it counts its events.
