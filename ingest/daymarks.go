@@ -70,7 +70,9 @@ func lateDays(rows []models.Event, inserted []eventKey) []dayMark {
 	for m := range seen {
 		out = append(out, m)
 	}
-	slices.SortFunc(out, func(a, b dayMark) int { return cmp.Or(strings.Compare(a.orgID, b.orgID), strings.Compare(a.day, b.day)) })
+	slices.SortFunc(out, func(a, b dayMark) int {
+		return cmp.Or(strings.Compare(a.orgID, b.orgID), strings.Compare(a.day, b.day))
+	})
 	return out
 }
 

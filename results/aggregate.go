@@ -2,7 +2,7 @@ package results
 
 import (
 	"context"
-		"fmt"
+	"fmt"
 	"math"
 	"time"
 

@@ -363,4 +363,3 @@ func sameBits(a, b [][]float64) string {
 	}
 	return ""
 }
-
