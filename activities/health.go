@@ -86,7 +86,7 @@ func (a *Activities) CheckGuardrailHealth(ctx context.Context, in HealthCheckInp
 	d := p.Design
 	beat := startHeartbeat(ctx, "aggregating")
 	defer beat.stop()
-	sample, err := results.Aggregate(ctx, a.DB, in.OrgID, in.ExperimentID, d.Window, d.Arms(), d.Metrics, func(n int) {
+	sample, _, err := results.AggregateIncremental(ctx, a.DB, in.OrgID, in.ExperimentID, d.Window, d.Arms(), d.Metrics, a.now(), func(n int) {
 		beat.set(fmt.Sprintf("aggregated %d users", n))
 	})
 	if err != nil {

@@ -102,6 +102,12 @@ type AnalyzeResult struct {
 	Unattributed int64
 	Rows         int
 	SRMGate      string
+	// How the per-user values were read (docs/results.md, "Incremental
+	// results"): days read from rollups, of which rolled up by this run,
+	// and why the whole window was read from events instead, if it was.
+	DaysFromRollups int
+	DaysRolledUp    int
+	ReadInFull      string
 }
 
 // AnalyzeExperiment aggregates the per-user values of every metric in one
@@ -122,7 +128,7 @@ func (a *Activities) AnalyzeExperiment(ctx context.Context, in RunInput) (Analyz
 	}
 	beat := startHeartbeat(ctx, "aggregating")
 	defer beat.stop()
-	sample, err := results.Aggregate(ctx, a.DB, in.OrgID, in.ExperimentID, d.Window, d.Arms(), d.Metrics, func(n int) {
+	sample, use, err := results.AggregateIncremental(ctx, a.DB, in.OrgID, in.ExperimentID, d.Window, d.Arms(), d.Metrics, a.now(), func(n int) {
 		beat.set(fmt.Sprintf("aggregated %d users", n))
 	})
 	if err != nil {
@@ -150,7 +156,8 @@ func (a *Activities) AnalyzeExperiment(ctx context.Context, in RunInput) (Analyz
 	for _, arm := range sample.Arms {
 		users += len(arm.UserIDs)
 	}
-	return AnalyzeResult{Users: users, Unattributed: sample.Unattributed, Rows: len(analysis.Rows), SRMGate: analysis.SRM.Gate}, nil
+	return AnalyzeResult{Users: users, Unattributed: sample.Unattributed, Rows: len(analysis.Rows), SRMGate: analysis.SRM.Gate,
+		DaysFromRollups: use.Reused + use.Rolled, DaysRolledUp: use.Rolled, ReadInFull: use.Full}, nil
 }
 
 // noResults says why an analysis of d produced no rows ("" when it did):

@@ -10,8 +10,9 @@ import (
 
 // PurgeNightly deletes up to limit nightly runs of the org whose day is
 // before the cutoff's day, with their rows, in one transaction, and
-// returns how many runs it deleted. Manual runs are kept forever: only
-// runs of kind nightly are selected. Call it until it returns 0.
+// returns how many runs it deleted; the last batch also deletes the org's
+// day rollups before the cutoff. Manual runs are kept forever: only runs
+// of kind nightly are selected. Call it until it returns 0.
 func PurgeNightly(ctx context.Context, db *gorm.DB, orgID string, cutoff time.Time, limit int) (int, error) {
 	before := NightlyKey(cutoff).ComputedFor
 	var n int
@@ -30,7 +31,24 @@ func PurgeNightly(ctx context.Context, db *gorm.DB, orgID string, cutoff time.Ti
 			}
 		}
 		n = len(runs)
+		if n < limit {
+			// The last batch: the rollups of days before the cutoff go too
+			// (no window reaches them any more).
+			return purgeRollups(tx, orgID, before)
+		}
 		return nil
 	})
 	return n, err
+}
+
+// purgeRollups deletes the org's day rollups before day.
+func purgeRollups(tx *gorm.DB, orgID, day string) error {
+	days := `SELECT experiment_id, day FROM result_rollup_days WHERE org_id = ? AND day < ?`
+	if err := tx.Exec(`DELETE FROM result_rollups WHERE (experiment_id, day) IN (`+days+`)`, orgID, day).Error; err != nil {
+		return fmt.Errorf("delete expired rollups: %w", err)
+	}
+	if err := tx.Where("org_id = ? AND day < ?", orgID, day).Delete(&rollupDay{}).Error; err != nil {
+		return fmt.Errorf("delete expired rollup days: %w", err)
+	}
+	return nil
 }

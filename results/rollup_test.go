@@ -258,6 +258,25 @@ func TestIncrementalEqualsFullOver30Days(t *testing.T) {
 		t.Fatal(err)
 	}
 	compareRuns(t, db, org.ID, exp.ID, key, last.Add(3*time.Hour))
+
+	// Retention: the last batch of the nightly purge takes the rollups of
+	// the days before the cutoff with it, and only those.
+	cutoff := day0.AddDate(0, 0, 10)
+	for {
+		n, err := results.PurgeNightly(t.Context(), db, org.ID, cutoff, 100)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if n == 0 {
+			break
+		}
+	}
+	var before, after int64
+	db.Table("result_rollups").Where("experiment_id = ? AND day < ?", exp.ID, "2026-03-11").Count(&before)
+	db.Table("result_rollups").Where("experiment_id = ? AND day >= ?", exp.ID, "2026-03-11").Count(&after)
+	if before != 0 || after == 0 {
+		t.Errorf("after the purge: %d rollup rows before the cutoff (want 0), %d after (want some)", before, after)
+	}
 }
 
 // runBoth aggregates the run of key both ways at `now`.
