@@ -14,6 +14,7 @@ import (
 	"github.com/expd/expd/experiments"
 	"github.com/expd/expd/ingest"
 	"github.com/expd/expd/metrics"
+	"github.com/expd/expd/models"
 )
 
 // Incremental results (docs/results.md, "Incremental results"): every
@@ -203,6 +204,14 @@ func planRollups(ctx context.Context, db *gorm.DB, orgID, experimentID string, w
 			return nil, RollupUse{}, err
 		}
 		p.use.Rolled++
+	}
+	if p.use.Rolled > 1 && models.IsPostgres(db) {
+		// Days rolled up in bulk (the first run of an experiment, a metric
+		// added, a late import) leave the planner's row counts far behind,
+		// and the statement that follows joins on them.
+		if err := db.WithContext(ctx).Exec("ANALYZE result_rollups").Error; err != nil {
+			return nil, RollupUse{}, fmt.Errorf("analyze rollups: %w", err)
+		}
 	}
 	return p, p.use, nil
 }

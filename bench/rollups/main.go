@@ -34,14 +34,15 @@ func main() {
 	perUser := flag.Int("per-user", 10, "events per user: 1 exposure, then model calls and one business event 13 h apart")
 	spacing := flag.Duration("spacing", 13*time.Hour, "time between a user's events (13h: about 2 events per user and day)")
 	quantile := flag.Bool("quantile", false, "add latency_p95_ms (a quantile metric: read from events on both paths)")
+	noCUPED := flag.Bool("no-cuped", false, "turn CUPED off (its pre-period reads events on both paths)")
 	keep := flag.Bool("keep", false, "keep the benchmark schema")
 	flag.Parse()
-	if err := run(*users, *perUser, *spacing, *quantile, *keep); err != nil {
+	if err := run(*users, *perUser, *spacing, *quantile, *noCUPED, *keep); err != nil {
 		log.Fatal(err)
 	}
 }
 
-func run(users, perUser int, spacing time.Duration, quantile, keep bool) error {
+func run(users, perUser int, spacing time.Duration, quantile, noCUPED, keep bool) error {
 	ctx := context.Background()
 	base := os.Getenv("DATABASE_URL")
 	if base == "" {
@@ -64,7 +65,7 @@ func run(users, perUser int, spacing time.Duration, quantile, keep bool) error {
 	today := time.Now().UTC().Truncate(24 * time.Hour)
 	began := today.AddDate(0, 0, -ageDays).Add(10 * time.Hour)
 	t0 := time.Now()
-	orgID, expID, err := seed(ctx, db, began, users, perUser, spacing, quantile)
+	orgID, expID, err := seed(ctx, db, began, users, perUser, spacing, quantile, noCUPED)
 	if err != nil {
 		return err
 	}
@@ -128,7 +129,7 @@ func run(users, perUser int, spacing time.Duration, quantile, keep bool) error {
 		incUsers = countUsers(s)
 	}
 	load, _ := os.ReadFile("/proc/loadavg")
-	fmt.Printf("users=%d events=%d (%s apart) days=%d metrics=%d (%s) rollup rows=%d\n", users, users*perUser, spacing, ageDays, len(d.Metrics), metricNames(d.Metrics), rollupRows)
+	fmt.Printf("users=%d events=%d (%s apart) days=%d metrics=%d (%s) CUPED=%t rollup rows=%d\n", users, users*perUser, spacing, ageDays, len(d.Metrics), metricNames(d.Metrics), !noCUPED, rollupRows)
 	fmt.Printf("nightly run, full read of the window:        %s (%d users)\n", full.Round(time.Millisecond), fullUsers)
 	fmt.Printf("nightly run, rollups + yesterday's events:   %s (%d users)\n", inc.Round(time.Millisecond), incUsers)
 	fmt.Printf("ratio full / incremental:                    %.2f\n", full.Seconds()/inc.Seconds())
@@ -159,7 +160,7 @@ func metricNames(ms []metrics.Resolved) string {
 // a business event (a purchase for about 20% of control, 22% of
 // treatment). CUPED (on for the welch_t and z_test metrics) reads the
 // pre-period on both paths.
-func seed(ctx context.Context, db *gorm.DB, began time.Time, users, perUser int, spacing time.Duration, quantile bool) (string, string, error) {
+func seed(ctx context.Context, db *gorm.DB, began time.Time, users, perUser int, spacing time.Duration, quantile, noCUPED bool) (string, string, error) {
 	org, err := orgs.Ensure(ctx, db, "org_bench_rollups", "bench-rollups")
 	if err != nil {
 		return "", "", err
@@ -182,6 +183,12 @@ func seed(ctx context.Context, db *gorm.DB, began time.Time, users, perUser int,
 	}
 	if quantile {
 		ms = append(ms, builtin("latency_p95_ms", "quantile", ""))
+	}
+	if noCUPED {
+		off := false
+		for i := range ms {
+			ms[i].CUPED = &off
+		}
 	}
 	cfg := experiments.Config{Name: "bench", Salt: "bench-salt", BucketCount: 10000,
 		Allocation: []bucketing.Slice{{Variant: "control", Weight: 50}, {Variant: "treatment", Weight: 50}}, Metrics: ms}
