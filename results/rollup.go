@@ -45,9 +45,14 @@ type rollupExpr struct {
 	args             []any
 }
 
+// exprVersion is part of every expression key: a change to what
+// metricExpr selects or sums must raise it, so stored days computed the old
+// way no longer cover the new keys and are rolled up again.
+const exprVersion = "1"
+
 // exprKey names a metric expression in result_rollups.expr.
 func exprKey(kind string, src experiments.MetricSource) string {
-	b, _ := json.Marshal([]string{kind, src.EventType, src.Field, src.BusinessMetric})
+	b, _ := json.Marshal([]string{exprVersion, kind, src.EventType, src.Field, src.BusinessMetric})
 	return string(b)
 }
 
