@@ -19,13 +19,6 @@ type managementTokenRequest struct {
 	ExpiresAt *time.Time `json:"expires_at"`
 }
 
-// createdManagementToken is a token as issued: the only answer that
-// carries the plaintext.
-type createdManagementToken struct {
-	models.ManagementToken
-	Token string `json:"token"`
-}
-
 // POST /v1/management-tokens (admin; an identity session only, so that a
 // leaked token cannot mint itself successors).
 func (h *handlers) createManagementToken(c *gin.Context) {
@@ -48,7 +41,7 @@ func (h *handlers) createManagementToken(c *gin.Context) {
 		return
 	}
 	c.Header("Location", "/v1/management-tokens/"+tok.ID)
-	c.JSON(http.StatusCreated, createdManagementToken{ManagementToken: tok, Token: plain})
+	c.JSON(http.StatusCreated, models.IssuedManagementToken{ManagementToken: tok, Token: plain})
 }
 
 // GET /v1/management-tokens (admin): every token of the org, never its
@@ -59,7 +52,7 @@ func (h *handlers) listManagementTokens(c *gin.Context) {
 		internalError(c, err)
 		return
 	}
-	c.JSON(http.StatusOK, gin.H{"management_tokens": list})
+	c.JSON(http.StatusOK, models.ManagementTokenList{ManagementTokens: list})
 }
 
 // DELETE /v1/management-tokens/:token_id (admin): revokes at once.

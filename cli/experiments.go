@@ -205,29 +205,19 @@ func readConfigFile(path string, e *env) ([]byte, error) {
 	return j, nil
 }
 
-// experimentsSetStatus is start/stop: the experiment's status set through
-// a new config version (stopped experiments serve control to everyone).
+// experimentsSetStatus is start/stop through the lifecycle routes (POST
+// /v1/experiments/{id}/start|stop, admin): audited, announced to webhooks
+// and the experiment's workflow like the dashboard's buttons. Starting a
+// running experiment (or stopping a stopped one) changes nothing and
+// succeeds; a shipped one is refused (exit code of a 409).
 func experimentsSetStatus(ctx context.Context, e *env, sub string, args []string) error {
 	fs := e.flags(sub)
 	pos, c, err := e.setup(fs, args, 1, "EXPERIMENT: name or id")
 	if err != nil {
 		return err
 	}
-	path := experimentPath(pos[0])
-	var cur map[string]any
-	if err := c.Do(ctx, "GET", path, nil, &cur); err != nil {
-		return err
-	}
-	status := "running"
-	if sub == "stop" {
-		status = "stopped"
-	}
-	if cur["status"] == status {
-		return e.showExperiment(cur)
-	}
-	cur["status"] = status
 	var raw map[string]any
-	if err := c.Do(ctx, "PUT", path, cur, &raw); err != nil {
+	if err := c.Do(ctx, "POST", experimentPath(pos[0])+"/"+sub, nil, &raw); err != nil {
 		return err
 	}
 	return e.showExperiment(raw)

@@ -6,20 +6,9 @@ import (
 	"fmt"
 	"net/url"
 	"time"
-)
 
-type managementToken struct {
-	ID         string     `json:"id"`
-	Name       string     `json:"name"`
-	Role       string     `json:"role"`
-	Prefix     string     `json:"prefix"`
-	Token      string     `json:"token,omitempty"`
-	CreatedBy  string     `json:"created_by"`
-	CreatedAt  time.Time  `json:"created_at"`
-	ExpiresAt  *time.Time `json:"expires_at"`
-	LastUsedAt *time.Time `json:"last_used_at"`
-	RevokedAt  *time.Time `json:"revoked_at"`
-}
+	"github.com/expd/expd/models"
+)
 
 // runTokens is `expd tokens create NAME [--role member] [--expires 720h]
 // | list | revoke ID`.
@@ -46,7 +35,7 @@ func runTokens(ctx context.Context, e *env, args []string) error {
 		if *expires > 0 {
 			body["expires_at"] = time.Now().Add(*expires).UTC().Format(time.RFC3339)
 		}
-		var tok managementToken
+		var tok models.IssuedManagementToken
 		if err := c.Do(ctx, "POST", "/v1/management-tokens", body, &tok); err != nil {
 			return err
 		}
@@ -62,9 +51,7 @@ func runTokens(ctx context.Context, e *env, args []string) error {
 		fmt.Fprintf(e.io.Stderr, "Revoked %s\n", pos[0])
 		return nil
 	}
-	var list struct {
-		Tokens []managementToken `json:"management_tokens"`
-	}
+	var list models.ManagementTokenList
 	var raw json.RawMessage
 	if err := c.Do(ctx, "GET", "/v1/management-tokens", nil, &raw); err != nil {
 		return err
@@ -77,14 +64,9 @@ func runTokens(ctx context.Context, e *env, args []string) error {
 		return err
 	}
 	tw := newTable(e.io.Stdout, "NAME", "ROLE", "PREFIX", "CREATED", "EXPIRES", "LAST USED", "STATE", "ID")
-	for _, t := range list.Tokens {
-		state := "live"
-		if t.RevokedAt != nil {
-			state = "revoked"
-		} else if t.ExpiresAt != nil && t.ExpiresAt.Before(time.Now()) {
-			state = "expired"
-		}
-		row(tw, t.Name, t.Role, t.Prefix+"…", when(t.CreatedAt), optWhen(t.ExpiresAt), optWhen(t.LastUsedAt), state, t.ID)
+	now := time.Now()
+	for _, t := range list.ManagementTokens {
+		row(tw, t.Name, t.Role, t.Prefix+"…", when(t.CreatedAt), optWhen(t.ExpiresAt), optWhen(t.LastUsedAt), t.State(now), t.ID)
 	}
 	return tw.Flush()
 }

@@ -166,9 +166,9 @@ func Authenticate(ctx context.Context, db *gorm.DB, plain string) (models.Manage
 	if tok.ID == "" || subtle.ConstantTimeCompare([]byte(tok.TokenHash), []byte(hash)) != 1 {
 		return models.ManagementToken{}, ErrInvalid
 	}
-	if tok.RevokedAt != nil || (tok.ExpiresAt != nil && !tok.ExpiresAt.After(now)) {
+	if state := tok.State(now); state != models.TokenLive {
 		// The token is genuine but no longer valid: its org is told.
-		auditRefused(ctx, db, tok, now)
+		auditRefused(ctx, db, tok, state, now)
 		return models.ManagementToken{}, ErrInvalid
 	}
 	if tok.LastUsedAt == nil || now.Sub(*tok.LastUsedAt) >= lastUsedResolution {
@@ -217,11 +217,7 @@ func actorOr(actor string) string {
 // presented, once per token and hour (a CI job retrying with an old token
 // would otherwise write an entry per request). A failure to record does
 // not change the answer, which is a 401 either way.
-func auditRefused(ctx context.Context, db *gorm.DB, tok models.ManagementToken, now time.Time) {
-	why := "expired"
-	if tok.RevokedAt != nil {
-		why = "revoked"
-	}
+func auditRefused(ctx context.Context, db *gorm.DB, tok models.ManagementToken, why string, now time.Time) {
 	err := orgaudit.Record(ctx, db, orgaudit.Entry{OrgID: tok.OrgID, Action: orgaudit.ManagementTokenRefused, Actor: Actor(tok),
 		Summary:  fmt.Sprintf("%s management token %q (%s…) presented and refused", why, tok.Name, tok.Prefix),
 		After:    stateOf(tok),

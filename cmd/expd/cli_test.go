@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"io"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -175,6 +177,10 @@ func TestCLIEndToEnd(t *testing.T) {
 	if err := json.Unmarshal([]byte(run("tokens", "create", "ci", "--role", "admin").want(t, 0, "tokens create").stdout), &tok); err != nil || !auth.IsManagementToken(tok.Token) {
 		t.Fatalf("token: %+v %v", tok, err)
 	}
+	member := struct{ Token string }{} // made now: after login the stored token is no session to mint it
+	if err := json.Unmarshal([]byte(run("tokens", "create", "ci-read", "--role", "member").want(t, 0, "member token").stdout), &member); err != nil {
+		t.Fatal(err)
+	}
 	base := readCreds(t, dir).BaseURL
 	noDev := append(env, "EXPD_DEV_DATA_DIR="+filepath.Join(work, "none"))
 	expdCLI(t, bin, noDev, "experiments", "list").want(t, cli.ExitUsage, "no credentials at all")
@@ -184,6 +190,39 @@ func TestCLIEndToEnd(t *testing.T) {
 	if !strings.Contains(out, "checkout-prompt") {
 		t.Fatalf("list with the stored token:\n%s", out)
 	}
+	// Start and stop through the lifecycle routes, as the admin token:
+	// each change is a new version, repeating one changes nothing.
+	status := func(args ...string) (string, int) {
+		t.Helper()
+		var x struct {
+			Status  string `json:"status"`
+			Version int    `json:"version"`
+		}
+		if err := json.Unmarshal([]byte(expdCLI(t, bin, noDev, args...).want(t, 0, strings.Join(args, " ")).stdout), &x); err != nil {
+			t.Fatalf("%v: %v", args, err)
+		}
+		return x.Status, x.Version
+	}
+	_, v0 := status("experiments", "get", "checkout-prompt")
+	for i, step := range []struct {
+		sub, want string
+		bump      int
+	}{{"stop", "stopped", 1}, {"stop", "stopped", 0}, {"start", "running", 1}, {"start", "running", 0}} {
+		st, v := status("experiments", step.sub, "checkout-prompt")
+		if st != step.want || v != v0+step.bump {
+			t.Fatalf("step %d, %s: status %q version %d, want %q version %d", i, step.sub, st, v, step.want, v0+step.bump)
+		}
+		v0 = v
+	}
+	var audited struct {
+		Entries []struct{ Action, Actor string }
+	}
+	expdCLIJSON(t, base, tok.Token, "/v1/audit?experiment_id=checkout-prompt&action=experiment.stopped", &audited)
+	if len(audited.Entries) != 1 || audited.Entries[0].Actor != "management_token:"+tok.ID {
+		t.Fatalf("the stop is not audited as the token: %+v", audited)
+	}
+	expdCLI(t, bin, append(noDev, "EXPD_TOKEN="+member.Token, "EXPD_URL="+base), "experiments", "stop", "checkout-prompt").want(t, cli.ExitAuth, "stop as a member")
+
 	run("tokens", "revoke", tok.ID).want(t, 0, "revoke")
 	expdCLI(t, bin, noDev, "experiments", "list").want(t, cli.ExitAuth, "revoked token")
 }
@@ -212,5 +251,28 @@ func writeEvents(t *testing.T, path string, at time.Time) {
 	b.WriteString(`{"type": "exposure", "user_id": 7}` + "\n")
 	if err := os.WriteFile(path, b.Bytes(), 0o600); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// expdCLIJSON reads a route with a bearer token, outside the CLI, to check
+// what the CLI's commands did.
+func expdCLIJSON(t *testing.T, base, token, path string, v any) {
+	t.Helper()
+	req, err := http.NewRequest(http.MethodGet, base+path, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Authorization", "Bearer "+token)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		b, _ := io.ReadAll(resp.Body)
+		t.Fatalf("GET %s: %d %s", path, resp.StatusCode, b)
+	}
+	if err := json.NewDecoder(resp.Body).Decode(v); err != nil {
+		t.Fatalf("GET %s: %v", path, err)
 	}
 }
