@@ -8,6 +8,7 @@ import (
 	"net/url"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/expd/expd/api"
 	"github.com/expd/expd/internal/testenv"
@@ -219,5 +220,36 @@ func TestWebhookEndpointLimitIsAProblem(t *testing.T) {
 	p := testenv.ExpectProblem(t, env.Do(t, "POST", "/v1/webhook-endpoints", map[string]any{"url": "https://hooks.example.com/a"}, testenv.Bearer(org.AdminToken)...), 409)
 	if p.Code != api.CodeWebhookEndpointLimit {
 		t.Fatalf("limit: %+v", p)
+	}
+}
+
+// An endpoint disabled after its receiver answered 410 Gone says so on
+// both GET routes, when and why; an enabled one carries neither field.
+func TestDisabledWebhookEndpointIsShownOnGet(t *testing.T) {
+	env := newEndpointEnv(t, false)
+	org := env.NewOrg(t)
+	gone := createEndpoint(t, env, org, map[string]any{"url": "https://hooks.example.com/gone"})
+	live := createEndpoint(t, env, org, map[string]any{"url": "https://hooks.example.com/live"})
+	at := time.Date(2026, 3, 4, 5, 6, 7, 0, time.UTC)
+	if ok, err := outbound.Disable(t.Context(), env.DB, gone.ID, "the receiver answered 410 Gone to event evt_1", "webhook/evt_1", at); err != nil || !ok {
+		t.Fatalf("disable: %v %v", ok, err)
+	}
+	type shown struct {
+		ID             string     `json:"id"`
+		DisabledAt     *time.Time `json:"disabled_at"`
+		DisabledReason string     `json:"disabled_reason"`
+	}
+	var one shown
+	r := env.Do(t, "GET", "/v1/webhook-endpoints/"+gone.ID, nil, testenv.Bearer(org.AdminToken)...)
+	r.JSON(t, &one)
+	if r.Status != http.StatusOK || one.DisabledAt == nil || !one.DisabledAt.Equal(at) || one.DisabledReason == "" {
+		t.Fatalf("GET disabled endpoint: %d %s", r.Status, r.Body)
+	}
+	var all struct{ Endpoints []shown }
+	r = env.Do(t, "GET", "/v1/webhook-endpoints", nil, testenv.Bearer(org.AdminToken)...)
+	r.JSON(t, &all)
+	if len(all.Endpoints) != 2 || all.Endpoints[0].DisabledAt == nil || all.Endpoints[1].ID != live.ID || all.Endpoints[1].DisabledAt != nil ||
+		strings.Contains(string(r.Body), `"disabled_reason":""`) {
+		t.Fatalf("GET endpoints: %s", r.Body)
 	}
 }
