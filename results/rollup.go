@@ -28,6 +28,14 @@ import (
 // Until then the day is read from events, like an open day.
 const RollupGrace = 5 * time.Minute
 
+// RollupMaxRowsPerEvent is the most rollup rows per event of the stored
+// days at which a run reads rollups: above it they are no smaller than
+// the events they sum (users with few events a day: one model call is
+// one row per expression) and reading the events is faster
+// (docs/results.md, "Benchmark: nightly run of a 90-day-old experiment").
+// Tests and the benchmark raise it to force the rollup path.
+var RollupMaxRowsPerEvent = 1.0
+
 // RollupUse says how a run's per-user values were read.
 type RollupUse struct {
 	Full     string // non-empty: the whole window was read from events, and why
@@ -126,6 +134,8 @@ type rollupDay struct {
 	ExposuresFrom time.Time
 	Exprs         string // keys, one per line
 	Mark          int64  // the day's late-event version it saw
+	RollupRows    int64  // rollup rows of the day
+	EventCount    int64  // the experiment's events of the day
 	RolledAt      time.Time
 }
 
@@ -199,16 +209,25 @@ func planRollups(ctx context.Context, db *gorm.DB, orgID, experimentID string, w
 	for i, e := range exprs {
 		keys[i] = e.key
 	}
+	var rows, events int64
 	for _, r := range ended {
 		s, ok := byDay[r.day]
 		if ok && s.ExposuresFrom.Equal(r.exposuresFrom) && s.covers(keys) && s.Mark >= marks[r.day] {
 			p.use.Reused++
+			rows, events = rows+s.RollupRows, events+s.EventCount
 			continue
 		}
-		if err := rollUpDay(ctx, db, orgID, experimentID, r, exprs, now); err != nil {
+		s, err := rollUpDay(ctx, db, orgID, experimentID, r, exprs, now)
+		if err != nil {
 			return nil, RollupUse{}, err
 		}
 		p.use.Rolled++
+		rows, events = rows+s.RollupRows, events+s.EventCount
+	}
+	if float64(rows) > RollupMaxRowsPerEvent*float64(events) {
+		// Stored all the same: later days may be denser.
+		p.use.Full = fmt.Sprintf("the rollups are not smaller than the events (%d rows for %d events)", rows, events)
+		return nil, p.use, nil
 	}
 	if p.use.Rolled > 1 && models.IsPostgres(db) {
 		// Days rolled up in bulk (the first run of an experiment, a metric
@@ -224,12 +243,13 @@ func planRollups(ctx context.Context, db *gorm.DB, orgID, experimentID string, w
 // rollUpDay (re)writes one ended day's rollup in one transaction, with the
 // late-event mark read before the events, so an event stored meanwhile
 // leaves the day behind its mark and it is rolled up again next time.
-func rollUpDay(ctx context.Context, db *gorm.DB, orgID, experimentID string, r dayRange, exprs []rollupExpr, now time.Time) error {
+func rollUpDay(ctx context.Context, db *gorm.DB, orgID, experimentID string, r dayRange, exprs []rollupExpr, now time.Time) (rollupDay, error) {
 	d := dialectOf(db)
 	keys := make([]string, len(exprs))
 	for i, e := range exprs {
 		keys[i] = e.key
 	}
+	var row rollupDay
 	err := db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
 		marks, err := ingest.DayMarks(ctx, tx, orgID, r.from, r.from)
 		if err != nil {
@@ -237,11 +257,11 @@ func rollUpDay(ctx context.Context, db *gorm.DB, orgID, experimentID string, r d
 		}
 		// The upsert comes first: it locks the day, so two runs rolling it
 		// up at once take turns instead of colliding on the rows.
-		row := rollupDay{ExperimentID: experimentID, Day: r.day, OrgID: orgID, ExposuresFrom: r.exposuresFrom,
+		row = rollupDay{ExperimentID: experimentID, Day: r.day, OrgID: orgID, ExposuresFrom: r.exposuresFrom,
 			Exprs: strings.Join(keys, "\n"), Mark: marks[r.day], RolledAt: now}
 		if err := tx.Clauses(clause.OnConflict{
 			Columns:   []clause.Column{{Name: "experiment_id"}, {Name: "day"}},
-			DoUpdates: clause.AssignmentColumns([]string{"exposures_from", "exprs", "mark", "rolled_at"}),
+			DoUpdates: clause.AssignmentColumns([]string{"exposures_from", "exprs", "mark", "rollup_rows", "event_count", "rolled_at"}),
 		}).Create(&row).Error; err != nil {
 			return err
 		}
@@ -250,14 +270,24 @@ func rollUpDay(ctx context.Context, db *gorm.DB, orgID, experimentID string, r d
 		}
 		ctes, args := dayCTEs(d, "n", orgID, experimentID, r, exprs)
 		args = append(args, experimentID, r.day, orgID)
-		return tx.Exec(`WITH `+ctes+`
+		ins := tx.Exec(`WITH `+ctes+`
 INSERT INTO result_rollups (experiment_id, day, user_id, expr, org_id, first_ts, first_event_id, variant, vmin, vmax, s_all, n_all, s_after, n_after)
-SELECT CAST(? AS `+d.uuid+`), CAST(? AS TEXT), user_id, expr, CAST(? AS `+d.uuid+`), first_ts, first_event_id, variant, vmin, vmax, s_all, n_all, s_after, n_after FROM nr`, args...).Error
+SELECT CAST(? AS `+d.uuid+`), CAST(? AS TEXT), user_id, expr, CAST(? AS `+d.uuid+`), first_ts, first_event_id, variant, vmin, vmax, s_all, n_all, s_after, n_after FROM nr`, args...)
+		if ins.Error != nil {
+			return ins.Error
+		}
+		row.RollupRows = ins.RowsAffected
+		if err := tx.Raw(`SELECT COUNT(*) FROM events`+d.exposureIndex+` WHERE org_id = ? AND experiment_id = ? AND ts >= ? AND ts < ?`,
+			orgID, experimentID, r.from, r.to).Scan(&row.EventCount).Error; err != nil {
+			return err
+		}
+		return tx.Model(&rollupDay{}).Where("experiment_id = ? AND day = ?", experimentID, r.day).
+			Updates(map[string]any{"rollup_rows": row.RollupRows, "event_count": row.EventCount}).Error
 	})
 	if err != nil {
-		return fmt.Errorf("roll up %s of experiment %s: %w", r.day, experimentID, err)
+		return rollupDay{}, fmt.Errorf("roll up %s of experiment %s: %w", r.day, experimentID, err)
 	}
-	return nil
+	return row, nil
 }
 
 // dayCTEs are the common table expressions <p>x, <p>f, <p>a and <p>r that

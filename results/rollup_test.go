@@ -5,6 +5,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"reflect"
+	"strings"
 	"testing"
 	"time"
 
@@ -205,6 +206,10 @@ func TestIncrementalEqualsFullOver30Days(t *testing.T) {
 	sim := &rollupSim{rng: rand.New(rand.NewPCG(17, 3)), org: org.ID, exp: exp.ID, other: other.ID, day0: day0,
 		tenant: ingest.Tenant{OrgID: org.ID, Plan: plans.Enterprise}, lateFor: map[string]bool{}}
 	sim.writer = ingest.NewWriter(db, ingest.Options{Now: func() time.Time { return sim.clock }})
+	// This traffic has about two events per user and day, fewer than the
+	// rollup rows they make: read rollups all the same (checked below).
+	results.RollupMaxRowsPerEvent = math.Inf(1)
+	defer func() { results.RollupMaxRowsPerEvent = 1 }()
 
 	var rerolled, reused, fullFallbacks int
 	for d := 0; d <= 30; d++ {
@@ -258,6 +263,12 @@ func TestIncrementalEqualsFullOver30Days(t *testing.T) {
 		t.Fatal(err)
 	}
 	compareRuns(t, db, org.ID, exp.ID, key, last.Add(3*time.Hour))
+
+	// At the default density threshold these sparse rollups are not read.
+	results.RollupMaxRowsPerEvent = 1
+	if use := compareRuns(t, db, org.ID, exp.ID, key, last.Add(4*time.Hour)); !strings.Contains(use.Full, "not smaller than the events") {
+		t.Errorf("sparse rollups read at the default threshold: %+v", use)
+	}
 
 	// Retention: the last batch of the nightly purge takes the rollups of
 	// the days before the cutoff with it, and only those.
