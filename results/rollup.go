@@ -307,8 +307,11 @@ func dayCTEs(d dialect, p, orgID, experimentID string, r dayRange, exprs []rollu
   SELECT user_id, variant, ts AS first_ts, event_id AS first_event_id, vmin, vmax FROM ` + p + `x WHERE rn = 1
 )`
 	args := []any{orgID, experimentID, r.exposuresFrom, r.to}
+	// The sums are typed: with no expression to union with, PostgreSQL
+	// would take a bare NULL for text and refuse the union with the
+	// stored NUMERIC rows (an experiment without metrics).
 	union := []string{`SELECT user_id, CAST('' AS TEXT) AS expr, first_ts, first_event_id, variant, vmin, vmax,
-    NULL AS s_all, 0 AS n_all, NULL AS s_after, 0 AS n_after FROM ` + p + `f`}
+    CAST(NULL AS NUMERIC) AS s_all, 0 AS n_all, CAST(NULL AS NUMERIC) AS s_after, 0 AS n_after FROM ` + p + `f`}
 	var unionArgs []any
 	if len(exprs) > 0 {
 		var cols []string
