@@ -270,6 +270,30 @@ func TestIncrementalEqualsFullOver30Days(t *testing.T) {
 		t.Errorf("sparse rollups read at the default threshold: %+v", use)
 	}
 
+	// An experiment without metrics (the SRM check only): the open day's
+	// rows are its exposures alone, and must still unite with the stored
+	// days' (a PostgreSQL type error once).
+	manual := results.ManualKey(last.Add(5 * time.Hour))
+	pd, err := results.LoadDesign(t.Context(), db, org.ID, exp.ID, manual.WindowEnd)
+	if err != nil {
+		t.Fatal(err)
+	}
+	results.RollupMaxRowsPerEvent = math.Inf(1)
+	// The whole experiment (the plan's retention would cut the window
+	// within a day, which reads events).
+	w := results.NewWindow(day0.Add(10*time.Hour+17*time.Minute), manual.WindowEnd, 730)
+	bare, err := results.Aggregate(t.Context(), db, org.ID, exp.ID, w, pd.Design.Arms(), nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	inc, use, err := results.AggregateIncremental(t.Context(), db, org.ID, exp.ID, w, pd.Design.Arms(), nil, last.Add(5*time.Hour), nil)
+	if err != nil || use.Full != "" || use.OpenDay == "" {
+		t.Fatalf("incremental without metrics: %+v %v", use, err)
+	}
+	if diff := sameSample(bare, inc); diff != "" {
+		t.Fatalf("without metrics: %s", diff)
+	}
+
 	// Retention: the last batch of the nightly purge takes the rollups of
 	// the days before the cutoff with it, and only those.
 	cutoff := day0.AddDate(0, 0, 10)
