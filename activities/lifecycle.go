@@ -63,8 +63,12 @@ type ApplyLifecycleResult struct {
 	Version int
 }
 
-// ApplyLifecycle applies a system change through the one transition path,
-// experiments.Store.Transition, as actor system with the workflow id.
+// ApplyLifecycle applies a scheduled step of the experiment's lifecycle
+// workflow through the one transition path, experiments.Store.Transition,
+// as actor system with the workflow id. The transition queues the
+// change's announcement in the outbox (the workflow announces it too,
+// under the same event id) and owes the workflow no signal: it re-reads
+// the experiment after the step.
 func (a *Activities) ApplyLifecycle(ctx context.Context, in ApplyLifecycleInput) (ApplyLifecycleResult, error) {
 	if in.DedupKey == "" {
 		return ApplyLifecycleResult{}, temporal.NewNonRetryableApplicationError("a system lifecycle change needs a dedup key", "BadLifecycleChange", nil)
@@ -84,6 +88,8 @@ func (a *Activities) ApplyLifecycle(ctx context.Context, in ApplyLifecycleInput)
 	exp, changed, err := store.Transition(ctx, in.OrgID, in.ExperimentID, experiments.Change{
 		Action: in.Action, Reason: in.Reason, OnlyFrom: in.OnlyFrom,
 		Actor: audit.SystemActor, WorkflowID: in.WorkflowID, DedupKey: in.DedupKey,
+		// Only the experiment's own workflow applies scheduled steps.
+		ByLifecycleWorkflow: true,
 	})
 	switch {
 	case errors.Is(err, experiments.ErrNotFound):

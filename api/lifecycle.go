@@ -40,35 +40,47 @@ func (h *handlers) shipExperiment(c *gin.Context) {
 
 func (h *handlers) transition(c *gin.Context, ch experiments.Change) {
 	ch.Actor = session(c).UserID
-	exp, changed, err := h.experiments.Transition(c.Request.Context(), orgID(c), c.Param("id"), ch)
+	ctx, org := c.Request.Context(), orgID(c)
+	exp, changed, err := h.experiments.Transition(ctx, org, c.Param("id"), ch)
 	if err != nil {
 		h.experimentError(c, err)
 		return
 	}
 	if changed {
-		h.deps.SDK.Configs.Expire(orgID(c))
-		h.signalExperiment(c.Request.Context(), orgID(c), exp.ID, workflows.LifecycleChange{Status: exp.Status, Version: exp.Version,
-			ShippedVariant: exp.ShippedVariant, Actor: ch.Actor})
+		h.deps.SDK.Configs.Expire(org)
+		h.announceChange(ctx, org, exp, ch)
+		h.experimentSaved(ctx, org, exp)
 	}
 	c.JSON(http.StatusOK, exp)
 }
 
-// experimentSaved tells the experiment's workflow that a create or update
-// set a schedule (start_at or stop_at), so it arms its timers.
-func (h *handlers) experimentSaved(ctx context.Context, org string, exp experiments.Experiment) {
-	if exp.StartAt != nil || exp.StopAt != nil {
-		h.signalExperiment(ctx, org, exp.ID, workflows.LifecycleChange{})
+// announceChange delivers the announcement the transition queued in the
+// outbox with the change. The change is committed, so a failure does not
+// fail the request: the row stays pending and the reconcile
+// (workflows.Redrive, every few minutes) delivers it.
+func (h *handlers) announceChange(ctx context.Context, org string, exp experiments.Experiment, ch experiments.Change) {
+	ev, ok, err := experiments.LifecycleEvent(org, exp, ch)
+	if err == nil && ok {
+		err = h.workflows.AnnounceQueued(ctx, h.deps.DB, ev)
+	}
+	if err != nil && !errors.Is(err, workflows.ErrNotConnected) {
+		h.deps.Logger.WarnContext(ctx, "announcement left to the reconcile", "org_id", org, "experiment_id", exp.ID, "status", exp.Status, "error", err)
 	}
 }
 
-// signalExperiment delivers ch to the experiment's lifecycle workflow
-// (SignalWithStart). The change is already committed, so a failure does
-// not fail the request: it is logged (the workflow then misses the
-// announcement, and a new schedule until the next change or signal).
-// Without Temporal (tests, a dev server started without it) it does nothing.
-func (h *handlers) signalExperiment(ctx context.Context, org, experimentID string, ch workflows.LifecycleChange) {
-	err := h.workflows.SignalExperiment(ctx, org, experimentID, ch)
+// experimentSaved signals the experiment's lifecycle workflow after a
+// create, update or lifecycle change that left it a scheduled step to arm
+// (a start_at while scheduled, a stop_at while running): the change owes
+// it that signal (signal_pending_since, written with the change). A
+// failure does not fail the request: the debt stays and the reconcile
+// signals. Without Temporal (tests, a dev server started without it) the
+// debt stays too.
+func (h *handlers) experimentSaved(ctx context.Context, org string, exp experiments.Experiment) {
+	if !exp.PendingStep() {
+		return
+	}
+	err := h.workflows.SignalOwed(ctx, h.deps.DB, org, exp.ID, exp.Version)
 	if err != nil && !errors.Is(err, workflows.ErrNotConnected) {
-		h.deps.Logger.ErrorContext(ctx, "experiment workflow not signalled", "org_id", org, "experiment_id", experimentID, "status", ch.Status, "error", err)
+		h.deps.Logger.WarnContext(ctx, "experiment workflow signal left to the reconcile", "org_id", org, "experiment_id", exp.ID, "error", err)
 	}
 }

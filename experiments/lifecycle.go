@@ -9,6 +9,7 @@ import (
 	"gorm.io/gorm"
 
 	"github.com/expd/expd/audit"
+	"github.com/expd/expd/outbound"
 	"github.com/expd/expd/validate"
 )
 
@@ -32,10 +33,9 @@ type Change struct {
 	Actor      string // user id, or audit.SystemActor
 	WorkflowID string // of a system actor
 	DedupKey   string // of the audit entry; a retried system action records once
-	// Within runs inside the transaction after a status change, with the
-	// before and after views (webhook events are enqueued there, so they
-	// commit with the change).
-	Within func(tx *gorm.DB, before, after Experiment) error
+	// ByLifecycleWorkflow: the experiment's own lifecycle workflow makes the
+	// change and re-reads the experiment after it, so no signal is owed.
+	ByLifecycleWorkflow bool
 }
 
 // TransitionError is a change that the experiment's status does not allow
@@ -120,7 +120,12 @@ func (s Store) Transition(ctx context.Context, orgID, idOrName string, ch Change
 		row.Status = to
 		row.CurrentVersion++
 		row.UpdatedAt = time.Now().UTC()
-		updates := map[string]any{"status": to, "current_version": row.CurrentVersion, "updated_at": row.UpdatedAt}
+		owed := owedUpdate(to, cfg, row.UpdatedAt)
+		if ch.ByLifecycleWorkflow {
+			owed = nil
+		}
+		updates := map[string]any{"status": to, "current_version": row.CurrentVersion, "updated_at": row.UpdatedAt,
+			"signal_pending_since": owed}
 		if to == StatusShipped {
 			updates["shipped_at"] = row.UpdatedAt
 		}
@@ -140,10 +145,18 @@ func (s Store) Transition(ctx context.Context, orgID, idOrName string, ch Change
 		if err != nil {
 			return err
 		}
-		changed = true
-		if ch.Within != nil {
-			return ch.Within(tx, before, exp)
+		// The announcement commits with the change (the outbox): whoever
+		// made it delivers it after the commit, the reconcile if that fails.
+		ev, ok, err := LifecycleEvent(orgID, exp, ch)
+		if err != nil {
+			return err
 		}
+		if ok {
+			if err := outbound.Enqueue(ctx, tx, ev); err != nil {
+				return err
+			}
+		}
+		changed = true
 		return nil
 	})
 	return exp, changed, err

@@ -56,7 +56,7 @@ func (s Store) Create(ctx context.Context, orgID, actor string, cfg Config) (Exp
 	exp := models.Experiment{
 		ID: uuid.NewString(), OrgID: orgID, Name: cfg.Name, Status: cfg.Status,
 		Salt: cfg.Salt, BucketCount: cfg.BucketCount, CurrentVersion: 1,
-		CreatedAt: now, UpdatedAt: now,
+		CreatedAt: now, UpdatedAt: now, SignalPendingSince: owedSince(cfg.Status, cfg, now),
 	}
 	var out Experiment
 	err = s.DB.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
@@ -128,7 +128,8 @@ func (s Store) Update(ctx context.Context, orgID, idOrName, actor string, cfg Co
 		exp.CurrentVersion++
 		exp.UpdatedAt = time.Now().UTC()
 		if err := tx.Model(&models.Experiment{}).Where("id = ? AND org_id = ?", exp.ID, orgID).
-			Updates(map[string]any{"name": exp.Name, "status": exp.Status, "current_version": exp.CurrentVersion, "updated_at": exp.UpdatedAt}).Error; err != nil {
+			Updates(map[string]any{"name": exp.Name, "status": exp.Status, "current_version": exp.CurrentVersion, "updated_at": exp.UpdatedAt,
+				"signal_pending_since": owedUpdate(cfg.Status, cfg, exp.UpdatedAt)}).Error; err != nil {
 			if models.IsUniqueViolation(err) {
 				return ErrNameTaken
 			}

@@ -18,6 +18,7 @@ import (
 
 	"github.com/expd/expd/audit"
 	"github.com/expd/expd/experiments"
+	"github.com/expd/expd/outbound"
 	"github.com/expd/expd/results"
 	"github.com/expd/expd/stats"
 )
@@ -136,18 +137,23 @@ func Act(ctx context.Context, db *gorm.DB, run Run, breaches []Breach, at time.T
 				return err
 			}
 			mine = true
-			if b.Action != experiments.GuardrailStop {
-				return nil
+			if b.Action == experiments.GuardrailStop {
+				exp, changed, err := experiments.Store{DB: tx}.Transition(ctx, run.OrgID, run.ExperimentID, experiments.Change{
+					Action: experiments.ActionStop, Reason: b.Describe(), OnlyFrom: []string{experiments.StatusRunning},
+					Actor: audit.SystemActor, WorkflowID: run.WorkflowID, DedupKey: StopKey(run.ExperimentID, b.Metric, b.Variant),
+				})
+				if err != nil {
+					return err
+				}
+				b.Stopped, b.StoppedVersion = changed, exp.Version
 			}
-			exp, changed, err := experiments.Store{DB: tx}.Transition(ctx, run.OrgID, run.ExperimentID, experiments.Change{
-				Action: experiments.ActionStop, Reason: b.Describe(), OnlyFrom: []string{experiments.StatusRunning},
-				Actor: audit.SystemActor, WorkflowID: run.WorkflowID, DedupKey: StopKey(run.ExperimentID, b.Metric, b.Variant),
-			})
+			// The stop queued its experiment.stopped; the breach's own
+			// announcement commits with it too.
+			ev, err := b.Event(run, at)
 			if err != nil {
 				return err
 			}
-			b.Stopped, b.StoppedVersion = changed, exp.Version
-			return nil
+			return outbound.Enqueue(ctx, tx, ev)
 		})
 		if err != nil {
 			return acted, fmt.Errorf("act on %s: %w", b.Key, err)
@@ -209,10 +215,22 @@ func ActOnSRM(ctx context.Context, db *gorm.DB, run Run, srm results.SRMSummary,
 		return nil, nil
 	}
 	f := &SRMFailure{Key: SRMKey(run.ExperimentID, version), ComputedFor: run.ComputedFor, ExperimentVersion: version, SRM: srm}
-	first, err := audit.RecordOnce(ctx, db, audit.Entry{OrgID: run.OrgID, ExperimentID: run.ExperimentID,
-		Action: audit.SRMFailed, Actor: audit.SystemActor, WorkflowID: run.WorkflowID,
-		Summary: fmt.Sprintf("sample ratio mismatch: chi-square %.4g, p %.3g (run %s, version %d); results are unreliable", srm.ChiSquare, srm.PValue, run.ComputedFor, version),
-		After:   f, DedupKey: f.Key, At: at})
+	var first bool
+	err := db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+		var err error
+		first, err = audit.RecordOnce(ctx, tx, audit.Entry{OrgID: run.OrgID, ExperimentID: run.ExperimentID,
+			Action: audit.SRMFailed, Actor: audit.SystemActor, WorkflowID: run.WorkflowID,
+			Summary: fmt.Sprintf("sample ratio mismatch: chi-square %.4g, p %.3g (run %s, version %d); results are unreliable", srm.ChiSquare, srm.PValue, run.ComputedFor, version),
+			After:   f, DedupKey: f.Key, At: at})
+		if err != nil || !first {
+			return err
+		}
+		ev, err := f.Event(run, at)
+		if err != nil {
+			return err
+		}
+		return outbound.Enqueue(ctx, tx, ev)
+	})
 	if err != nil {
 		return nil, err
 	}
@@ -222,6 +240,33 @@ func ActOnSRM(ctx context.Context, db *gorm.DB, run Run, srm results.SRMSummary,
 		}
 	}
 	return f, nil
+}
+
+// BreachData is the data of guardrail.breached: the breach and the run's
+// workflow.
+type BreachData struct {
+	Breach
+	WorkflowID string `json:"workflow_id"`
+}
+
+// Event is the guardrail.breached announcing b, named by the breach's key
+// (acted on once, so announced once).
+func (b Breach) Event(run Run, at time.Time) (outbound.Event, error) {
+	return outbound.NewEvent(run.OrgID, run.ExperimentID, outbound.EventGuardrailBreached, at,
+		BreachData{Breach: b, WorkflowID: run.WorkflowID}, b.Key)
+}
+
+// SRMData is the data of srm.failed.
+type SRMData struct {
+	SRMFailure
+	WorkflowID string `json:"workflow_id"`
+}
+
+// Event is the srm.failed announcing f, named by its key (once per
+// experiment version).
+func (f SRMFailure) Event(run Run, at time.Time) (outbound.Event, error) {
+	return outbound.NewEvent(run.OrgID, run.ExperimentID, outbound.EventSRMFailed, at,
+		SRMData{SRMFailure: f, WorkflowID: run.WorkflowID}, f.Key)
 }
 
 // HealthRunName names the hourly health check at instant at in breaches,

@@ -1,6 +1,7 @@
 package guardrails_test
 
 import (
+	"strings"
 	"testing"
 	"time"
 
@@ -8,6 +9,7 @@ import (
 	"github.com/expd/expd/experiments"
 	"github.com/expd/expd/guardrails"
 	"github.com/expd/expd/internal/testenv"
+	"github.com/expd/expd/outbound"
 	"github.com/expd/expd/results"
 	"github.com/expd/expd/results/resultstest"
 	"github.com/expd/expd/stats"
@@ -108,6 +110,37 @@ func TestActStopsOnceAndRecordsWhy(t *testing.T) {
 	if cur, _ := (experiments.Store{DB: db}).Get(ctx, org.ID, exp.ID); cur.Version != 2 {
 		t.Fatalf("version %d after repeated runs", cur.Version)
 	}
+
+	// Each action's announcement was queued in the outbox with it, once,
+	// under the id the run's workflow announces it with.
+	want := map[string]string{}
+	for _, b := range acted {
+		ev, err := b.Event(run, time.Now())
+		if err != nil {
+			t.Fatal(err)
+		}
+		want[ev.ID] = outbound.EventGuardrailBreached
+	}
+	stop, _, err := outbound.LifecycleEvent(org.ID, exp.ID, time.Now(), outbound.LifecycleData{Status: "stopped", Version: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want[stop.ID] = outbound.EventExperimentStopped
+	queued, err := outbound.Queued(ctx, db, org.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(queued) != len(want) {
+		t.Fatalf("queued %+v, want %v", queued, want)
+	}
+	for _, q := range queued {
+		if want[q.ID] != q.Type || q.SentAt != nil || q.ExperimentID != exp.ID {
+			t.Fatalf("queued %+v, want one of %v, pending", q, want)
+		}
+		if q.Type == outbound.EventExperimentStopped && !strings.Contains(string(q.Data), `"workflow_id":"`+run.WorkflowID+`"`) {
+			t.Fatalf("stop announcement %s", q.Data)
+		}
+	}
 }
 
 // A failed SRM gate is recorded once per experiment version.
@@ -131,5 +164,10 @@ func TestActOnSRMAlertsOncePerVersion(t *testing.T) {
 	}
 	if next, err := guardrails.ActOnSRM(t.Context(), db, run2, srm, 2, time.Now()); err != nil || next == nil {
 		t.Fatalf("a new version was not alerted: %+v %v", next, err)
+	}
+	// One srm.failed queued per alert, with the alert.
+	queued, err := outbound.Queued(t.Context(), db, org.ID)
+	if err != nil || len(queued) != 2 || queued[0].Type != outbound.EventSRMFailed || queued[1].Type != outbound.EventSRMFailed || queued[0].ID == queued[1].ID {
+		t.Fatalf("queued %+v (%v)", queued, err)
 	}
 }

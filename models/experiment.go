@@ -20,6 +20,9 @@ type Experiment struct {
 	CreatedAt      time.Time
 	UpdatedAt      time.Time
 	ShippedAt      *time.Time // set once, by the ship transition
+	// SignalPendingSince: the lifecycle workflow is owed a signal (it has a
+	// scheduled step to arm) since then; nil when nothing is owed.
+	SignalPendingSince *time.Time
 }
 
 // ExperimentVersion is one immutable config version. Config holds the

@@ -11,6 +11,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"slices"
+	"strconv"
 	"time"
 )
 
@@ -44,6 +45,43 @@ type Event struct {
 	ExperimentID string
 	OccurredAt   time.Time
 	Data         json.RawMessage
+}
+
+// LifecycleEventType is the event announcing that an experiment entered
+// status ("" for a status nothing announces).
+func LifecycleEventType(status string) string {
+	switch status {
+	case "running":
+		return EventExperimentStarted
+	case "stopped":
+		return EventExperimentStopped
+	case "shipped":
+		return EventExperimentShipped
+	}
+	return ""
+}
+
+// LifecycleData is the data of experiment.started|stopped|shipped.
+type LifecycleData struct {
+	Status         string `json:"status"`
+	Version        int    `json:"version"`
+	Reason         string `json:"reason,omitempty"`
+	ShippedVariant string `json:"shipped_variant,omitempty"`
+	Actor          string `json:"actor"`
+	WorkflowID     string `json:"workflow_id,omitempty"`
+}
+
+// LifecycleEvent is the event announcing that an experiment entered a
+// status at a version. A version is minted by exactly one change, so its
+// id is (type, experiment, version) whichever path announces it; ok is
+// false for a status nothing announces.
+func LifecycleEvent(orgID, experimentID string, at time.Time, d LifecycleData) (ev Event, ok bool, err error) {
+	typ := LifecycleEventType(d.Status)
+	if typ == "" {
+		return Event{}, false, nil
+	}
+	ev, err = NewEvent(orgID, experimentID, typ, at, d, experimentID, strconv.Itoa(d.Version))
+	return ev, err == nil, err
 }
 
 // EventID derives a stable event id from a key that names the occurrence

@@ -1,7 +1,8 @@
 // Package worker starts expd's Temporal worker: Run registers the search
 // attributes, ensures the schedules, registers every workflow and the
-// activities, starts polling, and reconciles the experiments' lifecycle
-// workflows in the background. `expd worker` and `expd dev` both call it.
+// activities, starts polling, reconciles the experiments' lifecycle
+// workflows in the background, and triggers the periodic reconcile once.
+// `expd worker` and `expd dev` both call it.
 package worker
 
 import (
@@ -33,6 +34,7 @@ func Register(r worker.Registry, acts *activities.Activities) {
 	r.RegisterWorkflow(workflows.DeliverEvent)
 	r.RegisterWorkflow(workflows.Experiment)
 	r.RegisterWorkflow(workflows.GuardrailHealth)
+	r.RegisterWorkflow(workflows.Redrive)
 }
 
 // Run is the whole worker start on c's namespace and taskQueue: the search
@@ -57,6 +59,12 @@ func Run(ctx context.Context, c client.Client, namespace, taskQueue string, acts
 		// hold up the worker, and a failed one is retried by the next start.
 		go reconcile(context.WithoutCancel(ctx), workflows.Starter{Client: c, TaskQueue: taskQueue}, acts)
 	}
+	// What changes committed while no worker ran still owe Temporal
+	// (announcements, lifecycle signals) goes out now, not at the next
+	// five-minute mark.
+	if err := workflows.TriggerRedrive(ctx, c, taskQueue); err != nil {
+		slog.Error("reconcile at worker start", "error", err)
+	}
 	return w, nil
 }
 
@@ -65,7 +73,10 @@ const reconcileTimeout = 10 * time.Minute
 
 // reconcile gives every experiment with a pending scheduled step its
 // lifecycle workflow (workflows.Starter.ReconcileExperiments) and logs
-// what it did.
+// what it did. Unlike the periodic reconcile (workflows.Redrive), which
+// handles the signals changes recorded as owed, it checks every scheduled
+// and running experiment: those written before the workflow existed, or
+// whose workflow was terminated by hand.
 func reconcile(ctx context.Context, s workflows.Starter, acts *activities.Activities) {
 	ctx, cancel := context.WithTimeout(ctx, reconcileTimeout)
 	defer cancel()

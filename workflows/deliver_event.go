@@ -1,7 +1,6 @@
 package workflows
 
 import (
-	"errors"
 	"fmt"
 	"time"
 
@@ -58,7 +57,7 @@ type DeliverEventResult struct {
 // event is listed as failed; the workflow itself completes.
 func DeliverEvent(ctx workflow.Context, in DeliverEventInput) (DeliverEventResult, error) {
 	var res DeliverEventResult
-	if err := checkEvent(in.Event); err != nil {
+	if err := in.Event.Check(); err != nil {
 		return res, temporal.NewNonRetryableApplicationError(err.Error(), "BadEvent", nil)
 	}
 	listCtx := workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
@@ -99,19 +98,6 @@ func DeliverEvent(ctx workflow.Context, in DeliverEventInput) (DeliverEventResul
 	return res, nil
 }
 
-// checkEvent refuses an event that cannot be delivered.
-func checkEvent(ev outbound.Event) error {
-	switch {
-	case ev.ID == "":
-		return errors.New("event has no id")
-	case ev.OrgID == "":
-		return fmt.Errorf("event %s has no org", ev.ID)
-	case !outbound.KnownType(ev.Type):
-		return fmt.Errorf("event %s has unknown type %q", ev.ID, ev.Type)
-	}
-	return nil
-}
-
 // deliverEventChildOptions start DeliverEvent from a workflow: the child
 // outlives its parent (a delivery retried for a day must not die with the
 // lifecycle workflow that announced it), and its id is never reused.
@@ -123,6 +109,11 @@ func deliverEventChildOptions(ev outbound.Event) workflow.ChildWorkflowOptions {
 	}
 }
 
+// startDelivery starts DeliverEvent for ev as a child under DeliverEventID.
+func startDelivery(ctx workflow.Context, ev outbound.Event) workflow.ChildWorkflowFuture {
+	return workflow.ExecuteChildWorkflow(workflow.WithChildOptions(ctx, deliverEventChildOptions(ev)), DeliverEvent, DeliverEventInput{Event: ev})
+}
+
 // Announce delivers ev to its org's subscribers, from workflow code: it
 // starts DeliverEvent as a child under DeliverEventID and returns once the
 // child started (it does not wait for the deliveries). Announcing an event
@@ -130,11 +121,10 @@ func deliverEventChildOptions(ev outbound.Event) workflow.ChildWorkflowOptions {
 // is success and delivers nothing again. Set ev.OccurredAt from
 // workflow.Now, and keep ev.Data free of secrets (it is in the history).
 func Announce(ctx workflow.Context, ev outbound.Event) error {
-	if err := checkEvent(ev); err != nil {
+	if err := ev.Check(); err != nil {
 		return err
 	}
-	child := workflow.ExecuteChildWorkflow(workflow.WithChildOptions(ctx, deliverEventChildOptions(ev)), DeliverEvent, DeliverEventInput{Event: ev})
-	err := child.GetChildWorkflowExecution().Get(ctx, nil)
+	err := startDelivery(ctx, ev).GetChildWorkflowExecution().Get(ctx, nil)
 	if err != nil && !temporal.IsWorkflowExecutionAlreadyStartedError(err) {
 		return fmt.Errorf("announce %s %s: %w", ev.Type, ev.ID, err)
 	}

@@ -8,12 +8,13 @@ import (
 
 	"github.com/expd/expd/activities"
 	"github.com/expd/expd/audit"
+	"github.com/expd/expd/outbound"
 )
 
 // Names of the experiment workflow's signal and query.
 const (
-	// LifecycleSignal carries a LifecycleChange: a route changed the
-	// experiment (announce it) or its schedule may have moved (re-read it).
+	// LifecycleSignal carries a LifecycleChange: the experiment changed
+	// and its schedule may have moved (re-read it).
 	LifecycleSignal = "lifecycle"
 	// StateQuery answers the workflow's ExperimentState.
 	StateQuery = "state"
@@ -46,9 +47,11 @@ type ExperimentInput struct {
 	Fired        []string
 }
 
-// LifecycleChange is the payload of LifecycleSignal. Status is the status
-// a route's change led to at Version (announced); empty, the workflow only
-// re-reads the schedule.
+// LifecycleChange is the payload of LifecycleSignal. The routes and the
+// reconcile send it empty: the workflow re-reads the schedule (the
+// change's announcement went through the outbox). Status, set by API
+// instances from before the outbox, is the status a route's change led
+// to at Version, and is announced under the same event id.
 type LifecycleChange struct {
 	Status         string
 	Version        int
@@ -77,10 +80,9 @@ type ExperimentState struct {
 // sleeps on a durable timer until start_at or stop_at (no polling: the
 // timer lives in Temporal and survives worker restarts and deploys), and
 // applies the step through the lifecycle's one transition path
-// (activities.ApplyLifecycle). Signals from the routes wake it to re-read
-// the schedule and announce what the route changed. It ends once the
-// experiment is shipped or deleted and continues as new before its
-// history grows.
+// (activities.ApplyLifecycle). Signals (routes, the reconcile) wake it to
+// re-read the schedule. It ends once the experiment is shipped or deleted
+// and continues as new before its history grows.
 func Experiment(ctx workflow.Context, in ExperimentInput) (ExperimentState, error) {
 	st := ExperimentState{Fired: in.Fired}
 	if err := workflow.SetQueryHandler(ctx, StateQuery, func() (ExperimentState, error) { return st, nil }); err != nil {
@@ -194,14 +196,13 @@ func announceChange(ctx workflow.Context, in ExperimentInput, ch LifecycleChange
 }
 
 // announceLifecycle announces that the experiment entered a status at a
-// version. A version is minted by exactly one change, so the event id is
-// (type, experiment, version) whichever path announces it.
+// version, under outbound.LifecycleEvent's id (type, experiment, version):
+// the change's transaction queued the same event in the outbox, and
+// whichever of the two starts its delivery first delivers it.
 func announceLifecycle(ctx workflow.Context, orgID, experimentID string, d LifecycleEventData) {
-	typ := lifecycleEventType(d.Status)
-	if typ == "" {
-		return
+	if ev, ok, err := outbound.LifecycleEvent(orgID, experimentID, workflow.Now(ctx), d); ok || err != nil {
+		announceEvent(ctx, ev, err)
 	}
-	announce(ctx, orgID, experimentID, typ, d, experimentID, itoa(d.Version))
 }
 
 // drainSignals handles the signals already delivered, so none is lost

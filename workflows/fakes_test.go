@@ -2,6 +2,7 @@ package workflows_test
 
 import (
 	"context"
+	"encoding/json"
 	"sync"
 	"time"
 
@@ -15,6 +16,7 @@ import (
 	"github.com/expd/expd/billing"
 	"github.com/expd/expd/guardrails"
 	"github.com/expd/expd/orgs"
+	"github.com/expd/expd/outbound"
 )
 
 // workflowsOnly registers the workflows that expd's worker registration
@@ -136,6 +138,9 @@ var recordedLifecycle struct {
 }
 
 func (fakeActivities) LoadLifecycle(_ context.Context, in activities.LifecycleInput) (activities.LifecycleState, error) {
+	if in.ExperimentID == owedExperiment {
+		return activities.LifecycleState{Found: true, Status: "shipped", Version: 4}, nil // the started workflow ends at once
+	}
 	recordedLifecycle.Lock()
 	defer recordedLifecycle.Unlock()
 	if recordedLifecycle.status == "" {
@@ -174,4 +179,37 @@ func (fakeActivities) ListHealthChecks(_ context.Context, in activities.ListHeal
 
 func (f fakeActivities) CheckGuardrailHealth(ctx context.Context, in activities.HealthCheckInput) (activities.GuardrailsResult, error) {
 	return f.ActOnGuardrails(ctx, activities.RunInput{OrgID: in.OrgID, ExperimentID: in.ExperimentID, ComputedFor: guardrails.HealthRunName(in.At), WorkflowID: in.WorkflowID})
+}
+
+// owedExperiment is owed a lifecycle signal in the recorded Redrive
+// histories; redriveEvent is its pending announcement.
+const owedExperiment = "exp-owed"
+
+var redriveEvent = outbound.Event{ID: outbound.EventID("redrive-replay"), OrgID: "org-1", Type: outbound.EventExperimentStarted,
+	ExperimentID: owedExperiment, OccurredAt: time.Unix(1_700_000_000, 0).UTC(), Data: json.RawMessage(`{"status":"running","version":3,"actor":"user_1"}`)}
+
+// ListPendingAnnouncements pages one event, then none: the first run
+// continues as new.
+func (fakeActivities) ListPendingAnnouncements(_ context.Context, in activities.PendingAnnouncementsInput) (activities.PendingAnnouncementsResult, error) {
+	if in.After != (outbound.QueueCursor{}) {
+		return activities.PendingAnnouncementsResult{}, nil
+	}
+	next := outbound.QueueCursor{CreatedAt: redriveEvent.OccurredAt, ID: redriveEvent.ID}
+	return activities.PendingAnnouncementsResult{Events: []outbound.Event{redriveEvent}, Next: next}, nil
+}
+
+func (fakeActivities) MarkAnnounced(context.Context, activities.MarkAnnouncedInput) (activities.MarkAnnouncedResult, error) {
+	return activities.MarkAnnouncedResult{}, nil
+}
+
+func (fakeActivities) PurgeAnnounced(context.Context, activities.PurgeAnnouncedInput) (activities.PurgeAnnouncedResult, error) {
+	return activities.PurgeAnnouncedResult{Deleted: 3}, nil
+}
+
+func (fakeActivities) ListOwedSignals(_ context.Context, in activities.OwedSignalsInput) (activities.OwedSignalsResult, error) {
+	return activities.OwedSignalsResult{Experiments: []activities.OwedSignal{{OrgID: "org-1", ID: owedExperiment, Version: 3}}}, nil
+}
+
+func (fakeActivities) MarkSignalsSent(context.Context, activities.SignalsSentInput) (activities.SignalsSentResult, error) {
+	return activities.SignalsSentResult{}, nil
 }

@@ -69,3 +69,9 @@ const EventPartitionsWorkflowID = "event-partitions"
 // EventPartitionsScheduleID names the partition maintenance schedule of a
 // task queue.
 func EventPartitionsScheduleID(taskQueue string) string { return taskQueue + "/event-partitions" }
+
+// RedriveWorkflowID prefixes the reconcile schedule's workflows.
+const RedriveWorkflowID = "redrive"
+
+// RedriveScheduleID names the reconcile schedule of a task queue.
+func RedriveScheduleID(taskQueue string) string { return taskQueue + "/redrive" }

@@ -21,9 +21,9 @@ type ReconcileResult struct {
 
 // ReconcileExperiments gives every experiment with a pending scheduled step
 // (scheduled with a start_at, running with a stop_at) its lifecycle
-// workflow: one created before the workflow existed, or whose route's
-// signal failed after the change was committed (only logged), would
-// otherwise wait for its next change. It sends each one an empty
+// workflow: one created before the workflow existed, or whose workflow
+// was terminated by hand, would otherwise wait for its next change (a
+// signal a change owes is also re-driven every five minutes by Redrive). It sends each one an empty
 // LifecycleChange with SignalWithStart: a missing workflow is started, an
 // existing one re-reads the schedule, so running it again (every worker
 // start) changes nothing. Experiments without a schedule need no workflow
@@ -45,12 +45,10 @@ func (s Starter) ReconcileExperiments(ctx context.Context, db *gorm.DB) (Reconci
 			if err != nil {
 				return res, fmt.Errorf("reconcile %s: %w", ref.ID, err)
 			}
-			pending := (exp.Status == experiments.StatusScheduled && exp.StartAt != nil) ||
-				(exp.Status == experiments.StatusRunning && exp.StopAt != nil)
-			if !pending {
+			if !exp.PendingStep() {
 				continue
 			}
-			if err := s.SignalExperiment(ctx, ref.OrgID, ref.ID, LifecycleChange{}); err != nil {
+			if err := s.SignalOwed(ctx, db, ref.OrgID, ref.ID, exp.Version); err != nil {
 				return res, fmt.Errorf("reconcile %s: %w", ref.ID, err)
 			}
 			res.Signalled++

@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"reflect"
 	"runtime"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -144,6 +145,8 @@ func historyScenarios() []historyScenario {
 			input: workflows.PaymentEventInput{Event: ev}},
 		{file: "guardrail_health.json", id: "guardrail-health-replay", workflow: workflows.GuardrailHealth,
 			input: workflows.GuardrailHealthInput{At: time.Date(2026, 1, 2, 10, 15, 0, 0, time.UTC)}},
+		{file: "redrive_first_page.json", id: "redrive-replay", workflow: workflows.Redrive, input: workflows.RedriveInput{}},
+		{file: "redrive_last_page.json", id: "redrive-replay-last", workflow: workflows.Redrive, input: workflows.RedriveInput{}, lastRun: true},
 		{file: "deliver_event.json", id: workflows.DeliverEventID(outbound.EventID("replay")), workflow: workflows.DeliverEvent,
 			input: workflows.DeliverEventInput{Event: outbound.Event{ID: outbound.EventID("replay"), OrgID: "org-1", Type: outbound.EventExperimentStopped,
 				ExperimentID: "exp-a", OccurredAt: time.Unix(1_700_000_000, 0).UTC(), Data: json.RawMessage(`{"experiment_id":"exp-a"}`)}}},
@@ -155,6 +158,9 @@ func historyScenarios() []historyScenario {
 // versioning guard where running workflows need one) or for a new workflow:
 //
 //	EXPD_RECORD_HISTORIES=1 go test ./workflows -run TestRecordHistories
+//
+// EXPD_RECORD_ONLY=a.json,b.json records only those scenarios, keeping the
+// other files as recorded by the code of their day.
 func TestRecordHistories(t *testing.T) {
 	if os.Getenv("EXPD_RECORD_HISTORIES") != "1" {
 		t.Skip("set EXPD_RECORD_HISTORIES=1 to record workflow histories")
@@ -167,7 +173,11 @@ func TestRecordHistories(t *testing.T) {
 	_ = w
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
+	only := os.Getenv("EXPD_RECORD_ONLY") // comma-separated file names; empty: all
 	for _, sc := range historyScenarios() {
+		if only != "" && !slices.Contains(strings.Split(only, ","), sc.file) {
+			continue
+		}
 		run, err := env.Client.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: sc.id, TaskQueue: env.TaskQueue}, sc.workflow, sc.input)
 		if err != nil {
 			t.Fatalf("%s: start: %v", sc.file, err)

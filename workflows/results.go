@@ -123,18 +123,6 @@ type ResultsReadyData struct {
 	WorkflowID        string `json:"workflow_id"`
 }
 
-// GuardrailEventData is the data of guardrail.breached.
-type GuardrailEventData struct {
-	guardrails.Breach
-	WorkflowID string `json:"workflow_id"`
-}
-
-// SRMEventData is the data of srm.failed.
-type SRMEventData struct {
-	guardrails.SRMFailure
-	WorkflowID string `json:"workflow_id"`
-}
-
 // actOnGuardrails evaluates the published run's guardrails (each breach
 // acted on once, a stop through the lifecycle's transition path) and
 // announces what this run did: guardrail.breached per breach,
@@ -155,8 +143,10 @@ func actOnGuardrails(ctx workflow.Context, run activities.RunInput, out *Experim
 // srm.failed) and, after a stop, tells the experiment's workflow to
 // re-read its state. It reports whether a breach stopped the experiment.
 func announceGuardrails(ctx workflow.Context, orgID, experimentID, workflowID string, g activities.GuardrailsResult) (stopped bool) {
+	run := guardrails.Run{OrgID: orgID, ExperimentID: experimentID, WorkflowID: workflowID}
 	for _, b := range g.Breaches {
-		announce(ctx, orgID, experimentID, outbound.EventGuardrailBreached, GuardrailEventData{Breach: b, WorkflowID: workflowID}, b.Key)
+		ev, err := b.Event(run, workflow.Now(ctx))
+		announceEvent(ctx, ev, err)
 		if b.Stopped {
 			stopped = true
 			announceLifecycle(ctx, orgID, experimentID, LifecycleEventData{Status: "stopped", Version: b.StoppedVersion,
@@ -164,7 +154,8 @@ func announceGuardrails(ctx workflow.Context, orgID, experimentID, workflowID st
 		}
 	}
 	if g.SRM != nil {
-		announce(ctx, orgID, experimentID, outbound.EventSRMFailed, SRMEventData{SRMFailure: *g.SRM, WorkflowID: workflowID}, g.SRM.Key)
+		ev, err := g.SRM.Event(run, workflow.Now(ctx))
+		announceEvent(ctx, ev, err)
 	}
 	if stopped {
 		// Only its query's freshness depends on it: ignore a workflow that

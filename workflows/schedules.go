@@ -22,12 +22,20 @@ const (
 	// A health run missed by more than a quarter hour is not caught up:
 	// the next hour's run checks the same experiments with fresher data.
 	healthCatchupWindow = 15 * time.Minute
+	// RedriveEvery is the reconcile's period: an announcement or lifecycle
+	// signal lost after its change committed goes out within this long of
+	// Temporal being reachable again. A missed run is not caught up (the
+	// next one does the same work).
+	RedriveEvery         = 5 * time.Minute
+	redriveCatchupWindow = RedriveEvery
+	redriveFirstMinute   = 2 // off the other schedules' minutes (:10, :15, :30)
 )
 
 // Schedules returns the schedules of expd's task queue: the daily results
 // at 00:30 UTC (the previous UTC day), the events partitions at 00:10 UTC,
 // the retention purge at 01:30 UTC and the guardrail health run at a
-// quarter past every hour.
+// quarter past every hour, and the reconcile (Redrive) every five
+// minutes from :02.
 func Schedules(taskQueue string) []client.ScheduleOptions {
 	return []client.ScheduleOptions{
 		{
@@ -73,7 +81,38 @@ func Schedules(taskQueue string) []client.ScheduleOptions {
 			Overlap:       enumspb.SCHEDULE_OVERLAP_POLICY_SKIP,
 			CatchupWindow: healthCatchupWindow,
 		},
+		{
+			ID: RedriveScheduleID(taskQueue),
+			Spec: client.ScheduleSpec{
+				Calendars: []client.ScheduleCalendarSpec{{
+					Hour:    []client.ScheduleRange{{Start: 0, End: 23}},
+					Minute:  []client.ScheduleRange{{Start: redriveFirstMinute, End: 59, Step: int(RedriveEvery / time.Minute)}},
+					Second:  []client.ScheduleRange{{Start: 0}},
+					Comment: "deliver announcements and lifecycle signals that committed changes still owe",
+				}},
+				TimeZoneName: "UTC",
+			},
+			Action: &client.ScheduleWorkflowAction{
+				ID: RedriveWorkflowID, Workflow: Redrive, Args: []any{RedriveInput{}}, TaskQueue: taskQueue,
+			},
+			// One at a time: a run still going covers the next one's work.
+			Overlap:       enumspb.SCHEDULE_OVERLAP_POLICY_SKIP,
+			CatchupWindow: redriveCatchupWindow,
+		},
 	}
+}
+
+// TriggerRedrive runs the reconcile now through its schedule (one at a
+// time with the scheduled runs: skipped while one runs). Worker start
+// calls it after EnsureSchedules.
+func TriggerRedrive(ctx context.Context, c client.Client, taskQueue string) error {
+	err := c.ScheduleClient().GetHandle(ctx, RedriveScheduleID(taskQueue)).Trigger(ctx, client.ScheduleTriggerOptions{
+		Overlap: enumspb.SCHEDULE_OVERLAP_POLICY_SKIP,
+	})
+	if err != nil {
+		return fmt.Errorf("trigger %s: %w", RedriveScheduleID(taskQueue), err)
+	}
+	return nil
 }
 
 func hourlyAt(minute int, comment string) client.ScheduleSpec {

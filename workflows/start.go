@@ -10,7 +10,9 @@ import (
 	"go.temporal.io/api/serviceerror"
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/temporal"
+	"gorm.io/gorm"
 
+	"github.com/expd/expd/experiments"
 	"github.com/expd/expd/outbound"
 )
 
@@ -103,7 +105,7 @@ func deliverEventStartOptions(taskQueue string, ev outbound.Event) client.StartW
 // it. An event announced before (by a workflow or here) is success and is
 // not delivered again. ErrNotConnected without Temporal.
 func (s Starter) Announce(ctx context.Context, ev outbound.Event) error {
-	if err := checkEvent(ev); err != nil {
+	if err := ev.Check(); err != nil {
 		return err
 	}
 	if s.Client == nil {
@@ -116,6 +118,28 @@ func (s Starter) Announce(ctx context.Context, ev outbound.Event) error {
 		return fmt.Errorf("announce %s %s: %w", ev.Type, ev.ID, err)
 	}
 	return nil
+}
+
+// AnnounceQueued delivers an event queued in the outbox (outbound.Enqueue,
+// in the transaction of the change it announces) and marks it sent. On
+// failure the row stays pending and Redrive delivers it later; either way
+// the event id makes it one delivery.
+func (s Starter) AnnounceQueued(ctx context.Context, db *gorm.DB, ev outbound.Event) error {
+	if err := s.Announce(ctx, ev); err != nil {
+		return err
+	}
+	return outbound.MarkSent(ctx, db, []string{ev.ID}, time.Now())
+}
+
+// SignalOwed signals the experiment's lifecycle workflow after a change
+// that owes it one (experiments.Experiment.PendingStep: a start_at or
+// stop_at to arm) and clears the debt for version. On failure the debt
+// stays and Redrive signals later.
+func (s Starter) SignalOwed(ctx context.Context, db *gorm.DB, orgID, experimentID string, version int) error {
+	if err := s.SignalExperiment(ctx, orgID, experimentID, LifecycleChange{}); err != nil {
+		return err
+	}
+	return experiments.Store{DB: db}.SignalSent(ctx, orgID, experimentID, version)
 }
 
 // RunKeyRotation runs the org's rotation of one scope (KeyRotationID) and
