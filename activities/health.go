@@ -28,10 +28,11 @@ type ListHealthResult struct {
 }
 
 // ListHealthChecks returns one page of the running experiments the hourly
-// health run checks: the first PerOrg of each org, by id.
+// health run checks: the PerOrg least recently checked of each org, whole
+// orgs per page (Next names the page's last org).
 func (a *Activities) ListHealthChecks(ctx context.Context, in ListHealthInput) (ListHealthResult, error) {
 	store := experiments.Store{DB: a.DB}
-	running, err := store.ListRunningPerOrg(ctx, in.PerOrg, experiments.RunningRef{OrgID: in.After.OrgID, ID: in.After.ID}, in.Limit)
+	running, more, err := store.ListRunningPerOrg(ctx, in.PerOrg, in.After.OrgID, in.Limit)
 	if err != nil {
 		return ListHealthResult{}, err
 	}
@@ -39,8 +40,8 @@ func (a *Activities) ListHealthChecks(ctx context.Context, in ListHealthInput) (
 	for _, r := range running {
 		out.Experiments = append(out.Experiments, ExperimentRef{OrgID: r.OrgID, ID: r.ID})
 	}
-	if len(running) == in.Limit {
-		out.Next = out.Experiments[len(out.Experiments)-1]
+	if more && len(running) > 0 {
+		out.Next = ExperimentRef{OrgID: running[len(running)-1].OrgID}
 	}
 	if in.After == (ExperimentRef{}) {
 		n, err := store.CountRunningBeyond(ctx, in.PerOrg)
@@ -78,6 +79,11 @@ func (a *Activities) CheckGuardrailHealth(ctx context.Context, in HealthCheckInp
 	}
 	if exp.Status != experiments.StatusRunning {
 		return GuardrailsResult{}, nil
+	}
+	// Attempted counts: a check that fails moves back in the rotation too,
+	// so it cannot hold a slot every hour.
+	if err := (experiments.Store{DB: a.DB}).MarkHealthChecked(ctx, in.OrgID, in.ExperimentID, in.At); err != nil {
+		return GuardrailsResult{}, err
 	}
 	p, err := results.LoadDesign(ctx, a.DB, in.OrgID, in.ExperimentID, in.At)
 	if err != nil || p.Skip != "" {

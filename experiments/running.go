@@ -74,20 +74,43 @@ func (s Store) ListRunning(ctx context.Context, orgID, afterID string, limit int
 	return refs, nil
 }
 
-// ListRunningPerOrg returns up to limit running experiments of orgs that
-// have not been deleted, ordered by (org, id) after the cursor after (zero:
-// from the start), keeping only the first perOrg experiments (by id) of
-// each org: the hourly health run's bounded selection.
-func (s Store) ListRunningPerOrg(ctx context.Context, perOrg int, after RunningRef, limit int) ([]RunningRef, error) {
+// ListRunningPerOrg returns running experiments of orgs that have not
+// been deleted, ordered by org, keeping only the perOrg least recently
+// health-checked of each org (never checked: as if checked at creation;
+// ties by id): the hourly health run's bounded, rotating selection. A page
+// holds whole orgs only, those after afterOrg ("" from the start), up to
+// limit experiments (limit must exceed perOrg); more says whether orgs
+// remain after the page's last.
+func (s Store) ListRunningPerOrg(ctx context.Context, perOrg int, afterOrg string, limit int) (refs []RunningRef, more bool, err error) {
 	q := s.DB.WithContext(ctx).Table("(?) AS r", s.rankedRunning()).Select("r.org_id AS org_id, r.id AS id").Where("r.n <= ?", perOrg)
-	if after.OrgID != "" { // "" is no UUID, so PostgreSQL cannot compare with it
-		q = q.Where("r.org_id > ? OR (r.org_id = ? AND r.id > ?)", after.OrgID, after.OrgID, after.ID)
+	if afterOrg != "" { // "" is no UUID, so PostgreSQL cannot compare with it
+		q = q.Where("r.org_id > ?", afterOrg)
 	}
-	var refs []RunningRef
-	if err := q.Order("r.org_id, r.id").Limit(limit).Scan(&refs).Error; err != nil {
-		return nil, fmt.Errorf("list running experiments per org: %w", err)
+	if err := q.Order("r.org_id, r.n").Limit(limit + 1).Scan(&refs).Error; err != nil {
+		return nil, false, fmt.Errorf("list running experiments per org: %w", err)
 	}
-	return refs, nil
+	if len(refs) <= limit {
+		return refs, false, nil
+	}
+	// Cut before the org the limit splits, so no org spans two pages (a
+	// page's checks move its experiments back in the rotation).
+	last := refs[limit].OrgID
+	for len(refs) > 0 && refs[len(refs)-1].OrgID == last {
+		refs = refs[:len(refs)-1]
+	}
+	return refs, true, nil
+}
+
+// MarkHealthChecked records that the hourly health run at instant at
+// checked (or attempted) the experiment: it moves to the back of its
+// org's rotation.
+func (s Store) MarkHealthChecked(ctx context.Context, orgID, experimentID string, at time.Time) error {
+	err := s.DB.WithContext(ctx).Model(&models.Experiment{}).Where("id = ? AND org_id = ?", experimentID, orgID).
+		Update("last_health_checked_at", at.UTC()).Error
+	if err != nil {
+		return fmt.Errorf("mark %s health-checked: %w", experimentID, err)
+	}
+	return nil
 }
 
 // CountRunningBeyond counts the running experiments that ListRunningPerOrg
@@ -101,10 +124,11 @@ func (s Store) CountRunningBeyond(ctx context.Context, perOrg int) (int64, error
 	return n, nil
 }
 
-// rankedRunning numbers each org's running experiments by id.
+// rankedRunning numbers each org's running experiments, least recently
+// health-checked first.
 func (s Store) rankedRunning() *gorm.DB {
 	return s.DB.Table("experiments AS e").
-		Select("e.org_id AS org_id, e.id AS id, ROW_NUMBER() OVER (PARTITION BY e.org_id ORDER BY e.id) AS n").
+		Select("e.org_id AS org_id, e.id AS id, ROW_NUMBER() OVER (PARTITION BY e.org_id ORDER BY COALESCE(e.last_health_checked_at, e.created_at), e.id) AS n").
 		Joins("JOIN orgs o ON o.id = e.org_id").
 		Where("e.status = ? AND o.deleted_at IS NULL", StatusRunning)
 }

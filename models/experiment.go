@@ -23,6 +23,9 @@ type Experiment struct {
 	// SignalPendingSince: the lifecycle workflow is owed a signal (it has a
 	// scheduled step to arm) since then; nil when nothing is owed.
 	SignalPendingSince *time.Time
+	// LastHealthCheckedAt: the last hourly guardrail health check (the
+	// rotation's key; nil: never, ranked as checked at creation).
+	LastHealthCheckedAt *time.Time
 }
 
 // ExperimentVersion is one immutable config version. Config holds the
