@@ -11,7 +11,8 @@ import (
 // Bounds of the hourly health run (docs/lifecycle.md, "Hourly health run").
 const (
 	// healthPerOrg experiments of one org are checked per hour at most
-	// (the first by id); the others wait for the nightly and manual runs.
+	// (the least recently checked: a rotation, so every one is checked
+	// within ceil(n/20) hours); the others wait for a later hour.
 	healthPerOrg = 20
 	// healthPageSize experiments are listed per workflow run; the next
 	// page continues as new.
