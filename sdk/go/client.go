@@ -151,7 +151,7 @@ func (c *Client) WaitReady(ctx context.Context) error {
 // running (treat as control). experiment is a name or an id. The first
 // call per (experiment, user, variant, UTC day) queues an exposure.
 func (c *Client) Assign(ctx context.Context, experiment, userID string) (string, bool) {
-	v, _, ok := c.expose(experiment, userID, false)
+	v, _, ok := c.expose(experiment, userID, exposeDaily)
 	return v, ok
 }
 
@@ -165,7 +165,7 @@ type Prompt struct {
 // GetPrompt returns the variant's prompt, or def with Fallback set when the
 // config is not loaded, the experiment is unknown or the variant has no prompt.
 func (c *Client) GetPrompt(ctx context.Context, experiment, userID, def string) Prompt {
-	v, e, ok := c.expose(experiment, userID, false)
+	v, e, ok := c.expose(experiment, userID, exposeDaily)
 	if ok {
 		if p := e.Variants[v].Prompt; p != nil {
 			return Prompt{Variant: v, Text: *p}
@@ -180,7 +180,7 @@ func (c *Client) GetVariables(ctx context.Context, experiment, userID string, de
 	for k, v := range defaults {
 		out[k] = v
 	}
-	if v, e, ok := c.expose(experiment, userID, false); ok {
+	if v, e, ok := c.expose(experiment, userID, exposeDaily); ok {
 		for k, val := range e.Variants[v].Variables {
 			out[k] = val
 		}
@@ -231,15 +231,15 @@ func (c *Client) Close(ctx context.Context) error {
 	return err
 }
 
-// expose resolves the user's variant and queues an exposure: once per UTC
-// day, or always (a model call's). A model call's exposure also counts as
-// the day's.
-func (c *Client) expose(experimentRef, userID string, always bool) (string, *experiment, bool) {
+// expose resolves the user's variant and queues the exposure mode owes:
+// none (Track), once per UTC day, or always (a model call's, which also
+// counts as the day's).
+func (c *Client) expose(experimentRef, userID string, mode exposure) (string, *experiment, bool) {
 	e := c.find(experimentRef)
 	if e == nil {
 		return "", nil, false
 	}
-	v, ok, send := c.exposures.assign(e, userID, c.day.day.Load(), always)
+	v, ok, send := c.exposures.resolve(e, userID, c.day.day.Load(), mode)
 	if !ok {
 		return "", nil, false
 	}
@@ -276,7 +276,8 @@ func (c *Client) record(event string, fields map[string]any) bool {
 				fields["experiment_id"] = e.ID
 				if v, _ := fields["variant"].(string); v == "" {
 					if u, ok := fields["user_id"].(string); ok {
-						if v, ok := e.variantFor(u); ok {
+						// Assign's cache: no hashing for a user seen on this config.
+						if v, ok, _ := c.exposures.resolve(e, u, c.day.day.Load(), exposeNone); ok {
 							fields["variant"] = v
 						}
 					}

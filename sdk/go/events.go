@@ -61,18 +61,18 @@ type exposureKey struct{ experiment, user string }
 type exposureEntry struct {
 	gen     uint64
 	variant string
-	ok      bool // variant is valid (false: the user's bucket is in no range)
-	day     int32
+	ok      bool  // variant is valid (false: the user's bucket is in no range)
+	day     int32 // noExposureDay until this variant's first exposure
 }
 
 // exposureLog remembers, per (experiment, user), the variant computed on
 // the current config and the UTC day of its last exposure: an exposure is
-// due once per (experiment, user, variant, UTC day), and a warm Assign is
-// one map lookup under a mutex, with no hashing, until the config changes.
-// A user whose variant changes and changes back within a day gets one more
-// exposure (the log keeps the latest variant only). Bounded: past max the
-// oldest-inserted key is forgotten (it may be sent again: one extra event,
-// never a wrong attribution).
+// due once per (experiment, user, variant, UTC day), and a warm Assign or a
+// Track without a variant is one map lookup under a mutex, with no hashing,
+// until the config changes. A user whose variant changes and changes back
+// within a day gets one more exposure (the log keeps the latest variant
+// only). Bounded: past max the oldest-inserted key is forgotten (it may be
+// sent again: one extra event, never a wrong attribution).
 type exposureLog struct {
 	mu    sync.Mutex
 	max   int
@@ -85,22 +85,32 @@ func newExposureLog(max int) *exposureLog {
 	return &exposureLog{max: max, m: make(map[exposureKey]exposureEntry)}
 }
 
-// assign returns the user's variant in e (ok false: in no range) and
-// whether an exposure is due: the first time this (experiment, user,
-// variant) is seen on day, or always (a model call's, which also counts as
-// the day's).
-func (l *exposureLog) assign(e *experiment, user string, day int32, always bool) (variant string, ok, send bool) {
+// exposure says what a resolve owes the exposure stream.
+type exposure uint8
+
+const (
+	exposeNone   exposure = iota // Track filling a variant: no exposure
+	exposeDaily                  // Assign, GetPrompt, GetVariables: once per (experiment, user, variant, UTC day)
+	exposeAlways                 // a model call: every call, and it counts as the day's
+)
+
+// noExposureDay marks an entry whose variant has had no exposure yet.
+const noExposureDay int32 = -1
+
+// resolve returns the user's variant in e (ok false: in no range) and
+// whether an exposure is due under mode on day.
+func (l *exposureLog) resolve(e *experiment, user string, day int32, mode exposure) (variant string, ok, send bool) {
 	k := exposureKey{e.ID, user}
 	l.mu.Lock()
 	ent, seen := l.m[k]
 	if seen && ent.gen == e.gen {
-		if ent.ok && ent.day != day {
+		send = ent.ok && (mode == exposeAlways || mode == exposeDaily && ent.day != day)
+		if send && ent.day != day {
 			ent.day = day
 			l.m[k] = ent
-			always = true
 		}
 		l.mu.Unlock()
-		return ent.variant, ent.ok, ent.ok && always
+		return ent.variant, ent.ok, send
 	}
 	l.mu.Unlock()
 
@@ -108,10 +118,14 @@ func (l *exposureLog) assign(e *experiment, user string, day int32, always bool)
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	ent, seen = l.m[k]
-	send = ok && (always || !seen || !ent.ok || ent.variant != variant || ent.day != day)
-	next := exposureEntry{gen: e.gen, variant: variant, ok: ok, day: ent.day}
-	if send {
+	kept := seen && ent.ok && ok && ent.variant == variant // the day of the last exposure still counts
+	send = ok && (mode == exposeAlways || mode == exposeDaily && !(kept && ent.day == day))
+	next := exposureEntry{gen: e.gen, variant: variant, ok: ok, day: noExposureDay}
+	switch {
+	case send:
 		next.day = day
+	case kept:
+		next.day = ent.day
 	}
 	l.m[k] = next
 	if !seen {

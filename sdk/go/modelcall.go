@@ -43,7 +43,7 @@ type ModelCall struct {
 
 // StartModelCall starts the clock of one model call by userID.
 func (c *Client) StartModelCall(ctx context.Context, experiment, userID string) *ModelCall {
-	v, _, _ := c.expose(experiment, userID, true)
+	v, _, _ := c.expose(experiment, userID, exposeAlways)
 	return &ModelCall{c: c, Experiment: experiment, UserID: userID, Variant: v, started: time.Now()}
 }
 

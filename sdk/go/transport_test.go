@@ -15,7 +15,7 @@ import (
 
 // fakeProvider answers like the OpenAI API: JSON chat completions, a
 // server-sent event stream when "stream" is set, and 429 errors for model "busy".
-func fakeProvider(t *testing.T) *httptest.Server {
+func fakeProvider(t testing.TB) *httptest.Server {
 	s := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		var req struct {
 			Model  string `json:"model"`
@@ -204,29 +204,41 @@ func TestExposureLogIsPerUTCDay(t *testing.T) {
 	e := &experiment{ID: "e", BucketCount: 1, ranges: NewBucketMap([]Range{{"v", 0, 1}}), prefix: "e.s.", gen: 1}
 	day := utcDay(time.Date(2026, 11, 23, 10, 0, 0, 0, time.UTC))
 	steps := []struct {
-		user   string
-		day    int32
-		always bool
-		want   bool
-	}{{"a", day, false, true}, {"a", day, false, false}, {"a", day, true, true}, {"a", day, false, false},
-		{"a", day + 1, false, true}, {"b", day, false, true}, {"c", day, false, true}, {"d", day, false, true}, {"a", day + 1, false, true}}
+		user string
+		day  int32
+		mode exposure
+		want bool
+	}{{"a", day, exposeNone, false}, {"a", day, exposeDaily, true}, {"a", day, exposeDaily, false}, {"a", day, exposeAlways, true},
+		{"a", day, exposeDaily, false}, {"a", day + 1, exposeNone, false}, {"a", day + 1, exposeDaily, true}, {"b", day, exposeDaily, true},
+		{"c", day, exposeDaily, true}, {"d", day, exposeDaily, true}, {"a", day + 1, exposeDaily, true}}
 	for i, s := range steps {
-		if v, ok, got := l.assign(e, s.user, s.day, s.always); v != "v" || !ok || got != s.want {
+		if v, ok, got := l.resolve(e, s.user, s.day, s.mode); v != "v" || !ok || got != s.want {
 			t.Fatalf("step %d: got %q %v %v", i, v, ok, got)
 		}
 	}
 	if len(l.m) != 3 {
 		t.Fatalf("%d keys kept, want the bound 3", len(l.m))
 	}
-	// A new config (gen) recomputes; the same variant on the same day sends nothing.
+	// A new config (gen) recomputes; the same variant on the same day sends
+	// nothing, whether Track or Assign recomputes it first.
 	e2 := *e
 	e2.gen = 2
-	if _, _, got := l.assign(&e2, "d", day, false); got {
+	if _, _, got := l.resolve(&e2, "d", day, exposeNone); got {
+		t.Fatal("Track sent an exposure")
+	}
+	if _, _, got := l.resolve(&e2, "d", day, exposeDaily); got {
 		t.Fatal("same variant, same day, new config: exposure sent again")
 	}
+	// A new variant is due its exposure, also when Track cached it first.
 	e3 := e2
 	e3.gen, e3.ranges = 3, NewBucketMap([]Range{{"w", 0, 1}})
-	if v, _, got := l.assign(&e3, "d", day, false); v != "w" || !got {
+	if v, _, got := l.resolve(&e3, "d", day, exposeNone); v != "w" || got {
+		t.Fatalf("Track: variant %q, exposure %v", v, got)
+	}
+	if l.m[exposureKey{"e", "d"}].gen != 3 {
+		t.Fatal("Track did not cache the variant on the new config")
+	}
+	if v, _, got := l.resolve(&e3, "d", day, exposeDaily); v != "w" || !got {
 		t.Fatalf("new variant %q: exposure due %v, want true", v, got)
 	}
 }

@@ -1,5 +1,5 @@
 import { BUSINESS_EVENT, EVENT_TYPES, EXPOSURE, MODEL_CALL, boundModelCallText, newEvent, utcDay } from './events.js';
-import { ExposureLog } from './exposures.js';
+import { EXPOSE_ALWAYS, EXPOSE_DAILY, EXPOSE_NONE, ExposureLog } from './exposures.js';
 import { HttpClient } from './http.js';
 import { ModelCall } from './modelcall.js';
 import { ConfigPoller } from './poller.js';
@@ -94,7 +94,7 @@ export class Client {
    * UTC day) also queues an exposure.
    */
   assign(experiment, userId) {
-    return this.expose(experiment, userId, false);
+    return this.expose(experiment, userId, EXPOSE_DAILY);
   }
 
   /** {variant, prompt, fallback}: the variant's prompt, or defaultPrompt with fallback true. */
@@ -187,14 +187,14 @@ export class Client {
 
   // --- internals ---------------------------------------------------------------
 
-  /** assign, queueing an exposure always (a model call) or once per UTC day. */
-  expose(experiment, userId, always) {
+  /** assign, queueing the exposure mode (EXPOSE_*) owes: once per UTC day, or always (a model call). */
+  expose(experiment, userId, mode) {
     try {
       const found = this.experimentOf(experiment);
       if (found === null) return null;
       const user = typeof userId === 'string' ? userId : String(userId);
       // A model call's exposure also counts as the day's, so assign() adds none after it.
-      const variant = this.exposures.assign(found, user, utcDay(Date.now()), always);
+      const variant = this.exposures.resolve(found, user, utcDay(Date.now()), mode);
       if (this.exposures.due) {
         this.sender.enqueue(newEvent(EXPOSURE, {
           experiment_id: found.id,
@@ -212,7 +212,7 @@ export class Client {
 
   /** For ModelCall: the variant, with an exposure queued for this call. */
   _exposeCall(experiment, userId) {
-    return this.expose(experiment, userId, true);
+    return this.expose(experiment, userId, EXPOSE_ALWAYS);
   }
 
   experimentOf(experiment) {
@@ -232,7 +232,8 @@ export class Client {
     if (found !== null) {
       fields.experiment_id = found.id;
       if ((fields.variant === undefined || fields.variant === null) && fields.user_id !== undefined && fields.user_id !== null) {
-        const variant = found.variantFor(String(fields.user_id));
+        // assign()'s cache: no hashing for a user seen on this config.
+        const variant = this.exposures.resolve(found, String(fields.user_id), 0, EXPOSE_NONE);
         if (variant !== null) fields.variant = variant;
       }
     }

@@ -1,13 +1,21 @@
+/** What a resolve owes the exposure stream. */
+export const EXPOSE_NONE = 0; // track() filling a variant: no exposure
+export const EXPOSE_DAILY = 1; // assign, getPrompt, getVariables: once per (experiment, user, variant, UTC day)
+export const EXPOSE_ALWAYS = 2; // a model call: every call, and it counts as the day's
+
+const NO_EXPOSURE_DAY = -1; // an entry whose variant has had no exposure yet
+
 /**
  * Remembers, per (experiment, user), the variant computed on the current
  * config and the UTC day of its last exposure, so that an exposure is queued
  * once per (experiment, user, variant, UTC day) (the traffic timeline counts
- * every active day of a long-running process) and a warm assign() is two Map
- * lookups with no hashing until the config changes. A user whose variant
- * changes and changes back within a day gets one more exposure (only the
- * latest variant is kept). Bounded: past capacity the oldest-inserted pair
- * goes (a hit does not refresh it); a forgotten pair may be sent again, which
- * costs one event, never a wrong attribution.
+ * every active day of a long-running process) and a warm assign() or a
+ * track() without a variant is two Map lookups with no hashing until the
+ * config changes. A user whose variant changes and changes back within a day
+ * gets one more exposure (only the latest variant is kept). Bounded: past
+ * capacity the oldest-inserted pair goes (a hit does not refresh it); a
+ * forgotten pair may be sent again, which costs one event, never a wrong
+ * attribution.
  */
 export class ExposureLog {
   constructor(capacity) {
@@ -18,16 +26,15 @@ export class ExposureLog {
     this.ringUsers = [];
     this.head = 0;
     this.count = 0;
-    this.due = false; // set by assign(): an exposure is due
+    this.due = false; // set by resolve(): an exposure is due
   }
 
   /**
    * The user's variant in experiment (null: its bucket is in no range), and
-   * in this.due whether an exposure is due: the first time the (experiment,
-   * user, variant) is seen on day, or always (a model call's, which also
-   * counts as the day's). experiment is an Experiment (id, gen, variantFor).
+   * in this.due whether mode (EXPOSE_*) owes an exposure on day. experiment
+   * is an Experiment (id, gen, variantFor).
    */
-  assign(experiment, userId, day, always) {
+  resolve(experiment, userId, day, mode) {
     let users = this.byExperiment.get(experiment.id);
     if (users === undefined) {
       users = new Map();
@@ -35,22 +42,22 @@ export class ExposureLog {
     }
     const entry = users.get(userId);
     if (entry !== undefined && entry.gen === experiment.gen) {
-      if (entry.variant !== null && entry.day !== day) {
-        entry.day = day;
-        always = true;
-      }
-      this.due = entry.variant !== null && always;
+      this.due = entry.variant !== null && (mode === EXPOSE_ALWAYS || (mode === EXPOSE_DAILY && entry.day !== day));
+      if (this.due) entry.day = day;
       return entry.variant;
     }
     const variant = experiment.variantFor(userId);
-    const due = variant !== null && (always || entry === undefined || entry.variant !== variant || entry.day !== day);
+    // The day of the last exposure still counts while the variant stays.
+    const kept = entry !== undefined && entry.variant !== null && entry.variant === variant;
+    const due = variant !== null && (mode === EXPOSE_ALWAYS || (mode === EXPOSE_DAILY && !(kept && entry.day === day)));
+    const nextDay = due ? day : kept ? entry.day : NO_EXPOSURE_DAY;
     if (entry === undefined) {
-      users.set(userId, { gen: experiment.gen, variant, day: due ? day : -1 });
+      users.set(userId, { gen: experiment.gen, variant, day: nextDay });
       this.admit(experiment.id, userId);
     } else {
       entry.gen = experiment.gen;
       entry.variant = variant;
-      if (due) entry.day = day;
+      entry.day = nextDay;
     }
     this.due = due;
     return variant;

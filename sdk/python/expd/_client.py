@@ -11,7 +11,7 @@ from . import _lifecycle
 from ._backoff import Backoff
 from ._config import Experiment
 from ._events import BUSINESS_EVENT, EVENT_TYPES, EXPOSURE, MODEL_CALL, bound_model_call_text, new_event
-from ._exposures import ExposureLog
+from ._exposures import EXPOSE_ALWAYS, EXPOSE_DAILY, EXPOSE_NONE, ExposureLog
 from ._http import HttpClient
 from ._model_call import ModelCall
 from ._poller import ConfigPoller
@@ -146,21 +146,21 @@ class Client:
         ``experiment`` is a name or an id. The first call per (experiment,
         user, variant, UTC day) in this process also queues an exposure event.
         """
-        return self._expose(experiment, user_id, False)
+        return self._expose(experiment, user_id, EXPOSE_DAILY)
 
     def _expose_call(self, experiment: str, user_id: str) -> Optional[str]:
         """For a measured model call: the variant, with an exposure queued for this call."""
-        return self._expose(experiment, user_id, True)
+        return self._expose(experiment, user_id, EXPOSE_ALWAYS)
 
-    def _expose(self, experiment: str, user_id: str, always: bool) -> Optional[str]:
-        """The variant; queues an exposure always (a model call) or once per UTC day (assign)."""
+    def _expose(self, experiment: str, user_id: str, mode: int) -> Optional[str]:
+        """The variant; queues the exposure ``mode`` owes: always (a model call) or once per UTC day (assign)."""
         try:
             found = self._experiment(experiment)
             if found is None:
                 return None
             user_id = user_id if type(user_id) is str else str(user_id)
             # A model call's exposure also counts as the day's, so assign() adds none after it.
-            variant, due = self._exposures.assign(found, user_id, always)
+            variant, due = self._exposures.resolve(found, user_id, mode)
             if due:
                 self._sender.enqueue(new_event(EXPOSURE, {
                     "experiment_id": found.id,
@@ -329,7 +329,8 @@ class Client:
         if found is not None:
             fields["experiment_id"] = found.id
             if fields.get("variant") is None and fields.get("user_id") is not None:
-                variant = found.variant_for(str(fields["user_id"]))
+                # assign()'s cache: no hashing for a user seen on this config.
+                variant, _ = self._exposures.resolve(found, str(fields["user_id"]), EXPOSE_NONE)
                 if variant is not None:
                     fields["variant"] = variant
         if fields.get("variant") is None:

@@ -11,18 +11,25 @@ ExposureKey = Tuple[str, str]  # (experiment id, user id)
 _SECONDS_PER_DAY = 86_400
 
 
+# What a resolve owes the exposure stream.
+EXPOSE_NONE = 0  # track() filling a variant: no exposure
+EXPOSE_DAILY = 1  # assign, get_prompt, get_variables: once per (experiment, user, variant, UTC day)
+EXPOSE_ALWAYS = 2  # a model call: every call, and it counts as the day's
+_NO_EXPOSURE_DAY = -1  # an entry whose variant has had no exposure yet
+
+
 class ExposureLog:
     """One exposure per (experiment, user, variant, UTC day), and the variant cached per config.
 
     Per (experiment, user) it keeps the variant computed on the current
     config (``Experiment.gen``) and the UTC day of its last exposure, so a
-    warm ``assign`` is a dict lookup with no hashing until the config
-    changes. Per day rather than once per process, so the traffic timeline
-    counts every active day of a long-running process. A user whose variant
-    changes and changes back within a day gets one more exposure (only the
-    latest variant is kept). Bounded LRU: a pair evicted may be reported
-    again, which costs one event (the server keeps the first exposure per
-    user), never a wrong attribution.
+    warm ``assign`` or a ``track`` without a variant is a dict lookup with
+    no hashing until the config changes. Per day rather than once per
+    process, so the traffic timeline counts every active day of a
+    long-running process. A user whose variant changes and changes back
+    within a day gets one more exposure (only the latest variant is kept).
+    Bounded LRU: a pair evicted may be reported again, which costs one event
+    (the server keeps the first exposure per user), never a wrong attribution.
     """
 
     def __init__(self, capacity: int) -> None:
@@ -36,12 +43,11 @@ class ExposureLog:
         """Replace a lock a parent thread may have held at fork time."""
         self._lock = threading.Lock()
 
-    def assign(self, experiment: Any, user_id: str, always: bool,
-               now: Optional[float] = None) -> Tuple[Optional[str], bool]:
+    def resolve(self, experiment: Any, user_id: str, mode: int,
+                now: Optional[float] = None) -> Tuple[Optional[str], bool]:
         """``(variant, due)``: the user's variant in ``experiment`` (None: in no range) and
-        whether an exposure is due, the first time the (experiment, user, variant) is seen
-        on the UTC day of ``now`` (default: the current time), or ``always`` (a model call's,
-        which also counts as the day's). ``experiment`` has ``id``, ``gen``, ``variant_for``."""
+        whether ``mode`` (``EXPOSE_*``) owes an exposure on the UTC day of ``now`` (default:
+        the current time). ``experiment`` has ``id``, ``gen``, ``variant_for``."""
         day = int((time.time() if now is None else now) // _SECONDS_PER_DAY)
         key = (experiment.id, user_id)
         gen = experiment.gen
@@ -51,22 +57,24 @@ class ExposureLog:
                 self._entries.move_to_end(key)
                 if entry[0] == gen:
                     variant = entry[1]
-                    if variant is not None and entry[2] != day:
+                    due = variant is not None and (mode == EXPOSE_ALWAYS or (mode == EXPOSE_DAILY and entry[2] != day))
+                    if due:
                         entry[2] = day
-                        always = True
-                    return variant, variant is not None and always
+                    return variant, due
         variant = experiment.variant_for(user_id)  # hashing, outside the lock
         with self._lock:
             entry = self._entries.get(key)
-            due = variant is not None and (always or entry is None or entry[1] != variant or entry[2] != day)
+            # The day of the last exposure still counts while the variant stays.
+            kept = entry is not None and entry[1] is not None and entry[1] == variant
+            due = variant is not None and (
+                mode == EXPOSE_ALWAYS or (mode == EXPOSE_DAILY and not (kept and entry[2] == day)))
+            next_day = day if due else entry[2] if kept else _NO_EXPOSURE_DAY
             if entry is None:
-                self._entries[key] = [gen, variant, day if due else -1]
+                self._entries[key] = [gen, variant, next_day]
                 if len(self._entries) > self._capacity:
                     self._entries.popitem(last=False)
             else:
-                entry[0], entry[1] = gen, variant
-                if due:
-                    entry[2] = day
+                entry[0], entry[1], entry[2] = gen, variant, next_day
             return variant, due
 
     def __len__(self) -> int:

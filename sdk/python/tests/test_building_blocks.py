@@ -10,7 +10,7 @@ from helpers import SDK_ROOT  # noqa: F401 - puts the package on the path
 from expd._backoff import Backoff
 from expd._config import ConfigError, ConfigSnapshot
 from expd._events import new_event, parse_rfc3339, rfc3339_ms
-from expd._exposures import ExposureLog
+from expd._exposures import EXPOSE_ALWAYS, EXPOSE_DAILY, EXPOSE_NONE, ExposureLog
 from expd._http import parse_retry_after
 from helpers.experiments import experiment
 
@@ -65,27 +65,30 @@ class ExposureLogTest(unittest.TestCase):
     def test_reports_each_pair_once_and_evicts_the_least_recent(self):
         log, exp = ExposureLog(2), _FakeExperiment()
         # "a" was used after "b", so "c" evicts "b": "a" stays known, "b" is new again.
-        self.assertEqual([log.assign(exp, u, False)[1] for u in ("a", "b", "a", "c", "a", "b")],
+        self.assertEqual([log.resolve(exp, u, EXPOSE_DAILY)[1] for u in ("a", "b", "a", "c", "a", "b")],
                          [True, True, False, True, False, True])
         self.assertEqual(len(log), 2)
 
     def test_one_exposure_per_utc_day(self):
         log, exp = ExposureLog(10), _FakeExperiment()
         day = 1_795_000_000 - 1_795_000_000 % 86_400  # a UTC midnight
-        self.assertEqual([log.assign(exp, "k", False, day + 10)[1], log.assign(exp, "k", False, day + 86_399)[1],
-                          log.assign(exp, "k", True, day + 86_399)[1],
-                          log.assign(exp, "k", False, day + 86_400)[1], log.assign(exp, "k", False, day + 90_000)[1]],
-                         [True, False, True, True, False])
-        self.assertEqual(exp.hashed, 1, "a warm assign does not hash again")
+        steps = [(EXPOSE_NONE, day + 5), (EXPOSE_DAILY, day + 10), (EXPOSE_DAILY, day + 86_399),
+                 (EXPOSE_ALWAYS, day + 86_399), (EXPOSE_NONE, day + 86_400), (EXPOSE_DAILY, day + 86_400),
+                 (EXPOSE_DAILY, day + 90_000)]
+        self.assertEqual([log.resolve(exp, "k", mode, now)[1] for mode, now in steps],
+                         [False, True, False, True, False, True, False])
+        self.assertEqual(exp.hashed, 1, "track and a warm assign do not hash again")
 
     def test_a_new_config_recomputes_and_a_new_variant_is_exposed(self):
         log, exp = ExposureLog(10), _FakeExperiment()
         now = 1_795_000_000
-        self.assertEqual(log.assign(exp, "k", False, now), ("a", True))
+        self.assertEqual(log.resolve(exp, "k", EXPOSE_DAILY, now), ("a", True))
         exp.gen = 2
-        self.assertEqual(log.assign(exp, "k", False, now), ("a", False))
+        self.assertEqual(log.resolve(exp, "k", EXPOSE_NONE, now), ("a", False))
+        self.assertEqual(log.resolve(exp, "k", EXPOSE_DAILY, now), ("a", False))
         exp.gen, exp.answer = 3, "b"
-        self.assertEqual(log.assign(exp, "k", False, now), ("b", True))
+        self.assertEqual(log.resolve(exp, "k", EXPOSE_NONE, now), ("b", False), "track caches the new variant")
+        self.assertEqual(log.resolve(exp, "k", EXPOSE_DAILY, now), ("b", True))
         self.assertEqual(exp.hashed, 3)
 
 
