@@ -118,6 +118,11 @@ class ExpdDev:
         self.stop()
         self.start()
 
+    def ensure_started(self) -> None:
+        """Start it again if a test stopped it (a cleanup: the class's next tests need it)."""
+        if self._process is None:
+            self.start()
+
     def pause(self) -> None:
         """Freeze the process (SIGSTOP): connections are accepted by the kernel but never answered."""
         self._process.send_signal(signal.SIGSTOP)

@@ -38,6 +38,7 @@ class SpillLiveTest(LiveTestCase):
         first = self.ready_client(spill_path=self.path, max_retries=1, batch_size=10)
         self.wait_for_version(first, self.exp["config_version"])
         self.server.stop()
+        self.addCleanup(self.server.ensure_started)
         self.assert_never_blocks(lambda n: first.track(
             "conversion", {"experiment_id": self.exp["name"], "user_id": f"user-{n}", "value": 1}), times=200)
         self.assert_never_blocks(lambda n: first.assign(self.exp["name"], f"user-{n}"), times=200)
