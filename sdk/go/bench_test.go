@@ -3,6 +3,12 @@ package expd
 import (
 	"context"
 	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"sort"
+	"strings"
 	"testing"
 	"time"
 )
@@ -91,5 +97,153 @@ func BenchmarkBaselineSHA256(b *testing.B) {
 	b.ReportAllocs()
 	for i := 0; i < b.N; i++ {
 		sinkDigest = digest(prefix, users[i%1000])
+	}
+}
+
+// BenchmarkCallerWhileServerDown measures what the caller waits for while
+// expd is up, refuses connections, or hangs (accepts and never answers):
+// three clients in this process on the same config, one per state, their
+// senders and pollers running with short intervals so that they keep
+// failing and retrying during the measurement. Each call (a warm Assign,
+// a Track, a model call through Transport to a local fake provider) is
+// timed alone; the states take turns in ten rounds so that load changes hit
+// them alike. p50 and p99 are reported against the up client and against
+// baselines timed the same way: a bare SHA-256 of the same input (Assign,
+// Track) and the same provider call without Transport (model call).
+// Run: go test -run '^$' -bench CallerWhileServerDown (prints a table)
+func BenchmarkCallerWhileServerDown(b *testing.B) {
+	var sc scenarioFile
+	readJSON(b, "conformance/scenario.json", &sc)
+	up := newFakeServer(b)
+	up.setConfig(sc.Configs[0])
+
+	refused, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		b.Fatal(err)
+	}
+	refusedURL := "http://" + refused.Addr().String()
+	refused.Close()
+
+	hanging, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		b.Fatal(err)
+	}
+	held := make(chan net.Conn, 1024)
+	go func() {
+		for {
+			conn, err := hanging.Accept()
+			if err != nil {
+				return
+			}
+			held <- conn // never read, never answered
+		}
+	}()
+	b.Cleanup(func() {
+		hanging.Close()
+		for len(held) > 0 {
+			(<-held).Close()
+		}
+	})
+
+	newClient := func(baseURL string) *Client {
+		c, err := New(Options{APIKey: "pk_test", BaseURL: baseURL, PollInterval: time.Second, FlushInterval: 50 * time.Millisecond,
+			RetryBackoff: 20 * time.Millisecond, MaxBackoff: 200 * time.Millisecond, RequestTimeout: 2 * time.Second, Logger: quietLogger()})
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.Cleanup(func() {
+			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Millisecond)
+			defer cancel()
+			c.Close(ctx)
+		})
+		return c
+	}
+	states := []string{"up", "refused", "hanging"}
+	clients := map[string]*Client{"up": newClient(up.URL), "refused": newClient(refusedURL), "hanging": newClient("http://" + hanging.Addr().String())}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := clients["up"].WaitReady(ctx); err != nil {
+		b.Fatal(err)
+	}
+	for _, name := range states[1:] { // the config they loaded before the server went away
+		s, err := parseConfig(sc.Configs[0], `"1"`)
+		if err != nil {
+			b.Fatal(err)
+		}
+		clients[name].snap.Store(s)
+	}
+
+	provider := fakeProvider(b)
+	body := `{"model":"gpt-4o","messages":[{"role":"user","content":"Hi"}]}`
+	modelCall := func(hc *http.Client, ctx context.Context) {
+		req, _ := http.NewRequestWithContext(ctx, "POST", provider.URL+"/v1/chat/completions", strings.NewReader(body))
+		req.Header.Set("Content-Type", "application/json")
+		res, err := hc.Do(req)
+		if err != nil {
+			b.Fatal(err)
+		}
+		io.Copy(io.Discard, res.Body)
+		res.Body.Close()
+	}
+	bare := &http.Client{}
+	measured := map[string]*http.Client{}
+	users := make([]string, 1000)
+	for i := range users {
+		users[i] = fmt.Sprintf("user-%d", i)
+	}
+	for name, c := range clients {
+		measured[name] = &http.Client{Transport: c.Transport("two-arms", nil)}
+		for _, u := range users {
+			c.Assign(context.Background(), "two-arms", u) // warm
+		}
+	}
+
+	const rounds, fastN, callN = 5, 4_000, 100 // per round
+	samples := map[string][]time.Duration{}
+	timeEach := func(key string, n int, f func(i int)) {
+		for i := 0; i < n; i++ {
+			t0 := time.Now()
+			f(i)
+			samples[key] = append(samples[key], time.Since(t0))
+		}
+	}
+	prefix := "7f3c2a10-5b1e-4d8a-9c3f-2e6b8d4a1f00.conformance."
+	bg := context.Background()
+	for r := 0; r < rounds; r++ {
+		timeEach("baseline SHA-256", fastN, func(i int) { sinkDigest = digest(prefix, users[i%1000]) })
+		timeEach("baseline provider call", callN, func(i int) { modelCall(bare, bg) })
+		for _, name := range states {
+			c := clients[name]
+			timeEach(name+" assign", fastN, func(i int) { sinkVariant, _ = c.Assign(bg, "two-arms", users[i%1000]) })
+			timeEach(name+" track", fastN, func(i int) {
+				c.Track(bg, "purchase", map[string]any{"experiment_id": "two-arms", "user_id": users[i%1000], "value": 1.0})
+			})
+			timeEach(name+" model call", callN, func(i int) { modelCall(measured[name], WithUser(bg, users[i%1000])) })
+		}
+	}
+	quantile := func(key string, q float64) time.Duration {
+		s := samples[key]
+		sort.Slice(s, func(i, j int) bool { return s[i] < s[j] })
+		return s[int(q*float64(len(s)-1))]
+	}
+	load, _ := os.ReadFile("/proc/loadavg")
+	fmt.Printf("load average %s\n", strings.TrimSpace(string(load)))
+	hash, call := quantile("baseline SHA-256", 0.5), quantile("baseline provider call", 0.5)
+	fmt.Printf("baselines (p50): SHA-256 %v, provider call without Transport %v (p99 %v)\n", hash, call, quantile("baseline provider call", 0.99))
+	fmt.Printf("%-20s %10s %10s %12s %12s %10s %10s\n", "state call", "p50", "p99", "p50/base", "p99/base", "p50/up", "p99/up")
+	for _, what := range []string{"assign", "track", "model call"} {
+		base := hash
+		if what == "model call" {
+			base = call
+		}
+		for _, name := range states {
+			k, u := name+" "+what, "up "+what
+			p50, p99 := quantile(k, 0.5), quantile(k, 0.99)
+			fmt.Printf("%-20s %10v %10v %12.2f %12.2f %10.2f %10.2f\n", k, p50, p99, float64(p50)/float64(base), float64(p99)/float64(base),
+				float64(p50)/float64(quantile(u, 0.5)), float64(p99)/float64(quantile(u, 0.99)))
+		}
+	}
+	for _, name := range states {
+		fmt.Printf("%s client: %d events dropped (queue bound %d)\n", name, clients[name].DroppedEvents(), clients[name].opts.MaxQueueSize)
 	}
 }

@@ -127,7 +127,7 @@ type fakeServer struct {
 	notMod     int
 }
 
-func newFakeServer(t *testing.T) *fakeServer {
+func newFakeServer(t testing.TB) *fakeServer {
 	f := &fakeServer{}
 	f.Server = httptest.NewServer(http.HandlerFunc(f.serve))
 	t.Cleanup(f.Close)
