@@ -230,6 +230,11 @@ func TestLiveWeightChangeKeepsAssignedUsers(t *testing.T) {
 	if err := c.Flush(fctx); err != nil { // the exposures pin the 3,000 on the server
 		t.Fatal(err)
 	}
+	for i, v := range d.serverAssign(t, "go-sticky", early) {
+		if v != before[i] {
+			t.Fatalf("before the change, %s: client %s, server %s", early[i], before[i], v)
+		}
+	}
 	var changed struct {
 		ConfigVersion int64 `json:"config_version"`
 	}

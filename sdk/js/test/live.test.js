@@ -42,6 +42,8 @@ test('weight change 50/50 -> 60/40 with 3,000 users assigned before: 0 moved, ne
   const early = users(0, 3000);
   const before = early.map((u) => client.assign(name, u));
   assert.equal(await client.flush(30_000), true); // exposures pin the 3,000 on the server
+  const served = await inParallel(early, 8, (u) => dev.assign(name, u));
+  early.forEach((u, i) => assert.equal(before[i], served[i].variant, `before the change, ${u}`));
   const changed = await dev.updateExperiment(name, experimentConfig(name, [['control', 60], ['treatment', 40]]));
   await eventually(() => client.configVersion >= changed.config_version, 10_000, 'new config');
   early.forEach((u, i) => assert.equal(client.assign(name, u), before[i], `${u} moved`));

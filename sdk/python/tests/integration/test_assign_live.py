@@ -39,6 +39,8 @@ class AssignLiveTest(LiveTestCase):
         users = [f"user-{n}" for n in range(10_000)]
         before = [client.assign(exp["id"], u) for u in users[:3000]]
         self.assertTrue(client.flush(30.0))
+        self.assertEqual([u for u, v in zip(users, before) if self.api.assign(exp["id"], u)["variant"] != v], [],
+                         "local vs served before the change")
         updated = self.api.update_experiment(exp["id"], dict(self.config_of(exp), allocation=[
             {"variant": "control", "weight": 60}, {"variant": "treatment", "weight": 40}]))
         self.wait_for_version(client, updated["config_version"])
