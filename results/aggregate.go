@@ -1,7 +1,9 @@
 package results
 
 import (
+	"bytes"
 	"context"
+	"database/sql"
 	"fmt"
 	"math"
 	"time"
@@ -191,23 +193,29 @@ func aggregateCalls(ctx context.Context, db *gorm.DB, orgID, experimentID string
 		return fmt.Errorf("read calls of %s: %w", m.Name, err)
 	}
 	defer rows.Close()
-	// Offsets collects each user's first index; the arm's end closes it.
-	var user, variant, lastUser, lastVariant string
+	// Rows come by user, each user in one arm; Offsets collects each
+	// user's first index in their arm, and the arm's end closes it. The
+	// ids are scanned as raw bytes: millions of calls, one string each,
+	// would keep the garbage collector busy.
+	var user, variant sql.RawBytes
+	var lastUser []byte
+	var calls *stats.Calls // the current user's arm; nil: not collected
 	var v float64
+	started := false
 	for rows.Next() {
 		if err := rows.Scan(&user, &variant, &v); err != nil {
 			return fmt.Errorf("scan calls of %s: %w", m.Name, err)
 		}
-		arm, ok := s.Arms[variant]
-		if !ok {
-			continue
+		if !started || !bytes.Equal(user, lastUser) {
+			started, lastUser, calls = true, append(lastUser[:0], user...), nil
+			if arm, ok := s.Arms[string(variant)]; ok {
+				calls = &arm.Calls[mi]
+				calls.Offsets = append(calls.Offsets, len(calls.Values))
+			}
 		}
-		calls := &arm.Calls[mi]
-		if variant != lastVariant || user != lastUser {
-			calls.Offsets = append(calls.Offsets, len(calls.Values))
-			lastUser, lastVariant = user, variant
+		if calls != nil {
+			calls.Values = append(calls.Values, v)
 		}
-		calls.Values = append(calls.Values, v)
 	}
 	for _, arm := range s.Arms {
 		if calls := &arm.Calls[mi]; len(calls.Offsets) > 0 {
