@@ -53,7 +53,11 @@ type Coverage struct {
 // join to the exposed users, whose row count planners misjudge.
 func CountCoverage(ctx context.Context, db *gorm.DB, orgID, experimentID string, w Window, arms []string) (Coverage, error) {
 	const inWindowExposure = "e.type = 'exposure' AND e.ts >= ? AND e.ts < ?"
-	q := `SELECT reason, COUNT(DISTINCT user_id), SUM(is_exposure), COUNT(*) - SUM(is_exposure) FROM (
+	// Users are counted per (user, reason) first: the rows arrive grouped
+	// by user from the window functions, so this grouping needs no sort of
+	// every event, where COUNT(DISTINCT user_id) per reason sorted them all.
+	q := `SELECT reason, COUNT(*), CAST(SUM(exposures) AS BIGINT), CAST(SUM(events) AS BIGINT) FROM (
+SELECT reason, user_id, SUM(is_exposure) AS exposures, COUNT(*) - SUM(is_exposure) AS events FROM (
   SELECT user_id, is_exposure,
     CASE WHEN ts < ? THEN '` + LeftBeforeStart + `'
       WHEN ts >= ? THEN '` + LeftAfterEnd + `'
@@ -71,7 +75,8 @@ func CountCoverage(ctx context.Context, db *gorm.DB, orgID, experimentID string,
     WHERE e.org_id = ? AND e.experiment_id = ?
     WINDOW u AS (PARTITION BY e.user_id)
   ) p
-) c GROUP BY reason`
+) c GROUP BY user_id, reason
+) u GROUP BY reason`
 	args := []any{w.Start, w.End, arms}
 	for range 4 {
 		args = append(args, w.Start, w.End)
