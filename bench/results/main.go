@@ -10,11 +10,19 @@
 //     computed in the database (SELECT count(*) over it) and read out row
 //     by row, before and after the full run (the faster kept);
 //   - full run: the ExperimentResults workflow on an in-process Temporal
-//     server with a real worker (load, aggregate with CUPED pre-period,
-//     per-call p95 read, statistics for 6 metrics, Benjamini–Hochberg,
-//     upsert), and the process's peak RSS (VmHWM) after it.
+//     server with a real worker (load, aggregate with CUPED pre-period from
+//     day rollups plus the open day, per-call p95 read, statistics for 6
+//     metrics, coverage count, Benjamini–Hochberg, upsert), -runs times:
+//     the first rolls up the ended days, later ones reuse them as a manual
+//     run after the nightly runs does; and the process's peak RSS (VmHWM)
+//     after them;
+//   - with -phases, the run's steps one by one outside the workflow
+//     (aggregation, statistics, coverage count).
 //
-// Usage: DATABASE_URL=postgres://... go run ./bench/results [-users 1000000]
+// Loading 1,000,000 users takes minutes: -keep keeps the schema and prints
+// its name, -schema NAME times a kept one again.
+//
+// Usage: DATABASE_URL=postgres://... go run ./bench/results [-users 1000000] [-runs 2] [-phases] [-keep | -schema bench_...]
 package main
 
 import (
@@ -41,29 +49,50 @@ import (
 func main() {
 	users := flag.Int("users", 1_000_000, "users in the experiment (half per arm)")
 	perUser := flag.Int("per-user", 10, "events per user: 1 exposure, per-user-2 model calls, 1 business event")
-	keep := flag.Bool("keep", false, "keep the benchmark schema")
+	keep := flag.Bool("keep", false, "keep the benchmark schema (its name is printed)")
+	schema := flag.String("schema", "", "time a schema kept by an earlier -keep run instead of loading one")
+	runs := flag.Int("runs", 2, "full runs to time (the first rolls up the ended days)")
+	phases := flag.Bool("phases", false, "also time the run's steps one by one")
 	flag.Parse()
-	if err := run(*users, *perUser, *keep); err != nil {
+	if err := run(*users, *perUser, *keep, *schema, *runs, *phases); err != nil {
 		log.Fatal(err)
 	}
 }
 
-func run(users, perUser int, keep bool) error {
+func run(users, perUser int, keep bool, schema string, runs int, phases bool) error {
 	ctx := context.Background()
 	base := os.Getenv("DATABASE_URL")
 	if base == "" {
 		return fmt.Errorf("set DATABASE_URL to a PostgreSQL database")
 	}
-	db, drop, err := openSchema(base, keep)
-	if err != nil {
+	var f fixture
+	var db *gorm.DB
+	if schema != "" {
+		var err error
+		if db, err = reopenSchema(base, schema); err != nil {
+			return err
+		}
+		if f, err = loaded(ctx, db, schema); err != nil {
+			return err
+		}
+	} else {
+		var drop func()
+		var err error
+		db, schema, drop, err = openSchema(base, keep)
+		if err != nil {
+			return err
+		}
+		defer drop()
+		if f, err = seed(ctx, db, users, perUser); err != nil {
+			return err
+		}
+		f.schema = schema
+		log.Printf("schema %s: seeded %d users, %d events in %s", schema, users, users*perUser, f.seedTime.Round(time.Millisecond))
+	}
+	var events int64
+	if err := db.Raw("SELECT count(*) FROM events").Scan(&events).Error; err != nil {
 		return err
 	}
-	defer drop()
-	f, err := seed(ctx, db, users, perUser)
-	if err != nil {
-		return err
-	}
-	log.Printf("seeded %d users, %d events in %s", users, users*perUser, f.seedTime.Round(time.Millisecond))
 
 	// Bare SQL is timed before and after the full run and the faster of
 	// the two kept, so the cache warms neither side alone.
@@ -71,23 +100,103 @@ func run(users, perUser int, keep bool) error {
 	if err != nil {
 		return err
 	}
-	full, out, err := timeFullRun(ctx, db, f)
-	if err != nil {
-		return err
+	var fulls []time.Duration
+	var outs []workflows.ExperimentResultsResult
+	var rolled []int64
+	for i := 0; i < runs; i++ {
+		began := time.Now()
+		full, out, err := timeFullRun(ctx, db, f)
+		if err != nil {
+			return err
+		}
+		var n int64
+		if err := db.Raw("SELECT count(*) FROM result_rollup_days WHERE experiment_id = ? AND rolled_at >= ?", f.expID, began).Scan(&n).Error; err != nil {
+			return err
+		}
+		fulls, outs, rolled = append(fulls, full), append(outs, out), append(rolled, n)
+		log.Printf("full run %d: %s", i+1, full.Round(time.Millisecond))
+		// Manual runs are keyed by their second.
+		time.Sleep(time.Second)
+	}
+	if phases {
+		if err := timePhases(ctx, db, f); err != nil {
+			return err
+		}
 	}
 	count2, read2, err := timeBareSQL(ctx, db, f)
 	if err != nil {
 		return err
 	}
 	bareCount, bareRead = min(bareCount, count2), min(bareRead, read2)
-	fmt.Printf("users=%d events=%d metrics=%d\n", users, users*perUser, len(f.cfgMetrics))
+	fmt.Printf("schema=%s users=%d events=%d metrics=%d\n", f.schema, outs[0].Users, events, len(f.cfgMetrics))
 	fmt.Printf("bare SQL aggregation (in database):  %s\n", bareCount.Round(time.Millisecond))
 	fmt.Printf("bare SQL aggregation (rows read out): %s\n", bareRead.Round(time.Millisecond))
-	fmt.Printf("full run (workflow):                  %s  (%d users, %d rows, SRM %s)\n", full.Round(time.Millisecond), out.Users, out.Rows, out.SRMGate)
-	fmt.Printf("ratio full / bare (rows read out):    %.2f\n", full.Seconds()/bareRead.Seconds())
-	fmt.Printf("ratio full / bare (in database):      %.2f\n", full.Seconds()/bareCount.Seconds())
+	for i, full := range fulls {
+		out := outs[i]
+		fmt.Printf("full run %d (workflow):               %s  (%d users, %d rows, SRM %s; days rolled up by it: %d)\n",
+			i+1, full.Round(time.Millisecond), out.Users, out.Rows, out.SRMGate, rolled[i])
+		fmt.Printf("  ratio full / bare (rows read out):  %.2f\n", full.Seconds()/bareRead.Seconds())
+		fmt.Printf("  ratio full / bare (in database):    %.2f\n", full.Seconds()/bareCount.Seconds())
+	}
 	fmt.Printf("peak RSS of the process (worker in-process): %s\n", peakRSS())
 	return nil
+}
+
+// timePhases times the steps of a manual run's analysis one by one, as
+// AnalyzeExperiment runs them (the rollups being in place).
+func timePhases(ctx context.Context, db *gorm.DB, f fixture) error {
+	now := time.Now()
+	p, err := results.LoadDesign(ctx, db, f.orgID, f.expID, results.ManualKey(now).WindowEnd)
+	if err != nil {
+		return err
+	}
+	d := p.Design
+	var quantile []metrics.Resolved
+	var others []metrics.Resolved
+	for _, m := range d.Metrics {
+		if m.Kind == "quantile" {
+			quantile = append(quantile, m)
+		} else {
+			others = append(others, m)
+		}
+	}
+	step := func(name string, fn func() error) error {
+		start := time.Now()
+		err := fn()
+		log.Printf("phase %-40s %s", name, time.Since(start).Round(time.Millisecond))
+		return err
+	}
+	if err := step("aggregate, quantile metrics left out", func() error {
+		_, use, err := results.AggregateIncremental(ctx, db, f.orgID, f.expID, d.Window, d.Arms(), others, now, nil)
+		log.Printf("rollups: %+v", use)
+		return err
+	}); err != nil {
+		return err
+	}
+	if err := step("aggregate, the quantile metric only", func() error {
+		_, _, err := results.AggregateIncremental(ctx, db, f.orgID, f.expID, d.Window, d.Arms(), quantile, now, nil)
+		return err
+	}); err != nil {
+		return err
+	}
+	var sample results.Sample
+	if err := step("aggregate, every metric", func() error {
+		var err error
+		sample, _, err = results.AggregateIncremental(ctx, db, f.orgID, f.expID, d.Window, d.Arms(), d.Metrics, now, nil)
+		return err
+	}); err != nil {
+		return err
+	}
+	if err := step("statistics (results.Analyze)", func() error {
+		_, err := results.Analyze(d, sample, now, nil)
+		return err
+	}); err != nil {
+		return err
+	}
+	return step("coverage count (results.CountCoverage)", func() error {
+		_, err := results.CountCoverage(ctx, db, f.orgID, f.expID, d.Window, d.Arms())
+		return err
+	})
 }
 
 // peakRSS is the process's VmHWM from /proc/self/status.

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"net/url"
 	"time"
 
 	"gorm.io/gorm"
@@ -23,28 +24,33 @@ type fixture struct {
 	window       results.Window
 	cfgMetrics   []experiments.Metric
 	seedTime     time.Duration
+	schema       string
 }
 
-// openSchema opens a fresh schema of the database and returns a function
-// that drops it (unless keep).
-func openSchema(base string, keep bool) (*gorm.DB, func(), error) {
+// openSchema opens a fresh schema of the database and returns its name and
+// a function that drops it (unless keep).
+func openSchema(base string, keep bool) (*gorm.DB, string, func(), error) {
 	dsn, drop, err := models.NewSchema(base, "bench_")
 	if err != nil {
-		return nil, nil, err
+		return nil, "", nil, err
+	}
+	u, err := url.Parse(dsn)
+	if err != nil {
+		return nil, "", nil, err
 	}
 	db, err := models.Open(dsn, "")
 	if err != nil {
-		return nil, nil, err
+		return nil, "", nil, err
 	}
 	if _, err := models.Migrate(db); err != nil {
-		return nil, nil, err
+		return nil, "", nil, err
 	}
 	cleanup := func() {
 		if !keep {
 			_ = drop()
 		}
 	}
-	return db, cleanup, nil
+	return db, u.Query().Get("search_path"), cleanup, nil
 }
 
 func metric(name, kind, category, method string, src experiments.MetricSource) experiments.Metric {
@@ -136,4 +142,34 @@ FROM generate_series(0, ? - 1) AS u, generate_series(0, ? - 1) AS k,
 	key := results.ManualKey(time.Now())
 	return fixture{orgID: org.ID, expID: exp.ID, cfgMetrics: cfg.Metrics, seedTime: time.Since(start),
 		window: results.NewWindow(began, key.WindowEnd, 730)}, nil
+}
+
+// reopenSchema opens a schema kept by an earlier -keep run.
+func reopenSchema(base, schema string) (*gorm.DB, error) {
+	u, err := url.Parse(base)
+	if err != nil {
+		return nil, err
+	}
+	q := u.Query()
+	q.Set("search_path", schema)
+	u.RawQuery = q.Encode()
+	return models.Open(u.String(), "")
+}
+
+// loaded is the fixture of a kept schema: its one experiment, started
+// when seed created it.
+func loaded(ctx context.Context, db *gorm.DB, schema string) (fixture, error) {
+	var e struct {
+		ID, OrgID string
+		CreatedAt time.Time
+	}
+	if err := db.WithContext(ctx).Raw("SELECT id, org_id, created_at FROM experiments WHERE name = 'bench'").Scan(&e).Error; err != nil {
+		return fixture{}, err
+	}
+	if e.ID == "" {
+		return fixture{}, fmt.Errorf("no bench experiment in this schema")
+	}
+	key := results.ManualKey(time.Now())
+	return fixture{orgID: e.OrgID, expID: e.ID, cfgMetrics: benchMetrics(), schema: schema,
+		window: results.NewWindow(e.CreatedAt, key.WindowEnd, 730)}, nil
 }
