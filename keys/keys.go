@@ -135,6 +135,26 @@ func auditLog(ctx context.Context, tx *gorm.DB, in StoreInput, key models.APIKey
 		Before: before, After: keyState{Scope: string(in.Scope), KeyID: key.ID, Prefix: in.Prefix}, At: key.CreatedAt})
 }
 
+// Issue generates a key of the scope and stores it as the org's live one
+// (Store; a publishable key's plaintext kept for re-reading), returning the
+// plaintext. It is for callers outside workflows that mint keys directly:
+// the dev credentials, test and bench set-ups. Rotations from the API go
+// through the key-rotation workflow, which only ever sees the hash.
+func Issue(ctx context.Context, db *gorm.DB, orgID string, scope auth.Scope, actor string) (string, error) {
+	k, err := auth.GenerateKey(scope)
+	if err != nil {
+		return "", fmt.Errorf("generate %s key: %w", scope, err)
+	}
+	in := StoreInput{OrgID: orgID, Scope: scope, Hash: k.Hash, Prefix: k.Prefix, Actor: actor}
+	if scope == auth.Publishable {
+		in.Publishable = k.Plain
+	}
+	if _, err := Store(ctx, db, in); err != nil {
+		return "", fmt.Errorf("issue %s key: %w", scope, err)
+	}
+	return k.Plain, nil
+}
+
 // Publishable returns the org's live publishable key, or "" when none.
 func Publishable(ctx context.Context, db *gorm.DB, orgID string) (string, time.Time, error) {
 	var k models.APIKey

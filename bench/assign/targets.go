@@ -111,11 +111,8 @@ func (t *targets) expdRouter(db *gorm.DB) (http.Handler, error) {
 	if err != nil {
 		return nil, err
 	}
-	key, err := auth.GenerateKey(auth.Secret)
+	key, err := keys.Issue(ctx, db, org.ID, auth.Secret, "bench")
 	if err != nil {
-		return nil, err
-	}
-	if _, err := keys.Store(ctx, db, keys.StoreInput{OrgID: org.ID, Scope: auth.Secret, Hash: key.Hash, Prefix: key.Prefix, Actor: "bench"}); err != nil {
 		return nil, err
 	}
 	exp, err := experiments.Store{DB: db}.Create(ctx, org.ID, "bench", experiments.Config{
@@ -134,7 +131,7 @@ func (t *targets) expdRouter(db *gorm.DB) (http.Handler, error) {
 	if err != nil {
 		return nil, err
 	}
-	t.key, t.experimentID, t.etag = key.Plain, exp.ID, sdkcache.ETag(exp.ConfigVersion)
+	t.key, t.experimentID, t.etag = key, exp.ID, sdkcache.ETag(exp.ConfigVersion)
 	quiet := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
 	return api.NewRouter(api.Deps{DB: db, Verifier: signer.Verifier(), Logger: quiet,
 		SDK: sdkcache.New(db, sdkcache.Options{}), RateLimits: ratelimit.New(off, nil)}), nil

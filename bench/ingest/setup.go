@@ -19,6 +19,7 @@ import (
 	"github.com/expd/expd/keys"
 	"github.com/expd/expd/models"
 	"github.com/expd/expd/orgs"
+	"github.com/expd/expd/plans"
 	"github.com/expd/expd/ratelimit"
 )
 
@@ -60,10 +61,10 @@ func setUp(ctx context.Context, cfg config) (*benchEnv, error) {
 	if env.copyOrg, _, err = newOrg(ctx, db); err != nil {
 		return nil, err
 	}
-	if env.publishable, err = issueKey(ctx, db, env.apiOrg, auth.Publishable); err != nil {
+	if env.publishable, err = keys.Issue(ctx, db, env.apiOrg, auth.Publishable, "bench"); err != nil {
 		return nil, err
 	}
-	if env.secret, err = issueKey(ctx, db, env.apiOrg, auth.Secret); err != nil {
+	if env.secret, err = keys.Issue(ctx, db, env.apiOrg, auth.Secret, "bench"); err != nil {
 		return nil, err
 	}
 	if cfg.target == "" {
@@ -110,7 +111,7 @@ func newOrg(ctx context.Context, db *gorm.DB) (orgID, experimentID string, err e
 	if err != nil {
 		return "", "", err
 	}
-	if err := db.Exec("UPDATE orgs SET plan = 'enterprise' WHERE id = ?", org.ID).Error; err != nil {
+	if err := orgs.SetPlan(ctx, db, org.ID, plans.Enterprise); err != nil {
 		return "", "", err
 	}
 	exp, err := experiments.Store{DB: db}.Create(ctx, org.ID, "bench", experiments.Config{
@@ -122,19 +123,4 @@ func newOrg(ctx context.Context, db *gorm.DB) (orgID, experimentID string, err e
 		return "", "", fmt.Errorf("create experiment: %w", err)
 	}
 	return org.ID, exp.ID, nil
-}
-
-func issueKey(ctx context.Context, db *gorm.DB, orgID string, scope auth.Scope) (string, error) {
-	k, err := auth.GenerateKey(scope)
-	if err != nil {
-		return "", err
-	}
-	in := keys.StoreInput{OrgID: orgID, Scope: scope, Hash: k.Hash, Prefix: k.Prefix, Actor: "bench"}
-	if scope == auth.Publishable {
-		in.Publishable = k.Plain
-	}
-	if _, err := keys.Store(ctx, db, in); err != nil {
-		return "", err
-	}
-	return k.Plain, nil
 }

@@ -82,18 +82,9 @@ func devCredentials(ctx context.Context, db *gorm.DB, dir, baseURL string, plan 
 		if live {
 			continue
 		}
-		nk, err := auth.GenerateKey(k.scope)
-		if err != nil {
-			return creds, nil, err
+		if *k.plain, err = keys.Issue(ctx, db, org.ID, k.scope, "expd dev"); err != nil {
+			return creds, nil, fmt.Errorf("dev credentials: %w", err)
 		}
-		in := keys.StoreInput{OrgID: org.ID, Scope: k.scope, Hash: nk.Hash, Prefix: nk.Prefix, Actor: "expd dev"}
-		if k.scope == auth.Publishable {
-			in.Publishable = nk.Plain
-		}
-		if _, err := keys.Store(ctx, db, in); err != nil {
-			return creds, nil, fmt.Errorf("issue dev %s key: %w", k.scope, err)
-		}
-		*k.plain = nk.Plain
 	}
 	if exp, err := time.Parse(time.RFC3339, creds.TokenExpiresAt); err != nil || time.Until(exp) < devTokenRenewBefore ||
 		!tokenValid(signer, creds.IdentityJWT) {

@@ -35,28 +35,13 @@ func NewOrg(t testing.TB, db *gorm.DB, signer *auth.Signer) Org {
 	out := Org{ID: org.ID, ClerkOrgID: clerk}
 	out.AdminToken = Token(t, signer, auth.Session{UserID: "user_admin_" + clerk, OrgID: clerk, Role: auth.AdminRole}, time.Hour)
 	out.MemberToken = Token(t, signer, auth.Session{UserID: "user_member_" + clerk, OrgID: clerk, Role: "org:member"}, time.Hour)
-	for _, scope := range []auth.Scope{auth.Publishable, auth.Secret} {
-		k, err := auth.GenerateKey(scope)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if _, err := keys.Store(ctx, db, keys.StoreInput{OrgID: org.ID, Scope: scope, Hash: k.Hash, Prefix: k.Prefix, Publishable: publishableOnly(scope, k.Plain), Actor: "testenv"}); err != nil {
-			t.Fatalf("store %s key: %v", scope, err)
-		}
-		if scope == auth.Publishable {
-			out.PublishableKey = k.Plain
-		} else {
-			out.SecretKey = k.Plain
-		}
+	if out.PublishableKey, err = keys.Issue(ctx, db, org.ID, auth.Publishable, "testenv"); err != nil {
+		t.Fatal(err)
+	}
+	if out.SecretKey, err = keys.Issue(ctx, db, org.ID, auth.Secret, "testenv"); err != nil {
+		t.Fatal(err)
 	}
 	return out
-}
-
-func publishableOnly(s auth.Scope, plain string) string {
-	if s == auth.Publishable {
-		return plain
-	}
-	return ""
 }
 
 // Token signs a session token.
