@@ -26,12 +26,8 @@ type auditPage struct {
 
 func listAudit(t *testing.T, env *testenv.Env, org testenv.Org, query url.Values) auditPage {
 	t.Helper()
-	r := env.Do(t, "GET", "/v1/audit?"+query.Encode(), nil, testenv.Bearer(org.AdminToken)...)
-	if r.Status != http.StatusOK {
-		t.Fatalf("audit: %d %s", r.Status, r.Body)
-	}
 	var p auditPage
-	r.JSON(t, &p)
+	env.Do(t, "GET", "/v1/audit?"+query.Encode(), nil, testenv.Bearer(org.AdminToken)...).ExpectJSON(t, http.StatusOK, &p)
 	return p
 }
 

@@ -3,18 +3,11 @@ package api_test
 import (
 	"bytes"
 	"context"
-	"crypto/rand"
-	"encoding/base64"
-	"encoding/json"
 	"net/http"
-	"strconv"
 	"testing"
 	"time"
 
-	"github.com/stripe/stripe-go/v76/webhook"
-	svix "github.com/svix/svix-webhooks/go"
 	"go.temporal.io/sdk/client"
-	sdkworker "go.temporal.io/sdk/worker"
 
 	"github.com/expd/expd/activities"
 	"github.com/expd/expd/api"
@@ -24,7 +17,6 @@ import (
 	"github.com/expd/expd/internal/testenv"
 	"github.com/expd/expd/models"
 	"github.com/expd/expd/orgs"
-	"github.com/expd/expd/worker"
 )
 
 const stripeWebhookSecret = "whsec_test_payment"
@@ -39,13 +31,9 @@ type webhookEnv struct {
 
 func newWebhookEnv(t *testing.T, bc *billing.Client) *webhookEnv {
 	t.Helper()
-	tenv := temporaltest.Start(t)
-	secret := newSvixSecret(t)
-	env := testenv.New(t, func(d *api.Deps) {
-		d.Temporal, d.TaskQueue, d.Billing, d.SvixSecret = tenv.Client, tenv.TaskQueue, bc, secret
-		acts := &activities.Activities{DB: d.DB, Billing: bc}
-		tenv.NewWorker(func(r sdkworker.Registry) { worker.Register(r, acts) })
-	})
+	secret := testenv.WebhookSecret(t)
+	env, tenv := testenv.NewWithWorker(t, func(a *activities.Activities) { a.Billing = bc },
+		func(d *api.Deps) { d.Billing, d.SvixSecret = bc, secret })
 	return &webhookEnv{Env: env, Temporal: tenv, SvixSecret: secret}
 }
 
@@ -65,35 +53,6 @@ func stripeMockBilling(t *testing.T) (*billing.Client, *stripemock.Server) {
 // events are applied from their own payload.
 func eventOnlyBilling() *billing.Client {
 	return billing.New(billing.Config{WebhookSecret: stripeWebhookSecret})
-}
-
-func newSvixSecret(t *testing.T) string {
-	t.Helper()
-	b := make([]byte, 24)
-	if _, err := rand.Read(b); err != nil {
-		t.Fatal(err)
-	}
-	return "whsec_" + base64.StdEncoding.EncodeToString(b)
-}
-
-// svixHeaders signs payload as Svix does for message id at time ts.
-func svixHeaders(t *testing.T, secret, id string, ts time.Time, payload []byte) []string {
-	t.Helper()
-	wh, err := svix.NewWebhook(secret)
-	if err != nil {
-		t.Fatal(err)
-	}
-	sig, err := wh.Sign(id, ts, payload)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return []string{"svix-id", id, "svix-timestamp", strconv.FormatInt(ts.Unix(), 10), "svix-signature", sig}
-}
-
-// stripeSignature is Stripe's t=...,v1=... header for payload.
-func stripeSignature(payload []byte, secret string, ts time.Time) []string {
-	h := webhook.GenerateTestSignedPayload(&webhook.UnsignedPayload{Payload: payload, Secret: secret, Timestamp: ts}).Header
-	return []string{"Payment-Signature", h}
 }
 
 // waitWorkflow waits for the workflow with id to finish and decodes its result.
@@ -124,15 +83,6 @@ func unreachableTemporal(t *testing.T) client.Client {
 	}
 	t.Cleanup(c.Close)
 	return c
-}
-
-func jsonBytes(t *testing.T, v any) []byte {
-	t.Helper()
-	b, err := json.Marshal(v)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return b
 }
 
 // post sends a request without failing the test, for use off the test

@@ -37,12 +37,8 @@ func TestCheckoutSessionAgainstStripeMock(t *testing.T) {
 	env := testenv.New(t, func(d *api.Deps) { d.Billing = bc })
 	org := env.NewOrg(t)
 
-	r := env.Do(t, "POST", checkoutPath, checkoutBody("business"), testenv.Bearer(org.AdminToken)...)
-	if r.Status != http.StatusOK {
-		t.Fatalf("checkout: %d %s", r.Status, r.Body)
-	}
 	var hosted api.HostedURL
-	r.JSON(t, &hosted)
+	env.Do(t, "POST", checkoutPath, checkoutBody("business"), testenv.Bearer(org.AdminToken)...).ExpectJSON(t, http.StatusOK, &hosted)
 	if !strings.HasPrefix(hosted.URL, "https://") {
 		t.Fatalf("hosted url %q", hosted.URL)
 	}
@@ -122,12 +118,8 @@ func TestPortalSessionAgainstStripeMock(t *testing.T) {
 		t.Fatalf("bad return_url: %+v", p)
 	}
 
-	r := env.Do(t, "POST", portalPath, map[string]string{"return_url": "https://app.example/billing"}, testenv.Bearer(org.AdminToken)...)
-	if r.Status != http.StatusOK {
-		t.Fatalf("portal: %d %s", r.Status, r.Body)
-	}
 	var hosted api.HostedURL
-	r.JSON(t, &hosted)
+	env.Do(t, "POST", portalPath, map[string]string{"return_url": "https://app.example/billing"}, testenv.Bearer(org.AdminToken)...).ExpectJSON(t, http.StatusOK, &hosted)
 	sent := stripe.Recorder.Requests("/v1/billing_portal/sessions")
 	if hosted.URL == "" || len(sent) != 1 || sent[0].Form.Get("customer") != "cus_portal" || sent[0].Form.Get("return_url") != "https://app.example/billing" {
 		t.Fatalf("url %q, sent %+v", hosted.URL, sent)

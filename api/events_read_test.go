@@ -43,12 +43,8 @@ type readPage struct {
 
 func readEvents(t *testing.T, f ingestFixture, ref string, query url.Values) readPage {
 	t.Helper()
-	r := f.env.Do(t, "GET", "/v1/experiments/"+ref+"/events?"+query.Encode(), nil, testenv.Bearer(f.org.MemberToken)...)
-	if r.Status != http.StatusOK {
-		t.Fatalf("read events: %d %s", r.Status, r.Body)
-	}
 	var p readPage
-	r.JSON(t, &p)
+	f.env.Do(t, "GET", "/v1/experiments/"+ref+"/events?"+query.Encode(), nil, testenv.Bearer(f.org.MemberToken)...).ExpectJSON(t, http.StatusOK, &p)
 	return p
 }
 

@@ -1,7 +1,6 @@
 package api_test
 
 import (
-	"encoding/json"
 	"fmt"
 	"net/http"
 	"strings"
@@ -200,7 +199,7 @@ func TestEventsRejectsBadEventsAndKeepsTheRest(t *testing.T) {
 		t.Fatalf("%d rows stored, want only the good one", n)
 	}
 	// A batch where an element is not an object rejects that element.
-	a = accepted(t, f.env.Do(t, "POST", "/v1/events", `{"events": [null, 3, "x", `+mustJSON(t, exposure("exp", "v", "control", now))+`]}`, testenv.APIKey(f.org.PublishableKey)...))
+	a = accepted(t, f.env.Do(t, "POST", "/v1/events", `{"events": [null, 3, "x", `+string(testenv.Marshal(t, exposure("exp", "v", "control", now)))+`]}`, testenv.APIKey(f.org.PublishableKey)...))
 	if a.Accepted != 1 || len(a.Rejected) != 3 || a.Rejected[2].Index != 2 {
 		t.Fatalf("non-object events: %+v", a)
 	}
@@ -376,13 +375,4 @@ func TestEventsRateLimited(t *testing.T) {
 	if last.Header.Get("Retry-After") == "" {
 		t.Fatal("429 without Retry-After")
 	}
-}
-
-func mustJSON(t *testing.T, v any) string {
-	t.Helper()
-	b, err := json.Marshal(v)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return string(b)
 }

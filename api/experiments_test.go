@@ -56,12 +56,8 @@ type experimentBody struct {
 
 func create(t *testing.T, env *testenv.Env, org testenv.Org, cfg map[string]any) experimentBody {
 	t.Helper()
-	r := env.Do(t, "POST", "/v1/experiments", cfg, testenv.Bearer(org.AdminToken)...)
-	if r.Status != http.StatusCreated {
-		t.Fatalf("create: %d %s", r.Status, r.Body)
-	}
 	var e experimentBody
-	r.JSON(t, &e)
+	env.Do(t, "POST", "/v1/experiments", cfg, testenv.Bearer(org.AdminToken)...).ExpectJSON(t, http.StatusCreated, &e)
 	return e
 }
 

@@ -7,16 +7,12 @@ import (
 	"time"
 
 	"go.temporal.io/sdk/client"
-	"go.temporal.io/sdk/worker"
 
 	"github.com/expd/expd/activities"
-	"github.com/expd/expd/api"
 	"github.com/expd/expd/audit"
-	"github.com/expd/expd/internal/temporaltest"
 	"github.com/expd/expd/internal/testenv"
 	"github.com/expd/expd/outbound"
 	"github.com/expd/expd/results"
-	expdworker "github.com/expd/expd/worker"
 	"github.com/expd/expd/workflows"
 )
 
@@ -25,11 +21,7 @@ import (
 // actor system from the health run's workflow, a signed guardrail.breached
 // delivery, control served, and no results run published.
 func TestHourlyHealthRunStopsAHarmfulTreatment(t *testing.T) {
-	tenv := temporaltest.Start(t)
-	env := testenv.New(t, func(d *api.Deps) { d.Temporal, d.TaskQueue = tenv.Client, tenv.TaskQueue })
-	tenv.NewWorker(func(r worker.Registry) {
-		expdworker.Register(r, &activities.Activities{DB: env.DB, Webhooks: &outbound.Sender{AllowPrivate: true}})
-	})
+	env, tenv := testenv.NewWithWorker(t, func(a *activities.Activities) { a.Webhooks = &outbound.Sender{AllowPrivate: true} })
 	if err := workflows.EnsureSchedules(t.Context(), tenv.Client, tenv.TaskQueue); err != nil {
 		t.Fatal(err)
 	}

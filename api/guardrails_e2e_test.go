@@ -12,18 +12,14 @@ import (
 	"time"
 
 	svix "github.com/svix/svix-webhooks/go"
-	"go.temporal.io/sdk/worker"
 
 	"github.com/expd/expd/activities"
-	"github.com/expd/expd/api"
 	"github.com/expd/expd/audit"
 	"github.com/expd/expd/experiments"
-	"github.com/expd/expd/internal/temporaltest"
 	"github.com/expd/expd/internal/testenv"
 	"github.com/expd/expd/models"
 	"github.com/expd/expd/outbound"
 	"github.com/expd/expd/results/resultstest"
-	expdworker "github.com/expd/expd/worker"
 )
 
 // receivedEvent is one verified delivery at the test's listener.
@@ -96,11 +92,7 @@ func waitUntil(t *testing.T, what string, cond func() bool) {
 // run's workflow), a signed guardrail.breached reaches a local listener,
 // and a second run acts on nothing.
 func TestGuardrailStopsAHarmfulTreatmentEndToEnd(t *testing.T) {
-	tenv := temporaltest.Start(t)
-	env := testenv.New(t, func(d *api.Deps) { d.Temporal, d.TaskQueue = tenv.Client, tenv.TaskQueue })
-	tenv.NewWorker(func(r worker.Registry) {
-		expdworker.Register(r, &activities.Activities{DB: env.DB, Webhooks: &outbound.Sender{AllowPrivate: true}})
-	})
+	env, _ := testenv.NewWithWorker(t, func(a *activities.Activities) { a.Webhooks = &outbound.Sender{AllowPrivate: true} })
 	org := env.NewOrg(t)
 	admin := testenv.Bearer(org.AdminToken)
 
@@ -188,12 +180,8 @@ func harmfulExperiment(t *testing.T, env *testenv.Env, orgID string, admin []str
 	cfg.Metrics = append(cfg.Metrics[:1:1], experiments.Metric{Name: "error_rate", Kind: "mean", Category: "guardrail", MethodDefault: "welch_t",
 		MetricVersion: 1, SharedOrgWide: &shared,
 		Guardrail: &experiments.Guardrail{BadDirection: "increase", MaxChange: 0.05, Relative: true, Action: "stop"}})
-	resp := env.Do(t, http.MethodPost, "/v1/experiments", cfg, admin...)
-	if resp.Status != http.StatusCreated {
-		t.Fatalf("create: %d %s", resp.Status, resp.Body)
-	}
 	var exp experimentBody
-	resp.JSON(t, &exp)
+	env.Do(t, http.MethodPost, "/v1/experiments", cfg, admin...).ExpectJSON(t, http.StatusCreated, &exp)
 
 	now := time.Now().UTC()
 	var events []models.Event
@@ -241,12 +229,8 @@ func listenForWebhooks(t *testing.T, env *testenv.Env, orgID string) (*webhookLi
 
 func auditOf(t *testing.T, env *testenv.Env, auth []string, experimentID string) []auditEntry {
 	t.Helper()
-	resp := env.Do(t, http.MethodGet, "/v1/audit?experiment_id="+experimentID+"&limit=200", nil, auth...)
-	if resp.Status != http.StatusOK {
-		t.Fatalf("audit: %d %s", resp.Status, resp.Body)
-	}
 	var page struct{ Entries []auditEntry }
-	resp.JSON(t, &page)
+	env.Do(t, http.MethodGet, "/v1/audit?experiment_id="+experimentID+"&limit=200", nil, auth...).ExpectJSON(t, http.StatusOK, &page)
 	return page.Entries
 }
 
@@ -267,21 +251,15 @@ func startRun(t *testing.T, env *testenv.Env, auth []string, experimentID string
 // workflow on the in-process server: scheduled, then running, then
 // stopped, each change by actor system from experiment/<id>.
 func TestScheduledStartAndStopThroughTheWorkflow(t *testing.T) {
-	tenv := temporaltest.Start(t)
-	env := testenv.New(t, func(d *api.Deps) { d.Temporal, d.TaskQueue = tenv.Client, tenv.TaskQueue })
-	tenv.NewWorker(func(r worker.Registry) { expdworker.Register(r, &activities.Activities{DB: env.DB}) })
+	env, _ := testenv.NewWithWorker(t, nil)
 	org := env.NewOrg(t)
 	admin := testenv.Bearer(org.AdminToken)
 	cfg := resultstest.Config("scheduled")
 	start := time.Now().Add(2 * time.Second).UTC().Truncate(time.Second)
 	stop := start.Add(2 * time.Second)
 	cfg.StartAt, cfg.StopAt = &start, &stop
-	resp := env.Do(t, http.MethodPost, "/v1/experiments", cfg, admin...)
-	if resp.Status != http.StatusCreated {
-		t.Fatalf("create: %d %s", resp.Status, resp.Body)
-	}
 	var exp experimentBody
-	resp.JSON(t, &exp)
+	env.Do(t, http.MethodPost, "/v1/experiments", cfg, admin...).ExpectJSON(t, http.StatusCreated, &exp)
 	if exp.Status != "scheduled" {
 		t.Fatalf("created %s, want scheduled", exp.Status)
 	}

@@ -48,8 +48,8 @@ func clerkDeleted(object, id string) map[string]any {
 func (e *webhookEnv) deliver(t *testing.T, event map[string]any) bool {
 	t.Helper()
 	id := fmt.Sprintf("msg_%s_%d", e.Temporal.TaskQueue, svixSeq.Add(1))
-	body := jsonBytes(t, event)
-	r := e.Do(t, "POST", identityPath, body, svixHeaders(t, e.SvixSecret, id, time.Now(), body)...)
+	body := testenv.Marshal(t, event)
+	r := e.Do(t, "POST", identityPath, body, testenv.SvixHeaders(t, e.SvixSecret, id, time.Now(), body)...)
 	if r.Status != http.StatusNoContent {
 		t.Fatalf("delivery %s: %d %s", event["type"], r.Status, r.Body)
 	}
@@ -70,7 +70,7 @@ func findByClerk[T any](t *testing.T, e *webhookEnv, column, id string) T {
 func TestIdentityWebhookSignature(t *testing.T) {
 	t.Parallel()
 	e := newWebhookEnv(t, nil)
-	body := jsonBytes(t, clerk("user.created", 1000, clerkUser("user_sig", "sig@example.com", 1000)))
+	body := testenv.Marshal(t, clerk("user.created", 1000, clerkUser("user_sig", "sig@example.com", 1000)))
 	now := time.Now()
 	tampered := append(append([]byte(nil), body[:len(body)-1]...), ' ', '}')
 
@@ -78,11 +78,11 @@ func TestIdentityWebhookSignature(t *testing.T) {
 		body    []byte
 		headers []string
 	}{
-		"tampered":       {tampered, svixHeaders(t, e.SvixSecret, "msg_t", now, body)},
-		"wrong secret":   {body, svixHeaders(t, newSvixSecret(t), "msg_w", now, body)},
-		"stale":          {body, svixHeaders(t, e.SvixSecret, "msg_s", now.Add(-6*time.Minute), body)},
-		"future":         {body, svixHeaders(t, e.SvixSecret, "msg_f", now.Add(6*time.Minute), body)},
-		"missing header": {body, svixHeaders(t, e.SvixSecret, "msg_m", now, body)[:4]},
+		"tampered":       {tampered, testenv.SvixHeaders(t, e.SvixSecret, "msg_t", now, body)},
+		"wrong secret":   {body, testenv.SvixHeaders(t, testenv.WebhookSecret(t), "msg_w", now, body)},
+		"stale":          {body, testenv.SvixHeaders(t, e.SvixSecret, "msg_s", now.Add(-6*time.Minute), body)},
+		"future":         {body, testenv.SvixHeaders(t, e.SvixSecret, "msg_f", now.Add(6*time.Minute), body)},
+		"missing header": {body, testenv.SvixHeaders(t, e.SvixSecret, "msg_m", now, body)[:4]},
 		"no headers":     {body, nil},
 	}
 	for name, tc := range cases {
@@ -102,7 +102,7 @@ func TestIdentityWebhookSignature(t *testing.T) {
 
 	// Without a configured secret nothing can be verified.
 	bare := testenv.New(t)
-	testenv.ExpectProblem(t, bare.Do(t, "POST", identityPath, body, svixHeaders(t, e.SvixSecret, "msg_n", now, body)...), http.StatusUnauthorized)
+	testenv.ExpectProblem(t, bare.Do(t, "POST", identityPath, body, testenv.SvixHeaders(t, e.SvixSecret, "msg_n", now, body)...), http.StatusUnauthorized)
 }
 
 func TestIdentityWebhookCreateUpdateDeleteEachKind(t *testing.T) {
@@ -162,8 +162,8 @@ func TestIdentityWebhookOutOfOrderAndReplayed(t *testing.T) {
 	}
 
 	// The same message delivered again (same svix-id): 204, no second run.
-	body := jsonBytes(t, clerk("organization.updated", 9000, clerkOrg("org_o", "Replayed", 9000)))
-	headers := svixHeaders(t, e.SvixSecret, "msg_replay_"+e.Temporal.TaskQueue, time.Now(), body)
+	body := testenv.Marshal(t, clerk("organization.updated", 9000, clerkOrg("org_o", "Replayed", 9000)))
+	headers := testenv.SvixHeaders(t, e.SvixSecret, "msg_replay_"+e.Temporal.TaskQueue, time.Now(), body)
 	for i := 0; i < 3; i++ {
 		if r := e.Do(t, "POST", identityPath, body, headers...); r.Status != http.StatusNoContent {
 			t.Fatalf("delivery %d: %d %s", i, r.Status, r.Body)
@@ -216,8 +216,8 @@ func TestIdentityWebhookIgnoresOtherTypesAndRejectsBrokenData(t *testing.T) {
 	t.Parallel()
 	e := newWebhookEnv(t, nil)
 	send := func(event map[string]any) testenv.Response {
-		body := jsonBytes(t, event)
-		return e.Do(t, "POST", identityPath, body, svixHeaders(t, e.SvixSecret, fmt.Sprintf("msg_x_%d", svixSeq.Add(1)), time.Now(), body)...)
+		body := testenv.Marshal(t, event)
+		return e.Do(t, "POST", identityPath, body, testenv.SvixHeaders(t, e.SvixSecret, fmt.Sprintf("msg_x_%d", svixSeq.Add(1)), time.Now(), body)...)
 	}
 	for _, typ := range []string{"session.created", "email.created", "organizationInvitation.accepted", "user.banned"} {
 		if r := send(clerk(typ, 1000, map[string]any{"id": "x"})); r.Status != http.StatusNoContent {
@@ -237,16 +237,16 @@ func TestIdentityWebhookIgnoresOtherTypesAndRejectsBrokenData(t *testing.T) {
 // provider retries.
 func TestWebhooksAnswer503WithoutTemporal(t *testing.T) {
 	t.Parallel()
-	secret := newSvixSecret(t)
+	secret := testenv.WebhookSecret(t)
 	env := testenv.New(t, func(d *api.Deps) {
 		d.Temporal, d.TaskQueue, d.SvixSecret, d.Billing = unreachableTemporal(t), "expd", secret, eventOnlyBilling()
 	})
-	identity := jsonBytes(t, clerk("user.created", 1000, clerkUser("user_503", "x@example.com", 1000)))
-	payment := jsonBytes(t, stripeEvent("evt_503", "customer.subscription.updated", time.Now(), subscriptionObject("sub_1", "cus_1", "active", "", nil)))
+	identity := testenv.Marshal(t, clerk("user.created", 1000, clerkUser("user_503", "x@example.com", 1000)))
+	payment := testenv.Marshal(t, stripeEvent("evt_503", "customer.subscription.updated", time.Now(), subscriptionObject("sub_1", "cus_1", "active", "", nil)))
 
 	t.Run("identity", func(t *testing.T) {
 		t.Parallel()
-		r := env.Do(t, "POST", identityPath, identity, svixHeaders(t, secret, "msg_503", time.Now(), identity)...)
+		r := env.Do(t, "POST", identityPath, identity, testenv.SvixHeaders(t, secret, "msg_503", time.Now(), identity)...)
 		testenv.ExpectProblem(t, r, http.StatusServiceUnavailable)
 		if r.Header.Get("Retry-After") == "" {
 			t.Fatal("503 without Retry-After")
@@ -254,7 +254,7 @@ func TestWebhooksAnswer503WithoutTemporal(t *testing.T) {
 	})
 	t.Run("payment", func(t *testing.T) {
 		t.Parallel()
-		r := env.Do(t, "POST", paymentPath, payment, stripeSignature(payment, stripeWebhookSecret, time.Now())...)
+		r := env.Do(t, "POST", paymentPath, payment, testenv.PaymentHeaders(payment, stripeWebhookSecret, time.Now())...)
 		testenv.ExpectProblem(t, r, http.StatusServiceUnavailable)
 	})
 }

@@ -250,7 +250,7 @@ func TestImportNeedsSecretKeyAndFitsTheAllowance(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "events.ndjson")
 	var lines []string
 	for i := 0; i < 10; i++ {
-		lines = append(lines, mustJSON(t, exposure("exp", fmt.Sprint("u", i), "control", time.Now().Add(-48*time.Hour))))
+		lines = append(lines, string(testenv.Marshal(t, exposure("exp", fmt.Sprint("u", i), "control", time.Now().Add(-48*time.Hour)))))
 	}
 	if err := os.WriteFile(path, []byte(strings.Join(lines, "\n")), 0o600); err != nil {
 		t.Fatal(err)

@@ -10,17 +10,14 @@ import (
 	"time"
 
 	enumspb "go.temporal.io/api/enums/v1"
-	"go.temporal.io/sdk/worker"
 	"google.golang.org/protobuf/proto"
 
-	"github.com/expd/expd/activities"
 	"github.com/expd/expd/api"
 	"github.com/expd/expd/auth"
 	"github.com/expd/expd/internal/temporaltest"
 	"github.com/expd/expd/internal/testenv"
 	"github.com/expd/expd/models"
 	"github.com/expd/expd/sdkcache"
-	expdworker "github.com/expd/expd/worker"
 	"github.com/expd/expd/workflows"
 )
 
@@ -28,12 +25,7 @@ import (
 // Temporal server, with a worker of its own task queue.
 func newKeysEnv(t *testing.T, tune ...func(*api.Deps)) (*testenv.Env, *temporaltest.Env) {
 	t.Helper()
-	tenv := temporaltest.Start(t)
-	env := newSDKEnv(t, append([]func(*api.Deps){func(d *api.Deps) {
-		d.Temporal, d.TaskQueue = tenv.Client, tenv.TaskQueue
-	}}, tune...)...)
-	tenv.NewWorker(func(r worker.Registry) { expdworker.Register(r, &activities.Activities{DB: env.DB}) })
-	return env, tenv
+	return testenv.NewWithWorker(t, nil, sdkDeps(t, tune)...)
 }
 
 type keyBody struct {
@@ -44,12 +36,8 @@ type keyBody struct {
 
 func rotate(t *testing.T, env *testenv.Env, org testenv.Org, scope string) keyBody {
 	t.Helper()
-	r := env.Do(t, "POST", "/v1/keys", map[string]string{"scope": scope}, testenv.Bearer(org.AdminToken)...)
-	if r.Status != http.StatusCreated {
-		t.Fatalf("rotate %s: %d %s", scope, r.Status, r.Body)
-	}
 	var k keyBody
-	r.JSON(t, &k)
+	env.Do(t, "POST", "/v1/keys", map[string]string{"scope": scope}, testenv.Bearer(org.AdminToken)...).ExpectJSON(t, http.StatusCreated, &k)
 	return k
 }
 

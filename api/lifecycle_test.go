@@ -10,12 +10,8 @@ import (
 
 func lifecycle(t *testing.T, env *testenv.Env, org testenv.Org, id, action string, body any) experimentBody {
 	t.Helper()
-	r := env.Do(t, "POST", "/v1/experiments/"+id+"/"+action, body, testenv.Bearer(org.AdminToken)...)
-	if r.Status != http.StatusOK {
-		t.Fatalf("%s %s: %d %s", action, id, r.Status, r.Body)
-	}
 	var e experimentBody
-	r.JSON(t, &e)
+	env.Do(t, "POST", "/v1/experiments/"+id+"/"+action, body, testenv.Bearer(org.AdminToken)...).ExpectJSON(t, http.StatusOK, &e)
 	return e
 }
 

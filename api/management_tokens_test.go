@@ -25,12 +25,8 @@ type createdToken struct {
 
 func createToken(t *testing.T, env *testenv.Env, admin string, body any) createdToken {
 	t.Helper()
-	r := env.Do(t, http.MethodPost, "/v1/management-tokens", body, testenv.Bearer(admin)...)
-	if r.Status != http.StatusCreated {
-		t.Fatalf("create token: %d %s", r.Status, r.Body)
-	}
 	var tok createdToken
-	r.JSON(t, &tok)
+	env.Do(t, http.MethodPost, "/v1/management-tokens", body, testenv.Bearer(admin)...).ExpectJSON(t, http.StatusCreated, &tok)
 	return tok
 }
 

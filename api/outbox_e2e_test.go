@@ -9,15 +9,12 @@ import (
 	"time"
 
 	"go.temporal.io/sdk/client"
-	"go.temporal.io/sdk/worker"
 
 	"github.com/expd/expd/activities"
 	"github.com/expd/expd/api"
-	"github.com/expd/expd/internal/temporaltest"
 	"github.com/expd/expd/internal/testenv"
 	"github.com/expd/expd/outbound"
 	"github.com/expd/expd/results/resultstest"
-	expdworker "github.com/expd/expd/worker"
 	"github.com/expd/expd/workflows"
 )
 
@@ -52,12 +49,12 @@ func (f *flakyTemporal) SignalWithStartWorkflow(ctx context.Context, id, signal 
 // looks pending again (a crash between the start and the mark). Once
 // Temporal answers, a route delivers its announcement at once.
 func TestAnnouncementsAndSignalsSurviveTemporalBeingAway(t *testing.T) {
-	tenv := temporaltest.Start(t)
-	flaky := &flakyTemporal{Client: tenv.Client}
-	env := testenv.New(t, func(d *api.Deps) { d.Temporal, d.TaskQueue = flaky, tenv.TaskQueue })
-	tenv.NewWorker(func(r worker.Registry) {
-		expdworker.Register(r, &activities.Activities{DB: env.DB, Webhooks: &outbound.Sender{AllowPrivate: true}})
-	})
+	var flaky *flakyTemporal
+	env, tenv := testenv.NewWithWorker(t, func(a *activities.Activities) { a.Webhooks = &outbound.Sender{AllowPrivate: true} },
+		func(d *api.Deps) {
+			flaky = &flakyTemporal{Client: d.Temporal}
+			d.Temporal = flaky
+		})
 	org := env.NewOrg(t)
 	admin := testenv.Bearer(org.AdminToken)
 	listener, stopListener := listenForWebhooks(t, env, org.ID)
@@ -68,12 +65,8 @@ func TestAnnouncementsAndSignalsSurviveTemporalBeingAway(t *testing.T) {
 	create := func(name, status string) string {
 		cfg := resultstest.Config(name)
 		cfg.Status, cfg.StopAt = status, &stopAt
-		resp := env.Do(t, http.MethodPost, "/v1/experiments", cfg, admin...)
-		if resp.Status != http.StatusCreated {
-			t.Fatalf("create %s: %d %s", name, resp.Status, resp.Body)
-		}
 		var exp experimentBody
-		resp.JSON(t, &exp)
+		env.Do(t, http.MethodPost, "/v1/experiments", cfg, admin...).ExpectJSON(t, http.StatusCreated, &exp)
 		return exp.ID
 	}
 	// a: running with a stop_at, its workflow armed while Temporal answered.

@@ -32,8 +32,8 @@ func checkoutObject(orgID, customer, subscription, plan string) map[string]any {
 // pay signs and posts a payment event and waits for its workflow.
 func (e *webhookEnv) pay(t *testing.T, event map[string]any) workflows.PaymentEventResult {
 	t.Helper()
-	body := jsonBytes(t, event)
-	r := e.Do(t, "POST", paymentPath, body, stripeSignature(body, stripeWebhookSecret, time.Now())...)
+	body := testenv.Marshal(t, event)
+	r := e.Do(t, "POST", paymentPath, body, testenv.PaymentHeaders(body, stripeWebhookSecret, time.Now())...)
 	if r.Status != http.StatusNoContent {
 		t.Fatalf("%s: %d %s", event["type"], r.Status, r.Body)
 	}
@@ -55,20 +55,20 @@ func TestPaymentWebhookSignature(t *testing.T) {
 	t.Parallel()
 	e := newWebhookEnv(t, eventOnlyBilling())
 	org := e.NewOrg(t)
-	body := jsonBytes(t, stripeEvent("evt_sig_"+org.ID, "checkout.session.completed", time.Now(), checkoutObject(org.ID, "cus_sig", "sub_sig", "pro")))
+	body := testenv.Marshal(t, stripeEvent("evt_sig_"+org.ID, "checkout.session.completed", time.Now(), checkoutObject(org.ID, "cus_sig", "sub_sig", "pro")))
 	now := time.Now()
 	tampered := append(append([]byte(nil), body[:len(body)-1]...), ' ', '}')
 	cases := map[string]struct {
 		body    []byte
 		headers []string
 	}{
-		"tampered":                    {tampered, stripeSignature(body, stripeWebhookSecret, now)},
-		"wrong secret":                {body, stripeSignature(body, "whsec_other", now)},
-		"stale":                       {body, stripeSignature(body, stripeWebhookSecret, now.Add(-6*time.Minute))},
+		"tampered":                    {tampered, testenv.PaymentHeaders(body, stripeWebhookSecret, now)},
+		"wrong secret":                {body, testenv.PaymentHeaders(body, "whsec_other", now)},
+		"stale":                       {body, testenv.PaymentHeaders(body, stripeWebhookSecret, now.Add(-6*time.Minute))},
 		"missing header":              {body, nil},
 		"malformed":                   {body, []string{"Payment-Signature", "v1=deadbeef"}},
-		"Stripe's name, wrong secret": {body, []string{"Stripe-Signature", stripeSignature(body, "whsec_other", now)[1]}},
-		"Stripe's name, stale":        {body, []string{"Stripe-Signature", stripeSignature(body, stripeWebhookSecret, now.Add(-6*time.Minute))[1]}},
+		"Stripe's name, wrong secret": {body, []string{"Stripe-Signature", testenv.PaymentSignature(body, "whsec_other", now)}},
+		"Stripe's name, stale":        {body, []string{"Stripe-Signature", testenv.PaymentSignature(body, stripeWebhookSecret, now.Add(-6*time.Minute))}},
 	}
 	for name, tc := range cases {
 		if p := testenv.ExpectProblem(t, e.Do(t, "POST", paymentPath, tc.body, tc.headers...), http.StatusUnauthorized); p.Code != "invalid_signature" {
@@ -83,8 +83,8 @@ func TestPaymentWebhookSignature(t *testing.T) {
 	}
 	// A real Stripe delivery names the header Stripe-Signature: verified
 	// the same way and accepted.
-	stripeBody := jsonBytes(t, stripeEvent("evt_sig_stripe_"+org.ID, "checkout.session.completed", now, checkoutObject(org.ID, "cus_sig", "sub_sig", "pro")))
-	if r := e.Do(t, "POST", paymentPath, stripeBody, "Stripe-Signature", stripeSignature(stripeBody, stripeWebhookSecret, now)[1]); r.Status != http.StatusNoContent {
+	stripeBody := testenv.Marshal(t, stripeEvent("evt_sig_stripe_"+org.ID, "checkout.session.completed", now, checkoutObject(org.ID, "cus_sig", "sub_sig", "pro")))
+	if r := e.Do(t, "POST", paymentPath, stripeBody, "Stripe-Signature", testenv.PaymentSignature(stripeBody, stripeWebhookSecret, now)); r.Status != http.StatusNoContent {
 		t.Fatalf("Stripe-Signature delivery: %d %s", r.Status, r.Body)
 	}
 	var res workflows.PaymentEventResult
@@ -95,7 +95,7 @@ func TestPaymentWebhookSignature(t *testing.T) {
 
 	// Without a webhook secret nothing verifies.
 	bare := testenv.New(t)
-	testenv.ExpectProblem(t, bare.Do(t, "POST", paymentPath, body, stripeSignature(body, stripeWebhookSecret, now)...), http.StatusUnauthorized)
+	testenv.ExpectProblem(t, bare.Do(t, "POST", paymentPath, body, testenv.PaymentHeaders(body, stripeWebhookSecret, now)...), http.StatusUnauthorized)
 }
 
 func TestPaymentWebhookEachEventType(t *testing.T) {
@@ -133,8 +133,8 @@ func TestPaymentWebhookSameEventFiveTimesConcurrently(t *testing.T) {
 	e := newWebhookEnv(t, eventOnlyBilling())
 	org := e.NewOrg(t)
 	id := "evt_dup_" + org.ID
-	body := jsonBytes(t, stripeEvent(id, "checkout.session.completed", time.Now(), checkoutObject(org.ID, "cus_dup", "sub_dup", "business")))
-	headers := stripeSignature(body, stripeWebhookSecret, time.Now())
+	body := testenv.Marshal(t, stripeEvent(id, "checkout.session.completed", time.Now(), checkoutObject(org.ID, "cus_dup", "sub_dup", "business")))
+	headers := testenv.PaymentHeaders(body, stripeWebhookSecret, time.Now())
 
 	var wg sync.WaitGroup
 	statuses := make([]int, 5)
@@ -182,8 +182,8 @@ func TestPaymentWebhookIgnoresOtherTypes(t *testing.T) {
 	e := newWebhookEnv(t, eventOnlyBilling())
 	org := e.NewOrg(t)
 	for _, typ := range []string{"invoice.paid", "checkout.session.expired", "customer.created", "payment_intent.succeeded"} {
-		body := jsonBytes(t, stripeEvent("evt_other_"+typ+org.ID, typ, time.Now(), map[string]any{"id": "x", "metadata": map[string]string{"org_id": org.ID}}))
-		if r := e.Do(t, "POST", paymentPath, body, stripeSignature(body, stripeWebhookSecret, time.Now())...); r.Status != http.StatusNoContent {
+		body := testenv.Marshal(t, stripeEvent("evt_other_"+typ+org.ID, typ, time.Now(), map[string]any{"id": "x", "metadata": map[string]string{"org_id": org.ID}}))
+		if r := e.Do(t, "POST", paymentPath, body, testenv.PaymentHeaders(body, stripeWebhookSecret, time.Now())...); r.Status != http.StatusNoContent {
 			t.Fatalf("%s: %d %s", typ, r.Status, r.Body)
 		}
 	}
@@ -191,6 +191,6 @@ func TestPaymentWebhookIgnoresOtherTypes(t *testing.T) {
 		t.Fatalf("ignored events changed the org: %+v", got)
 	}
 	// A handled type with unusable data is refused rather than queued.
-	body := jsonBytes(t, stripeEvent("evt_broken", "customer.subscription.updated", time.Now(), map[string]any{"status": "active"}))
-	testenv.ExpectProblem(t, e.Do(t, "POST", paymentPath, body, stripeSignature(body, stripeWebhookSecret, time.Now())...), http.StatusBadRequest)
+	body := testenv.Marshal(t, stripeEvent("evt_broken", "customer.subscription.updated", time.Now(), map[string]any{"status": "active"}))
+	testenv.ExpectProblem(t, e.Do(t, "POST", paymentPath, body, testenv.PaymentHeaders(body, stripeWebhookSecret, time.Now())...), http.StatusBadRequest)
 }

@@ -8,16 +8,10 @@ import (
 	"testing"
 	"time"
 
-	"go.temporal.io/sdk/worker"
-
-	"github.com/expd/expd/activities"
-	"github.com/expd/expd/api"
 	"github.com/expd/expd/bucketing"
 	"github.com/expd/expd/experiments"
-	"github.com/expd/expd/internal/temporaltest"
 	"github.com/expd/expd/internal/testenv"
 	"github.com/expd/expd/stats"
-	expdworker "github.com/expd/expd/worker"
 )
 
 // kindsUser is a synthetic user of the issue-12 test: a personal latency
@@ -53,9 +47,7 @@ func kindsUsers(perArm, crossovers int) []kindsUser {
 // results, with crossover users present; every number equals stats/ on
 // the same values computed here.
 func TestResultsNewMetricKindsEndToEnd(t *testing.T) {
-	tenv := temporaltest.Start(t)
-	env := testenv.New(t, func(d *api.Deps) { d.Temporal, d.TaskQueue = tenv.Client, tenv.TaskQueue })
-	tenv.NewWorker(func(r worker.Registry) { expdworker.Register(r, &activities.Activities{DB: env.DB}) })
+	env, _ := testenv.NewWithWorker(t, nil)
 	org := env.NewOrg(t)
 	auth := testenv.Bearer(org.MemberToken)
 	shared := false

@@ -8,16 +8,11 @@ import (
 	"time"
 
 	"go.temporal.io/sdk/client"
-	"go.temporal.io/sdk/worker"
 
-	"github.com/expd/expd/activities"
-	"github.com/expd/expd/api"
-	"github.com/expd/expd/internal/temporaltest"
 	"github.com/expd/expd/internal/testenv"
 	"github.com/expd/expd/results"
 	"github.com/expd/expd/results/resultstest"
 	"github.com/expd/expd/stats"
-	expdworker "github.com/expd/expd/worker"
 	"github.com/expd/expd/workflows"
 )
 
@@ -77,22 +72,16 @@ type resultRow struct {
 }
 
 func TestResultsEndToEndThroughIngestAManualRunAndTheResultsRoute(t *testing.T) {
-	tenv := temporaltest.Start(t)
-	env := testenv.New(t, func(d *api.Deps) { d.Temporal, d.TaskQueue = tenv.Client, tenv.TaskQueue })
-	tenv.NewWorker(func(r worker.Registry) { expdworker.Register(r, &activities.Activities{DB: env.DB}) })
+	env, tenv := testenv.NewWithWorker(t, nil)
 	org := env.NewOrg(t)
 	auth := testenv.Bearer(org.MemberToken)
 
-	resp := env.Do(t, http.MethodPost, "/v1/experiments", resultstest.Config("e2e-results"), auth...)
-	if resp.Status != http.StatusCreated {
-		t.Fatalf("create experiment: %d %s", resp.Status, resp.Body)
-	}
 	var exp struct{ ID string }
-	resp.JSON(t, &exp)
+	env.Do(t, http.MethodPost, "/v1/experiments", resultstest.Config("e2e-results"), auth...).ExpectJSON(t, http.StatusCreated, &exp)
 	resultsPath := "/v1/experiments/" + exp.ID + "/results"
 
 	// Collecting until a run produces rows.
-	resp = env.Do(t, http.MethodGet, resultsPath, nil, auth...)
+	resp := env.Do(t, http.MethodGet, resultsPath, nil, auth...)
 	testenv.ExpectProblem(t, resp, http.StatusNotFound)
 	var hinted struct{ Hint string }
 	resp.JSON(t, &hinted)

@@ -9,17 +9,13 @@ import (
 	"time"
 
 	"go.temporal.io/sdk/client"
-	"go.temporal.io/sdk/worker"
 
-	"github.com/expd/expd/activities"
 	"github.com/expd/expd/api"
 	"github.com/expd/expd/experiments"
-	"github.com/expd/expd/internal/temporaltest"
 	"github.com/expd/expd/internal/testenv"
 	"github.com/expd/expd/models"
 	"github.com/expd/expd/results"
 	"github.com/expd/expd/results/resultstest"
-	expdworker "github.com/expd/expd/worker"
 	"github.com/expd/expd/workflows"
 )
 
@@ -69,9 +65,7 @@ func coverageEvents(orgID, expID string, start, now time.Time) []models.Event {
 // without metrics and a run whose window ends before the experiment
 // existed.
 func TestRunStatusCountsWhatItCountedAndLeftOut(t *testing.T) {
-	tenv := temporaltest.Start(t)
-	env := testenv.New(t, func(d *api.Deps) { d.Temporal, d.TaskQueue = tenv.Client, tenv.TaskQueue })
-	tenv.NewWorker(func(r worker.Registry) { expdworker.Register(r, &activities.Activities{DB: env.DB}) })
+	env, tenv := testenv.NewWithWorker(t, nil)
 	org := env.NewOrg(t)
 	auth := testenv.Bearer(org.MemberToken)
 

@@ -21,10 +21,15 @@ const testMaxAge = 100 * time.Millisecond
 // and whose rate limits are off unless tune sets some.
 func newSDKEnv(t *testing.T, tune ...func(*api.Deps)) *testenv.Env {
 	t.Helper()
-	return testenv.New(t, append([]func(*api.Deps){func(d *api.Deps) {
+	return testenv.New(t, sdkDeps(t, tune)...)
+}
+
+// sdkDeps puts the SDK cache and unlimited rates before tune.
+func sdkDeps(t *testing.T, tune []func(*api.Deps)) []func(*api.Deps) {
+	return append([]func(*api.Deps){func(d *api.Deps) {
 		d.SDK = sdkcache.New(d.DB, sdkcache.Options{MaxAge: testMaxAge})
 		d.RateLimits = ratelimit.New(unlimitedRates(t), nil)
-	}}, tune...)...)
+	}}, tune...)
 }
 
 func unlimitedRates(t *testing.T) ratelimit.Overrides {
@@ -103,24 +108,16 @@ type assignBody struct {
 
 func assignUser(t testing.TB, env *testenv.Env, key, experiment, user string) assignBody {
 	t.Helper()
-	r := env.Do(t, "POST", "/v1/assign", map[string]string{"experiment_id": experiment, "user_id": user}, testenv.APIKey(key)...)
-	if r.Status != http.StatusOK {
-		t.Fatalf("assign %s/%q: %d %s", experiment, user, r.Status, r.Body)
-	}
 	var a assignBody
-	r.JSON(t, &a)
+	env.Do(t, "POST", "/v1/assign", map[string]string{"experiment_id": experiment, "user_id": user}, testenv.APIKey(key)...).ExpectJSON(t, http.StatusOK, &a)
 	return a
 }
 
 // putConfig mints a new version of an experiment with the given changes.
 func putConfig(t *testing.T, env *testenv.Env, org testenv.Org, id string, cfg map[string]any) experimentBody {
 	t.Helper()
-	r := env.Do(t, "PUT", "/v1/experiments/"+id, cfg, testenv.Bearer(org.AdminToken)...)
-	if r.Status != http.StatusOK {
-		t.Fatalf("PUT %s: %d %s", id, r.Status, r.Body)
-	}
 	var e experimentBody
-	r.JSON(t, &e)
+	env.Do(t, "PUT", "/v1/experiments/"+id, cfg, testenv.Bearer(org.AdminToken)...).ExpectJSON(t, http.StatusOK, &e)
 	return e
 }
 

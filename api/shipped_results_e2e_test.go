@@ -5,31 +5,19 @@ import (
 	"testing"
 	"time"
 
-	"go.temporal.io/sdk/worker"
-
-	"github.com/expd/expd/activities"
-	"github.com/expd/expd/api"
-	"github.com/expd/expd/internal/temporaltest"
 	"github.com/expd/expd/internal/testenv"
 	"github.com/expd/expd/results/resultstest"
-	expdworker "github.com/expd/expd/worker"
 )
 
 // Shipping ends the experiment's analysis: a manual run after the ship
 // counts the users exposed before it and none of those whose exposures
 // and events the ingest took after it (everyone then gets one variant).
 func TestShippedExperimentIsAnalysedUpToTheShip(t *testing.T) {
-	tenv := temporaltest.Start(t)
-	env := testenv.New(t, func(d *api.Deps) { d.Temporal, d.TaskQueue = tenv.Client, tenv.TaskQueue })
-	tenv.NewWorker(func(r worker.Registry) { expdworker.Register(r, &activities.Activities{DB: env.DB}) })
+	env, _ := testenv.NewWithWorker(t, nil)
 	org := env.NewOrg(t)
 	admin := testenv.Bearer(org.AdminToken)
-	resp := env.Do(t, http.MethodPost, "/v1/experiments", resultstest.Config("shipped-window"), admin...)
-	if resp.Status != http.StatusCreated {
-		t.Fatalf("create: %d %s", resp.Status, resp.Body)
-	}
 	var exp experimentBody
-	resp.JSON(t, &exp)
+	env.Do(t, http.MethodPost, "/v1/experiments", resultstest.Config("shipped-window"), admin...).ExpectJSON(t, http.StatusCreated, &exp)
 
 	const perArm = 150
 	resultstest.Post(t, env, org.PublishableKey, resultstest.Events(org.ID, exp.ID, resultstest.Users(perArm, 21), time.Now().UTC()))
@@ -46,7 +34,7 @@ func TestShippedExperimentIsAnalysedUpToTheShip(t *testing.T) {
 
 	run := startRun(t, env, admin, exp.ID)
 	waitForResultsRun(t, env, admin, exp.ID, run, len(resultstest.Metrics))
-	resp = env.Do(t, http.MethodGet, "/v1/experiments/"+exp.ID+"/results?day="+run, nil, admin...)
+	resp := env.Do(t, http.MethodGet, "/v1/experiments/"+exp.ID+"/results?day="+run, nil, admin...)
 	if resp.Status != http.StatusOK {
 		t.Fatalf("results: %d %s", resp.Status, resp.Body)
 	}

@@ -39,7 +39,7 @@ func TestTrafficCountsUniqueExposedUsersPerDay(t *testing.T) {
 	// Days before yesterday are history: they go through the import.
 	var ndjson strings.Builder
 	for _, e := range batch {
-		ndjson.WriteString(mustJSON(t, e) + "\n")
+		ndjson.Write(append(testenv.Marshal(t, e), '\n'))
 	}
 	r := f.env.Do(t, "POST", "/v1/events/import", ndjson.String(), testenv.APIKey(f.org.SecretKey)...)
 	var imported importBody

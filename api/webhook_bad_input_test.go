@@ -39,8 +39,8 @@ func TestIdentityWebhookRefusesUnstorableTextBeforeAcknowledging(t *testing.T) {
 	} {
 		t.Run(name, func(t *testing.T) {
 			id := fmt.Sprintf("msg_%s_%d", e.Temporal.TaskQueue, svixSeq.Add(1))
-			body := jsonBytes(t, event)
-			p := testenv.ExpectProblem(t, e.Do(t, "POST", identityPath, body, svixHeaders(t, e.SvixSecret, id, time.Now(), body)...), http.StatusBadRequest)
+			body := testenv.Marshal(t, event)
+			p := testenv.ExpectProblem(t, e.Do(t, "POST", identityPath, body, testenv.SvixHeaders(t, e.SvixSecret, id, time.Now(), body)...), http.StatusBadRequest)
 			if p.Code != api.CodeMalformedEvent {
 				t.Errorf("code %q, want %s", p.Code, api.CodeMalformedEvent)
 			}
@@ -77,8 +77,8 @@ func TestIdentityWebhookMembershipIDReusedFailsAtOnce(t *testing.T) {
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			id := fmt.Sprintf("msg_%s_%d", e.Temporal.TaskQueue, svixSeq.Add(1))
-			body := jsonBytes(t, clerk("organizationMembership.updated", 2000, clerkMembership("orgmem_reused", c.org, c.user, "org:admin", 2000)))
-			if r := e.Do(t, "POST", identityPath, body, svixHeaders(t, e.SvixSecret, id, time.Now(), body)...); r.Status != http.StatusNoContent {
+			body := testenv.Marshal(t, clerk("organizationMembership.updated", 2000, clerkMembership("orgmem_reused", c.org, c.user, "org:admin", 2000)))
+			if r := e.Do(t, "POST", identityPath, body, testenv.SvixHeaders(t, e.SvixSecret, id, time.Now(), body)...); r.Status != http.StatusNoContent {
 				t.Fatalf("delivery: %d %s", r.Status, r.Body)
 			}
 			// A retrying failure would outlive this deadline by far
@@ -124,11 +124,11 @@ func TestPaymentWebhookRefusesSignedEventsThatCannotBeApplied(t *testing.T) {
 	event := func(id string, created int64) []byte {
 		ev := stripeEvent(id, "checkout.session.completed", now, checkoutObject(org.ID, "cus_bad", "", "pro"))
 		ev["created"] = created
-		return jsonBytes(t, ev)
+		return testenv.Marshal(t, ev)
 	}
-	noID := jsonBytes(t, map[string]any{"object": "event", "type": "checkout.session.completed", "created": now.Unix(),
+	noID := testenv.Marshal(t, map[string]any{"object": "event", "type": "checkout.session.completed", "created": now.Unix(),
 		"data": map[string]any{"object": checkoutObject(org.ID, "cus_bad", "", "pro")}})
-	badOrg := jsonBytes(t, stripeEvent("evt_bad_org", "checkout.session.completed", now, checkoutObject(org.ID+"\x00", "cus_bad", "", "pro")))
+	badOrg := testenv.Marshal(t, stripeEvent("evt_bad_org", "checkout.session.completed", now, checkoutObject(org.ID+"\x00", "cus_bad", "", "pro")))
 	for _, c := range []struct {
 		name string
 		body []byte
@@ -137,7 +137,7 @@ func TestPaymentWebhookRefusesSignedEventsThatCannotBeApplied(t *testing.T) {
 		{"JSON but not an object", []byte(`["evt_1"]`)},
 		{"id of the wrong type", []byte(`{"id": 5, "type": "checkout.session.completed", "created": 1}`)},
 		{"no id", noID},
-		{"no id, other type", jsonBytes(t, map[string]any{"type": "invoice.paid", "created": now.Unix()})},
+		{"no id, other type", testenv.Marshal(t, map[string]any{"type": "invoice.paid", "created": now.Unix()})},
 		{"NUL in the id", event("evt_\x00nul", now.Unix())},
 		{"newline in the id", event("evt_\nnl", now.Unix())},
 		{"id over 1,000 characters", event("evt_"+strings.Repeat("x", 1001), now.Unix())},
@@ -149,7 +149,7 @@ func TestPaymentWebhookRefusesSignedEventsThatCannotBeApplied(t *testing.T) {
 		{"NUL in the org id", badOrg},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			p := testenv.ExpectProblem(t, e.Do(t, "POST", paymentPath, c.body, stripeSignature(c.body, stripeWebhookSecret, now)...), http.StatusBadRequest)
+			p := testenv.ExpectProblem(t, e.Do(t, "POST", paymentPath, c.body, testenv.PaymentHeaders(c.body, stripeWebhookSecret, now)...), http.StatusBadRequest)
 			if p.Code != api.CodeMalformedEvent {
 				t.Errorf("code %q, want %s (%s)", p.Code, api.CodeMalformedEvent, p.Detail)
 			}

@@ -1,24 +1,18 @@
 package dashboard_test
 
 import (
-	"context"
 	"fmt"
 	"net/http"
 	"testing"
 	"time"
 
 	"github.com/chromedp/chromedp"
-	"go.temporal.io/sdk/worker"
 
-	"github.com/expd/expd/activities"
-	"github.com/expd/expd/api"
-	"github.com/expd/expd/internal/temporaltest"
 	"github.com/expd/expd/internal/testenv"
 	"github.com/expd/expd/models"
 	"github.com/expd/expd/plans"
 	"github.com/expd/expd/results/resultstest"
 	"github.com/expd/expd/stats"
-	expdworker "github.com/expd/expd/worker"
 )
 
 // BenchmarkResultsPage serves the results page of a run with 20 metrics ×
@@ -56,10 +50,8 @@ func BenchmarkResultsPage(b *testing.B) {
 // expd's worker) holding 100,000 events sent through POST /v1/events. One
 // measurement per iteration; run it with -benchtime=1x.
 func BenchmarkRunNowToResults(b *testing.B) {
-	ctx := newBenchBrowser(b)
-	tenv := temporaltest.Start(b)
-	env := testenv.New(b, func(d *api.Deps) { d.Temporal, d.TaskQueue = tenv.Client, tenv.TaskQueue })
-	tenv.NewWorker(func(r worker.Registry) { expdworker.Register(r, &activities.Activities{DB: env.DB}) })
+	ctx := newBrowser(b)
+	env, _ := testenv.NewWithWorker(b, nil)
 	org := env.NewOrg(b)
 	// The dev org's plan, as expd dev sets it: no allowance or sample cap in the way.
 	if err := env.DB.Model(&models.Org{}).Where("id = ?", org.ID).Update("plan", plans.Enterprise).Error; err != nil {
@@ -90,17 +82,4 @@ func BenchmarkRunNowToResults(b *testing.B) {
 		}
 		b.Logf("Run now to results shown: %s (%d users, %d events)", time.Since(start).Round(time.Millisecond), len(users), len(events))
 	}
-}
-
-func newBenchBrowser(b *testing.B) context.Context {
-	path := ""
-	for _, p := range []string{"/usr/bin/chromium", "/usr/bin/chromium-browser"} {
-		if fileExists(p) {
-			path = p
-		}
-	}
-	if path == "" {
-		b.Skip("chromium not installed")
-	}
-	return startBrowser(b, path)
 }

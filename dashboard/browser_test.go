@@ -14,14 +14,9 @@ import (
 	"time"
 
 	"github.com/chromedp/chromedp"
-	"go.temporal.io/sdk/worker"
 
-	"github.com/expd/expd/activities"
-	"github.com/expd/expd/api"
-	"github.com/expd/expd/internal/temporaltest"
 	"github.com/expd/expd/internal/testenv"
 	"github.com/expd/expd/results/resultstest"
-	expdworker "github.com/expd/expd/worker"
 )
 
 //go:embed testdata/axe/axe.min.js
@@ -29,7 +24,7 @@ var axeSource string
 
 // chromium finds Debian's chromium. Without it the browser tests skip,
 // unless EXPD_REQUIRE_BROWSER=1 (set by .ci/run, which installs it).
-func chromium(t *testing.T) string {
+func chromium(t testing.TB) string {
 	for _, p := range []string{"/usr/bin/chromium", "/usr/bin/chromium-browser"} {
 		if fileExists(p) {
 			return p
@@ -46,7 +41,7 @@ func chromium(t *testing.T) string {
 }
 
 // newBrowser starts a headless Chromium that never downloads anything.
-func newBrowser(t *testing.T) context.Context { return startBrowser(t, chromium(t)) }
+func newBrowser(t testing.TB) context.Context { return startBrowser(t, chromium(t)) }
 
 func fileExists(p string) bool {
 	_, err := os.Stat(p)
@@ -125,9 +120,7 @@ func screenshot(t *testing.T, ctx context.Context, name string) {
 
 func TestBrowserCreateRunResultsAndRotateAKey(t *testing.T) {
 	ctx := newBrowser(t)
-	tenv := temporaltest.Start(t)
-	env := testenv.New(t, func(d *api.Deps) { d.Temporal, d.TaskQueue = tenv.Client, tenv.TaskQueue })
-	tenv.NewWorker(func(r worker.Registry) { expdworker.Register(r, &activities.Activities{DB: env.DB}) })
+	env, _ := testenv.NewWithWorker(t, nil)
 	org := env.NewOrg(t)
 	base := env.Server.URL
 

@@ -56,20 +56,12 @@ func TestManualRunIsOneConnectedTrace(t *testing.T) {
 
 	org := env.NewOrg(t)
 	auth := testenv.Bearer(org.MemberToken)
-	r := env.Do(t, http.MethodPost, "/v1/experiments", resultstest.Config("traced"), auth...)
-	if r.Status != http.StatusCreated {
-		t.Fatalf("create: %d %s", r.Status, r.Body)
-	}
 	var exp struct{ ID string }
-	r.JSON(t, &exp)
-	r = env.Do(t, http.MethodPost, "/v1/experiments/"+exp.ID+"/runs", nil, auth...)
-	if r.Status != http.StatusAccepted {
-		t.Fatalf("start run: %d %s", r.Status, r.Body)
-	}
+	env.Do(t, http.MethodPost, "/v1/experiments", resultstest.Config("traced"), auth...).ExpectJSON(t, http.StatusCreated, &exp)
 	var started struct {
 		WorkflowID string `json:"workflow_id"`
 	}
-	r.JSON(t, &started)
+	env.Do(t, http.MethodPost, "/v1/experiments/"+exp.ID+"/runs", nil, auth...).ExpectJSON(t, http.StatusAccepted, &started)
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	if err := traced.GetWorkflow(ctx, started.WorkflowID, "").Get(ctx, nil); err != nil {

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"io"
 	"net/http"
 	"os"
 	"os/exec"
@@ -258,21 +257,11 @@ func writeEvents(t *testing.T, path string, at time.Time) {
 // what the CLI's commands did.
 func expdCLIJSON(t *testing.T, base, token, path string, v any) {
 	t.Helper()
-	req, err := http.NewRequest(http.MethodGet, base+path, nil)
-	if err != nil {
-		t.Fatal(err)
+	status, body := call(t, http.MethodGet, base+path, token, "")
+	if status != http.StatusOK {
+		t.Fatalf("GET %s: %d %s", path, status, body)
 	}
-	req.Header.Set("Authorization", "Bearer "+token)
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
-		b, _ := io.ReadAll(resp.Body)
-		t.Fatalf("GET %s: %d %s", path, resp.StatusCode, b)
-	}
-	if err := json.NewDecoder(resp.Body).Decode(v); err != nil {
+	if err := json.Unmarshal(body, v); err != nil {
 		t.Fatalf("GET %s: %v", path, err)
 	}
 }
