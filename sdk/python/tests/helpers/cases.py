@@ -22,30 +22,22 @@ FAST = {
 }
 
 
-class BackendTestCase(unittest.TestCase):
-    """Starts a fresh fake backend per test; ``make_client`` builds clients closed at teardown."""
+class ClientTestCase(unittest.TestCase):
+    """Clients a test makes (``track``) are closed at its end; a scratch dir and a quiet expd logger per test."""
+
+    tmp_prefix = "expd-test-"
 
     def setUp(self) -> None:
-        self.server = FakeExpdServer().start()
-        self.addCleanup(self.server.stop)
+        super().setUp()
         self._clients: List[Client] = []
         self.addCleanup(self._close_clients)
-        self.tmp = tempfile.mkdtemp(prefix="expd-test-")
+        self.tmp = tempfile.mkdtemp(prefix=self.tmp_prefix)
         self.addCleanup(shutil.rmtree, self.tmp, True)
         logging.getLogger("expd").setLevel(logging.CRITICAL)
         self.addCleanup(logging.getLogger("expd").setLevel, logging.NOTSET)
 
-    def make_client(self, **options: Any) -> Client:
-        settings = dict(FAST, api_key=self.server.api_key, base_url=self.server.base_url)
-        settings.update(options)
-        client = Client(**settings)
+    def track(self, client: Client) -> Client:
         self._clients.append(client)
-        return client
-
-    def ready_client(self, **options: Any) -> Client:
-        options.setdefault("wait_for_config", 5.0)
-        client = self.make_client(**options)
-        self.assertTrue(client.ready, "config did not load from the backend")
         return client
 
     def _close_clients(self) -> None:
@@ -60,3 +52,23 @@ class BackendTestCase(unittest.TestCase):
                 return
             time.sleep(0.01)
         self.fail(message or "condition never became true")
+
+
+class BackendTestCase(ClientTestCase):
+    """Starts a fresh fake backend per test; ``make_client`` builds clients closed at teardown."""
+
+    def setUp(self) -> None:
+        self.server = FakeExpdServer().start()
+        self.addCleanup(self.server.stop)
+        super().setUp()
+
+    def make_client(self, **options: Any) -> Client:
+        settings = dict(FAST, api_key=self.server.api_key, base_url=self.server.base_url)
+        settings.update(options)
+        return self.track(Client(**settings))
+
+    def ready_client(self, **options: Any) -> Client:
+        options.setdefault("wait_for_config", 5.0)
+        client = self.make_client(**options)
+        self.assertTrue(client.ready, "config did not load from the backend")
+        return client

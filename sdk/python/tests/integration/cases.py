@@ -1,33 +1,29 @@
 """A TestCase base: one ``expd dev`` per test class, experiments and clients per test."""
 
-import logging
 import os
 import shutil
 import socket
 import tempfile
 import threading
 import time
-import unittest
 import uuid
 from unittest import mock
 from typing import Any, Callable, Dict, List, Optional
 
 from expd import Client
-from helpers.cases import FAST, BackendTestCase
+from helpers.cases import FAST, ClientTestCase
 
 from .expd_api import ExpdApi, experiment_config
 from .expd_dev import ExpdDev
 from .recording import Traffic, recorded_client
 
 
-class LiveTestCase(unittest.TestCase):
+class LiveTestCase(ClientTestCase):
     """Starts ``expd dev`` (fresh data dir) for the class; ``make_client`` builds clients closed after each test."""
 
     server: ExpdDev
     api: ExpdApi
-
-    # The same polling helper as the fake-backend tests.
-    eventually = BackendTestCase.eventually
+    tmp_prefix = "expd-live-test-"
 
     @classmethod
     def setUpClass(cls) -> None:
@@ -40,14 +36,6 @@ class LiveTestCase(unittest.TestCase):
         cls.api = ExpdApi(cls.server.base_url, cls.server.identity_jwt, cls.server.api_key)
         cls.addClassCleanup(cls.api.close)
 
-    def setUp(self) -> None:
-        self._clients: List[Client] = []
-        self.addCleanup(self._close_clients)
-        self.tmp = tempfile.mkdtemp(prefix="expd-live-test-")
-        self.addCleanup(shutil.rmtree, self.tmp, True)
-        logging.getLogger("expd").setLevel(logging.CRITICAL)
-        self.addCleanup(logging.getLogger("expd").setLevel, logging.NOTSET)
-
     def new_experiment(self, prefix: str, **config: Any) -> Dict[str, Any]:
         """Create an experiment with a name no other test uses; the stored Experiment."""
         return self.api.create_experiment(experiment_config(f"{prefix}-{uuid.uuid4().hex[:8]}", **config))
@@ -56,9 +44,7 @@ class LiveTestCase(unittest.TestCase):
         """A client of the dev org's publishable key, with the fake-backend tests' fast timings."""
         settings = dict(FAST, api_key=self.server.api_key, base_url=self.server.base_url)
         settings.update(options)
-        client = recorded_client(traffic, **settings) if traffic is not None else Client(**settings)
-        self._clients.append(client)
-        return client
+        return self.track(recorded_client(traffic, **settings) if traffic is not None else Client(**settings))
 
     def ready_client(self, traffic: Optional[Traffic] = None, **options: Any) -> Client:
         options.setdefault("wait_for_config", 10.0)
@@ -113,7 +99,3 @@ class LiveTestCase(unittest.TestCase):
         summary = f"median {median:.3f} ms, p99 {p99:.3f} ms, worst {worst:.3f} ms over {times} calls"
         self.assertNotIn(caller, connected_from, f"a call opened a connection on the caller's thread ({summary})")
         return summary
-
-    def _close_clients(self) -> None:
-        for client in self._clients:
-            client.close(timeout=1.0)
