@@ -115,15 +115,9 @@ func (f deliveryFixture) run(t *testing.T, ev outbound.Event, retry *temporal.Re
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	run, err := f.env.Client.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: workflows.DeliverEventID(ev.ID), TaskQueue: f.env.TaskQueue},
-		workflows.DeliverEvent, workflows.DeliverEventInput{Event: ev, Retry: retry})
-	if err != nil {
-		t.Fatal(err)
-	}
 	var res workflows.DeliverEventResult
-	if err := run.Get(ctx, &res); err != nil {
-		t.Fatalf("deliver: %v", err)
-	}
+	f.env.Execute(ctx, t, client.StartWorkflowOptions{ID: workflows.DeliverEventID(ev.ID)},
+		workflows.DeliverEvent, workflows.DeliverEventInput{Event: ev, Retry: retry}, &res)
 	return res
 }
 

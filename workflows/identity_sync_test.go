@@ -18,15 +18,9 @@ func runIdentitySync(t *testing.T, env *temporaltest.Env, svixID string, ch orgs
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	run, err := env.Client.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: workflows.IdentitySyncID(svixID), TaskQueue: env.TaskQueue},
-		workflows.IdentitySync, workflows.IdentitySyncInput{SvixID: svixID, Change: ch})
-	if err != nil {
-		t.Fatalf("start: %v", err)
-	}
 	var res workflows.IdentitySyncResult
-	if err := run.Get(ctx, &res); err != nil {
-		t.Fatalf("identity sync %s: %v", svixID, err)
-	}
+	env.Execute(ctx, t, client.StartWorkflowOptions{ID: workflows.IdentitySyncID(svixID)},
+		workflows.IdentitySync, workflows.IdentitySyncInput{SvixID: svixID, Change: ch}, &res)
 	return res
 }
 

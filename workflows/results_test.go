@@ -70,14 +70,8 @@ func execute(t *testing.T, tenv *temporaltest.Env, opts client.StartWorkflowOpti
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
 	defer cancel()
-	run, err := tenv.Client.ExecuteWorkflow(ctx, opts, workflows.ExperimentResults, in)
-	if err != nil {
-		t.Fatalf("start %s: %v", opts.ID, err)
-	}
 	var out workflows.ExperimentResultsResult
-	if err := run.Get(ctx, &out); err != nil {
-		t.Fatalf("run %s: %v", opts.ID, err)
-	}
+	tenv.Execute(ctx, t, opts, workflows.ExperimentResults, in, &out)
 	return out
 }
 

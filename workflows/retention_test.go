@@ -47,14 +47,8 @@ func TestRetentionPurgesExpiredEventsAndNightlyRunsButKeepsManualRuns(t *testing
 	tenv.NewWorker(func(r worker.Registry) { expdworker.Register(r, &activities.Activities{DB: db}) })
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	run, err := tenv.Client.ExecuteWorkflow(ctx, client.StartWorkflowOptions{TaskQueue: tenv.TaskQueue}, workflows.Retention, workflows.RetentionInput{AsOf: now})
-	if err != nil {
-		t.Fatal(err)
-	}
 	var out workflows.RetentionResult
-	if err := run.Get(ctx, &out); err != nil {
-		t.Fatal(err)
-	}
+	tenv.Execute(ctx, t, client.StartWorkflowOptions{}, workflows.Retention, workflows.RetentionInput{AsOf: now}, &out)
 	if out.EventsDeleted != 2 || out.RunsDeleted != 1 {
 		t.Fatalf("retention result %+v, want 2 events and 1 nightly run deleted", out)
 	}
@@ -111,14 +105,8 @@ func TestRetentionDropsWholeDaysAndDeletesOnlyThePartialEdge(t *testing.T) {
 
 	tenv := temporaltest.Start(t)
 	tenv.NewWorker(func(r worker.Registry) { expdworker.Register(r, &activities.Activities{DB: db}) })
-	run, err := tenv.Client.ExecuteWorkflow(ctx, client.StartWorkflowOptions{TaskQueue: tenv.TaskQueue}, workflows.Retention, workflows.RetentionInput{AsOf: now})
-	if err != nil {
-		t.Fatal(err)
-	}
 	var out workflows.RetentionResult
-	if err := run.Get(ctx, &out); err != nil {
-		t.Fatal(err)
-	}
+	tenv.Execute(ctx, t, client.StartWorkflowOptions{}, workflows.Retention, workflows.RetentionInput{AsOf: now}, &out)
 	if out.PartitionsDropped != 1 || out.EventsDeleted != 50 {
 		t.Fatalf("retention %+v, want 1 partition dropped and 30+20 events deleted", out)
 	}
@@ -156,14 +144,8 @@ func TestEventPartitionsCreatesTheComingWeekOnce(t *testing.T) {
 	defer cancel()
 	asOf := time.Now().UTC().AddDate(0, 0, 30) // the migration covered a week from today
 	for attempt, want := range []int{workflows.PartitionsAheadDays + 2, 0} {
-		run, err := tenv.Client.ExecuteWorkflow(ctx, client.StartWorkflowOptions{TaskQueue: tenv.TaskQueue}, workflows.EventPartitions, workflows.EventPartitionsInput{AsOf: asOf})
-		if err != nil {
-			t.Fatal(err)
-		}
 		var out activities.EnsurePartitionsResult
-		if err := run.Get(ctx, &out); err != nil {
-			t.Fatal(err)
-		}
+		tenv.Execute(ctx, t, client.StartWorkflowOptions{}, workflows.EventPartitions, workflows.EventPartitionsInput{AsOf: asOf}, &out)
 		if len(out.Created) != want {
 			t.Fatalf("run %d created %v, want %d days", attempt+1, out.Created, want)
 		}

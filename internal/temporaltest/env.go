@@ -1,6 +1,7 @@
 package temporaltest
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"strings"
@@ -52,6 +53,21 @@ func (e *Env) NewWorker(register func(worker.Registry)) worker.Worker {
 	}
 	e.tb.Cleanup(w.Stop)
 	return w
+}
+
+// Execute runs workflow with in on the Env's task queue (opts may name an
+// id) and decodes its result into out, failing the test if it cannot start
+// or does not complete.
+func (e *Env) Execute(ctx context.Context, t testing.TB, opts client.StartWorkflowOptions, workflow, in, out any) {
+	t.Helper()
+	opts.TaskQueue = e.TaskQueue
+	run, err := e.Client.ExecuteWorkflow(ctx, opts, workflow, in)
+	if err != nil {
+		t.Fatalf("temporaltest: start %s: %v", opts.ID, err)
+	}
+	if err := run.Get(ctx, out); err != nil {
+		t.Fatalf("temporaltest: workflow %s: %v", run.GetID(), err)
+	}
 }
 
 // Main runs the package's tests, then stops the shared server.
