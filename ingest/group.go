@@ -3,14 +3,20 @@ package ingest
 import (
 	"context"
 	"fmt"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/expd/expd/models"
+	"github.com/expd/expd/plans"
 	"github.com/expd/expd/telemetry"
 )
 
 // commit stores a group of requests in one transaction and answers each.
-func (w *Writer) commit(group []*request) {
+// slot is the group's among the transactions running at once: orgs
+// without an allowance count their usage in that slot's row, so
+// concurrent groups of one org do not queue on one counter row.
+func (w *Writer) commit(group []*request, slot int) {
 	if len(group) == 0 {
 		return
 	}
@@ -46,7 +52,7 @@ func (w *Writer) commit(group []*request) {
 			outcomes[owner[k]].Accepted++
 			added[k.orgID]++
 		}
-		return tx.addUsage(ctx, month, added)
+		return tx.addUsage(ctx, month, usageDeltas(group, added, slot))
 	})
 	telemetry.IngestGroupRows.WithLabelValues().Observe(float64(countRows(group)))
 	telemetry.IngestCommitSeconds.WithLabelValues(commitOutcome(err)).Observe(time.Since(started).Seconds())
@@ -101,4 +107,35 @@ func countRows(group []*request) int {
 		n += len(r.batch.Rows)
 	}
 	return n
+}
+
+// usageDelta is what one group adds to one usage row.
+type usageDelta struct {
+	orgID  string
+	slot   int
+	events int64
+}
+
+// usageDeltas are the group's additions to the month's usage rows, sorted
+// by org (so transactions lock rows in one order). An org with a finite
+// allowance counts in slot 0, the row lockUsage holds while the allowance
+// is checked; one without counts in the group's slot (docs/ingest.md,
+// "Monthly event allowance").
+func usageDeltas(group []*request, added map[string]int64, slot int) []usageDelta {
+	finite := make(map[string]bool)
+	for _, r := range group {
+		if r.batch.Tenant.Allowance() != plans.Unlimited {
+			finite[r.batch.Tenant.OrgID] = true
+		}
+	}
+	out := make([]usageDelta, 0, len(added))
+	for org, n := range added {
+		d := usageDelta{orgID: org, slot: slot, events: n}
+		if finite[org] {
+			d.slot = 0
+		}
+		out = append(out, d)
+	}
+	slices.SortFunc(out, func(a, b usageDelta) int { return strings.Compare(a.orgID, b.orgID) })
+	return out
 }

@@ -134,5 +134,6 @@ func chargeImport(ctx context.Context, tx groupTx, t Tenant, month string, store
 			return &AllowanceError{Plan: t.Plan, Allowance: t.Allowance(), Used: used[t.OrgID], Adding: stored, Month: month}
 		}
 	}
-	return tx.addUsage(ctx, month, map[string]int64{t.OrgID: stored})
+	// Slot 0: an import is no group transaction of the writer.
+	return tx.addUsage(ctx, month, []usageDelta{{orgID: t.OrgID, events: stored}})
 }

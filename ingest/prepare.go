@@ -55,12 +55,17 @@ type checked struct {
 // a failing lookup is an error; everything wrong with an event is a
 // Rejection.
 func (p Preparer) Prepare(raws [][]byte) (Prepared, error) {
-	evs := make([]Event, len(raws))
-	errs := make([]error, len(raws))
+	return p.prepare(DecodeEach(raws))
+}
+
+// DecodeEach decodes each raw event on its own (Decode); errs[i] is the
+// error of event i.
+func DecodeEach(raws [][]byte) (evs []Event, errs []error) {
+	evs, errs = make([]Event, len(raws)), make([]error, len(raws))
 	for i, raw := range raws {
 		evs[i], errs[i] = Decode(raw)
 	}
-	return p.prepare(evs, errs)
+	return evs, errs
 }
 
 // PrepareEvents is Prepare for events decoded already.
@@ -68,9 +73,12 @@ func (p Preparer) PrepareEvents(evs []Event) (Prepared, error) {
 	return p.prepare(evs, make([]error, len(evs)))
 }
 
-// prepare checks evs, except those whose decoding failed (errs[i]), and
-// counts the rejected ones.
+// prepare checks evs, except those whose decoding failed (errs[i]; errs
+// nil: none did), and counts the rejected ones.
 func (p Preparer) prepare(evs []Event, errs []error) (Prepared, error) {
+	if errs == nil {
+		errs = make([]error, len(evs))
+	}
 	out, err := p.check(evs, errs)
 	telemetry.IngestEvents.WithLabelValues(telemetry.Rejected).Add(float64(len(out.Rejected)))
 	return out, err

@@ -23,16 +23,17 @@ type Sources struct {
 }
 
 // Live stores a batch of POST /v1/events, as sent by the SDKs: events up
-// to LiveMaxAge old. Events refused by validation are in the Prepared's
+// to LiveMaxAge old, decoded (errs[i] is event i's decoding error; errs
+// nil: none failed). Events refused by validation are in the Prepared's
 // Rejected and are not written.
-func (s Sources) Live(ctx context.Context, snap *sdkcache.Snapshot, raws [][]byte) (Prepared, Outcome, error) {
+func (s Sources) Live(ctx context.Context, snap *sdkcache.Snapshot, evs []Event, errs []error) (Prepared, Outcome, error) {
 	p := Preparer{
 		OrgID:  snap.OrgID,
 		Window: Window{Now: time.Now(), MaxAge: LiveMaxAge},
 		Source: SourceAPI,
 		Lookup: s.snapshotLookup(ctx, snap),
 	}
-	prep, err := p.Prepare(raws)
+	prep, err := p.prepare(evs, errs)
 	if err != nil {
 		return prep, Outcome{}, err
 	}

@@ -142,15 +142,12 @@ func firstExposures(rows []models.Event) []assignments.Pin {
 	return pins
 }
 
-func (s sqliteTx) addUsage(ctx context.Context, month string, added map[string]int64) error {
-	orgs := make([]string, 0, len(added))
-	for org := range added {
-		orgs = append(orgs, org)
-	}
-	slices.Sort(orgs)
-	for _, org := range orgs {
+// addUsage adds into the org's one row of the month: SQLite has no slots
+// (one writer at a time, so no queue on the row to avoid).
+func (s sqliteTx) addUsage(ctx context.Context, month string, deltas []usageDelta) error {
+	for _, d := range deltas {
 		err := s.tx.Exec(`INSERT INTO event_usage (org_id, month, events) VALUES (?, ?, ?)
-ON CONFLICT (org_id, month) DO UPDATE SET events = event_usage.events + excluded.events`, org, month, added[org]).Error
+ON CONFLICT (org_id, month) DO UPDATE SET events = event_usage.events + excluded.events`, d.orgID, month, d.events).Error
 		if err != nil {
 			return fmt.Errorf("add usage: %w", err)
 		}

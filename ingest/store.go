@@ -17,8 +17,9 @@ type store interface {
 // groupTx is what the write path does inside a transaction.
 type groupTx interface {
 	// lockUsage creates the month's usage rows of orgs (sorted, so two
-	// transactions lock them in the same order) and returns their values,
-	// holding the rows' locks until the transaction ends.
+	// transactions lock them in the same order) and returns each org's
+	// month total, holding the lock of its slot-0 row (where orgs with an
+	// allowance count) until the transaction ends.
 	lockUsage(ctx context.Context, month string, orgs []string) (map[string]int64, error)
 	// existing returns which of the org's event ids are already stored.
 	existing(ctx context.Context, orgID string, eventIDs []string) (map[string]bool, error)
@@ -29,8 +30,8 @@ type groupTx interface {
 	// markDays raises the late-event version of each (org, day), sorted
 	// (daymarks.go).
 	markDays(ctx context.Context, marks []dayMark) error
-	// addUsage raises the month's usage counters.
-	addUsage(ctx context.Context, month string, added map[string]int64) error
+	// addUsage raises the month's usage counters (deltas sorted by org).
+	addUsage(ctx context.Context, month string, deltas []usageDelta) error
 }
 
 // eventKey is the primary key of the events table.

@@ -37,10 +37,10 @@ type Writer struct {
 	store store
 	opts  Options
 
-	mu       sync.Mutex
-	queue    []*request
-	queued   int // rows in queue
-	inFlight int // group transactions running
+	mu     sync.Mutex
+	queue  []*request
+	queued int   // rows in queue
+	free   []int // slots (0 to Concurrency-1) of no running group transaction
 }
 
 // Batch is one caller's validated rows (see Preparer) for one org.
@@ -90,7 +90,11 @@ func newWriter(s store, opts Options) *Writer {
 	if opts.Now == nil {
 		opts.Now = time.Now
 	}
-	return &Writer{store: s, opts: opts}
+	w := &Writer{store: s, opts: opts}
+	for slot := opts.Concurrency - 1; slot >= 0; slot-- {
+		w.free = append(w.free, slot)
+	}
+	return w
 }
 
 // Write stores b and returns once the transaction holding it has
@@ -110,13 +114,13 @@ func (w *Writer) Write(ctx context.Context, b Batch) (Outcome, error) {
 	}
 	w.queue = append(w.queue, r)
 	w.queued += len(b.Rows)
-	lead := w.inFlight < w.opts.Concurrency
+	slot, lead := -1, len(w.free) > 0
 	if lead {
-		w.inFlight++
+		slot, w.free = w.free[len(w.free)-1], w.free[:len(w.free)-1]
 	}
 	w.mu.Unlock()
 	if lead {
-		w.flush()
+		w.flush(slot)
 	}
 	select {
 	case res := <-r.done:
@@ -126,19 +130,19 @@ func (w *Writer) Write(ctx context.Context, b Batch) (Outcome, error) {
 	}
 }
 
-// flush commits one group, then hands the slot on to a new goroutine while
-// more is queued, so the calling request can answer.
-func (w *Writer) flush() {
+// flush commits one group in slot, then hands the slot on to a new
+// goroutine while more is queued, so the calling request can answer.
+func (w *Writer) flush(slot int) {
 	group := w.take()
-	w.commit(group)
+	w.commit(group, slot)
 	w.mu.Lock()
 	more := len(w.queue) > 0
 	if !more {
-		w.inFlight--
+		w.free = append(w.free, slot)
 	}
 	w.mu.Unlock()
 	if more {
-		go w.flush()
+		go w.flush(slot)
 	}
 }
 

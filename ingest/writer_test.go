@@ -62,8 +62,8 @@ func (t fakeTx) insert(_ context.Context, rows []models.Event) ([]eventKey, erro
 	return out, nil
 }
 
-func (fakeTx) addUsage(context.Context, string, map[string]int64) error { return nil }
-func (fakeTx) markDays(context.Context, []dayMark) error                { return nil }
+func (fakeTx) addUsage(context.Context, string, []usageDelta) error { return nil }
+func (fakeTx) markDays(context.Context, []dayMark) error            { return nil }
 
 func rowsOf(org string, ids ...string) []models.Event {
 	out := make([]models.Event, len(ids))

@@ -22,13 +22,14 @@ type batch struct {
 
 // makeBatches builds requests of a realistic mix: half exposures, 40%
 // model calls with short prompt and response, 10% business events.
-func makeBatches(experimentID string, requests, size int) []batch {
+// Event n (users n/3) starts at first, so rounds do not share users.
+func makeBatches(experimentID string, first, requests, size int) []batch {
 	now := time.Now().UTC()
 	out := make([]batch, requests)
 	for r := range out {
 		evs := make([]map[string]any, size)
 		for i := range evs {
-			evs[i] = benchEvent(experimentID, r*size+i, now)
+			evs[i] = benchEvent(experimentID, first+r*size+i, now)
 		}
 		body, _ := json.Marshal(map[string]any{"events": evs})
 		out[r] = batch{events: evs, body: body}
@@ -61,6 +62,15 @@ type loadResult struct {
 	bytes        int64
 	elapsed      time.Duration
 	latencies    []time.Duration
+}
+
+// add sums o into r.
+func (r *loadResult) add(o loadResult) {
+	r.events += o.events
+	r.rows += o.rows
+	r.bytes += o.bytes
+	r.elapsed += o.elapsed
+	r.latencies = append(r.latencies, o.latencies...)
 }
 
 func (r loadResult) rate() float64 {

@@ -2,8 +2,9 @@
 // It posts batches of events from many concurrent clients over loopback to
 // POST /v1/events (of a running `expd api` with -target, else of the
 // router served in-process on a loopback port), then COPYs the same rows
-// into the same table with a single pgx client, and reports events/s of
-// each, their ratio and per-request latency; then it imports an NDJSON
+// with a single pgx client, into events alone and into every table the
+// API writes (copy.go), and reports events/s of each, the ratios and
+// per-request latency; then it imports an NDJSON
 // file through POST /v1/events/import and reports rows/s.
 //
 //	DATABASE_URL=postgres://... go run ./bench/ingest -clients 64 -requests 4000
@@ -26,10 +27,12 @@ func main() {
 	flag.StringVar(&cfg.databaseURL, "db", os.Getenv("DATABASE_URL"), "PostgreSQL URL (default $DATABASE_URL)")
 	flag.StringVar(&cfg.target, "target", "", "base URL of a running expd api on the same database (default: serve the router in-process)")
 	flag.IntVar(&cfg.clients, "clients", 64, "concurrent HTTP clients")
-	flag.IntVar(&cfg.requests, "requests", 3000, "POST /v1/events requests in all")
+	flag.IntVar(&cfg.requests, "requests", 3000, "POST /v1/events requests per round")
+	flag.IntVar(&cfg.rounds, "rounds", 1, "rounds, each of -requests requests then the copies of their rows")
 	flag.IntVar(&cfg.batch, "batch", 100, "events per request")
 	flag.IntVar(&cfg.importLines, "import-lines", 200_000, "lines of the NDJSON import (0: skip)")
-	profile := flag.String("cpuprofile", "", "write a CPU profile of the POST /v1/events phase here")
+	flag.IntVar(&cfg.groups, "groups", 0, "group transactions in flight at once (ingest.Options.Concurrency; 0: the default)")
+	profile := flag.String("cpuprofile", "", "write a CPU profile of the rounds here")
 	flag.Parse()
 	if cfg.databaseURL == "" {
 		log.Fatal("set DATABASE_URL or -db to a postgres:// URL")
@@ -41,26 +44,38 @@ func main() {
 	}
 	defer env.tearDown()
 
-	batches := makeBatches(env.experimentID, cfg.requests, cfg.batch)
+	// Rounds alternate the API and the copies, so that on a shared
+	// machine both see the same load; the ratio is of the rounds' sums.
+	var api, eventsOnly, allTables loadResult
 	stopProfile, err := startProfile(*profile)
 	if err != nil {
 		log.Fatal(err)
 	}
-	api, err := postAll(ctx, env, batches, cfg.clients)
+	for round := range cfg.rounds {
+		batches := makeBatches(env.experimentID, round*cfg.requests*cfg.batch, cfg.requests, cfg.batch)
+		a, err := postAll(ctx, env, batches, cfg.clients)
+		if err != nil {
+			log.Fatal(err)
+		}
+		raw, err := copyAll(ctx, env, batches)
+		if err != nil {
+			log.Fatal(err)
+		}
+		fmt.Printf("round %d: API %.0f events/s (p50 %s, p99 %s); COPY events only %.0f rows/s; COPY all tables %.0f rows/s; ratio %.2f\n",
+			round+1, a.rate(), a.quantile(0.5), a.quantile(0.99), raw.eventsOnly.rate(), raw.allTables.rate(), a.rate()/raw.allTables.rate())
+		api.add(a)
+		eventsOnly.add(raw.eventsOnly)
+		allTables.add(raw.allTables)
+	}
 	stopProfile()
-	if err != nil {
-		log.Fatal(err)
-	}
-	raw, err := copyAll(ctx, env, batches)
-	if err != nil {
-		log.Fatal(err)
-	}
-	fmt.Printf("POST /v1/events: %d events in %d requests of %d from %d clients in %s: %.0f events/s; latency p50 %s p99 %s max %s\n",
-		api.events, cfg.requests, cfg.batch, cfg.clients, api.elapsed.Round(time.Millisecond), api.rate(),
+	fmt.Printf("POST /v1/events: %d events in %d rounds of %d requests of %d from %d clients in %s: %.0f events/s; latency p50 %s p99 %s max %s\n",
+		api.events, cfg.rounds, cfg.requests, cfg.batch, cfg.clients, api.elapsed.Round(time.Millisecond), api.rate(),
 		api.quantile(0.5), api.quantile(0.99), api.quantile(1))
-	fmt.Printf("raw COPY (1 pgx client, same rows, same table): %d rows in %s: %.0f rows/s\n",
-		raw.rows, raw.elapsed.Round(time.Millisecond), raw.rate())
-	fmt.Printf("ratio API / raw COPY: %.2f\n", api.rate()/raw.rate())
+	fmt.Printf("raw COPY into events only (1 pgx client, same rows): %d rows in %s: %.0f rows/s; ratio API / this: %.2f\n",
+		eventsOnly.rows, eventsOnly.elapsed.Round(time.Millisecond), eventsOnly.rate(), api.rate()/eventsOnly.rate())
+	fmt.Printf("raw COPY into every table the API writes (events, event_ids, assignments pins, usage; 1 transaction): %d rows in %s: %.0f rows/s\n",
+		allTables.rows, allTables.elapsed.Round(time.Millisecond), allTables.rate())
+	fmt.Printf("ratio API / raw COPY (same rows, same tables): %.2f\n", api.rate()/allTables.rate())
 	if cfg.importLines > 0 {
 		imp, err := importAll(ctx, env, cfg.importLines)
 		if err != nil {
@@ -89,4 +104,5 @@ func startProfile(path string) (stop func(), err error) {
 type config struct {
 	databaseURL, target                   string
 	clients, requests, batch, importLines int
+	groups, rounds                        int
 }

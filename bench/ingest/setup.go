@@ -16,6 +16,7 @@ import (
 	"github.com/expd/expd/auth"
 	"github.com/expd/expd/bucketing"
 	"github.com/expd/expd/experiments"
+	"github.com/expd/expd/ingest"
 	"github.com/expd/expd/keys"
 	"github.com/expd/expd/models"
 	"github.com/expd/expd/orgs"
@@ -35,6 +36,7 @@ type benchEnv struct {
 	apiOrg       string
 	copyOrg      string
 	experimentID string
+	copyExpID    string // the copy org's experiment: its pins must not collide with the API's
 	tearDown     func()
 }
 
@@ -58,7 +60,7 @@ func setUp(ctx context.Context, cfg config) (*benchEnv, error) {
 	if env.apiOrg, env.experimentID, err = newOrg(ctx, db); err != nil {
 		return nil, err
 	}
-	if env.copyOrg, _, err = newOrg(ctx, db); err != nil {
+	if env.copyOrg, env.copyExpID, err = newOrg(ctx, db); err != nil {
 		return nil, err
 	}
 	if env.publishable, err = keys.Issue(ctx, db, env.apiOrg, auth.Publishable, "bench"); err != nil {
@@ -68,7 +70,7 @@ func setUp(ctx context.Context, cfg config) (*benchEnv, error) {
 		return nil, err
 	}
 	if cfg.target == "" {
-		return env, env.serve()
+		return env, env.serve(cfg.groups)
 	}
 	return env, nil
 }
@@ -84,7 +86,7 @@ func (e *benchEnv) freshSchema() error {
 }
 
 // serve runs the real router on a loopback port, as `expd api` does.
-func (e *benchEnv) serve() error {
+func (e *benchEnv) serve(groups int) error {
 	gin.SetMode(gin.ReleaseMode)
 	signer, err := auth.NewSigner()
 	if err != nil {
@@ -95,6 +97,7 @@ func (e *benchEnv) serve() error {
 		return err
 	}
 	router := api.NewRouter(api.Deps{DB: e.db, Verifier: signer.Verifier(), RateLimits: ratelimit.New(off, nil),
+		Ingest: ingest.NewWriter(e.db, ingest.Options{Concurrency: groups}),
 		Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
