@@ -92,6 +92,7 @@ func post(url string, body []byte, headers []string) (int, error) {
 	if err != nil {
 		return 0, err
 	}
+	req.Header.Set("Content-Type", "application/json") // as the provider sends it
 	for i := 0; i+1 < len(headers); i += 2 {
 		req.Header.Set(headers[i], headers[i+1])
 	}

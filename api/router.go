@@ -87,6 +87,8 @@ func NewRouter(deps Deps) *gin.Engine {
 	r.GET("/readyz", h.readyz)   // health.go
 
 	v1 := r.Group("/v1")
+	// ---- The API's own description (no credentials, cacheable) ----
+	v1.GET("/openapi.json", serveOpenAPI) // openapi.go
 
 	// ---- Dashboard: identity-provider session or management token (requireSession, auth.go) ----
 	// Body limits are set per group or route: ingest routes take larger bodies.

@@ -2,7 +2,6 @@ package api_test
 
 import (
 	"net/http"
-	"net/http/httptest"
 	"testing"
 	"time"
 
@@ -52,8 +51,7 @@ func secondInstanceWith(t *testing.T, env *testenv.Env, opts sdkcache.Options) *
 	t.Helper()
 	deps := env.Deps
 	deps.SDK = sdkcache.New(env.DB, opts)
-	srv := httptest.NewServer(api.NewRouter(deps))
-	t.Cleanup(srv.Close)
+	srv := testenv.NewServer(t, api.NewRouter(deps))
 	return &testenv.Env{DB: env.DB, Signer: env.Signer, Server: srv, Deps: deps}
 }
 

@@ -41,7 +41,7 @@ func TestTrafficCountsUniqueExposedUsersPerDay(t *testing.T) {
 	for _, e := range batch {
 		ndjson.Write(append(testenv.Marshal(t, e), '\n'))
 	}
-	r := f.env.Do(t, "POST", "/v1/events/import", ndjson.String(), testenv.APIKey(f.org.SecretKey)...)
+	r := f.env.Do(t, "POST", "/v1/events/import", ndjson.String(), append(testenv.APIKey(f.org.SecretKey), "Content-Type", "application/x-ndjson")...)
 	var imported importBody
 	r.JSON(t, &imported)
 	if r.Status != http.StatusAccepted || imported.Accepted != len(batch) {

@@ -53,8 +53,7 @@ func New(t testing.TB, tune ...func(*api.Deps)) *Env {
 	for _, f := range tune {
 		f(&deps)
 	}
-	srv := httptest.NewServer(api.NewRouter(deps))
-	t.Cleanup(srv.Close)
+	srv := NewServer(t, api.NewRouter(deps))
 	return &Env{DB: db, Signer: s, Server: srv, Deps: deps}
 }
 
