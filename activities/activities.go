@@ -15,6 +15,7 @@ import (
 
 	"github.com/expd/expd/billing"
 	"github.com/expd/expd/outbound"
+	"github.com/expd/expd/results"
 )
 
 // Activities carries the dependencies of all activities. No globals.
@@ -25,6 +26,15 @@ type Activities struct {
 	// Webhooks sends outbound webhook deliveries; nil: a Sender that
 	// reaches public addresses only.
 	Webhooks *outbound.Sender
+	// Aggregator reads results' per-user samples; nil: results.SQL over DB.
+	Aggregator results.Aggregator
+}
+
+func (a *Activities) aggregator() results.Aggregator {
+	if a.Aggregator != nil {
+		return a.Aggregator
+	}
+	return results.SQL{DB: a.DB}
 }
 
 // workflowID is the id of the workflow running the activity ("" outside

@@ -92,7 +92,7 @@ func (a *Activities) CheckGuardrailHealth(ctx context.Context, in HealthCheckInp
 	d := p.Design
 	beat := startHeartbeat(ctx, "aggregating")
 	defer beat.stop()
-	sample, _, err := results.AggregateIncremental(ctx, a.DB, in.OrgID, in.ExperimentID, d.Window, d.Arms(), d.Metrics, a.now(), func(n int) {
+	sample, _, err := a.aggregator().Aggregate(ctx, in.OrgID, in.ExperimentID, d.Window, d.Arms(), d.Metrics, a.now(), func(n int) {
 		beat.set(fmt.Sprintf("aggregated %d users", n))
 	})
 	if err != nil {

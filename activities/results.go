@@ -128,7 +128,7 @@ func (a *Activities) AnalyzeExperiment(ctx context.Context, in RunInput) (Analyz
 	}
 	beat := startHeartbeat(ctx, "aggregating")
 	defer beat.stop()
-	sample, use, err := results.AggregateIncremental(ctx, a.DB, in.OrgID, in.ExperimentID, d.Window, d.Arms(), d.Metrics, a.now(), func(n int) {
+	sample, use, err := a.aggregator().Aggregate(ctx, in.OrgID, in.ExperimentID, d.Window, d.Arms(), d.Metrics, a.now(), func(n int) {
 		beat.set(fmt.Sprintf("aggregated %d users", n))
 	})
 	if err != nil {

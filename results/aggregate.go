@@ -84,6 +84,22 @@ func AggregateIncremental(ctx context.Context, db *gorm.DB, orgID, experimentID 
 	return s, use, err
 }
 
+// Aggregator reads a run's per-user sample from the events store. It is
+// the seam where a distributed engine would plug in (docs/scale.md, "Past
+// one machine"); SQL, over expd's own database, is its one implementation.
+type Aggregator interface {
+	Aggregate(ctx context.Context, orgID, experimentID string, w Window, arms []string, ms []metrics.Resolved, now time.Time, progress func(users int)) (Sample, RollupUse, error)
+}
+
+// SQL aggregates in expd's database (PostgreSQL or SQLite) with
+// AggregateIncremental.
+type SQL struct{ DB *gorm.DB }
+
+// Aggregate is AggregateIncremental on s.DB.
+func (s SQL) Aggregate(ctx context.Context, orgID, experimentID string, w Window, arms []string, ms []metrics.Resolved, now time.Time, progress func(users int)) (Sample, RollupUse, error) {
+	return AggregateIncremental(ctx, s.DB, orgID, experimentID, w, arms, ms, now, progress)
+}
+
 // collect reads the per-user rows of q into a Sample, then the calls of
 // quantile metrics.
 func collect(ctx context.Context, db *gorm.DB, q aggregateQuery, orgID, experimentID string, w Window, arms []string, ms []metrics.Resolved, progress func(users int)) (Sample, error) {

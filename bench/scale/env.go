@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"log"
 	"math/rand/v2"
+	"net/url"
 	"strings"
 	"sync"
 	"time"
@@ -37,6 +38,9 @@ type env struct {
 }
 
 func setUp(ctx context.Context, base string, cfg config) (*env, error) {
+	if cfg.reuse != "" {
+		return reuse(ctx, base, cfg)
+	}
 	dsn, drop, err := models.NewSchema(base, "scale_")
 	if err != nil {
 		return nil, err
@@ -92,11 +96,46 @@ func setUp(ctx context.Context, base string, cfg config) (*env, error) {
 	return e, nil
 }
 
+// reuse continues on the schema a previous run kept (-keep, or a run
+// stopped before its end): its org, experiments and events.
+func reuse(ctx context.Context, base string, cfg config) (*env, error) {
+	u, err := url.Parse(base)
+	if err != nil {
+		return nil, err
+	}
+	q := u.Query()
+	q.Set("search_path", cfg.reuse)
+	u.RawQuery = q.Encode()
+	e := &env{cfg: cfg, today: ingest.DayOf(time.Now()), tearDown: func() {}}
+	if e.db, err = models.Open(u.String(), ""); err != nil {
+		return nil, err
+	}
+	if _, err := models.Migrate(e.db); err != nil { // migrations newer than the run
+		return nil, err
+	}
+	if err := e.db.WithContext(ctx).Raw(`SELECT id FROM orgs LIMIT 1`).Scan(&e.orgID).Error; err != nil || e.orgID == "" {
+		return nil, fmt.Errorf("find the org in %s: %v", cfg.reuse, err)
+	}
+	if err := e.db.WithContext(ctx).Raw(`SELECT id FROM experiments WHERE org_id = ? ORDER BY name`, e.orgID).Scan(&e.expIDs).Error; err != nil {
+		return nil, err
+	}
+	if err := e.db.WithContext(ctx).Raw(`SELECT count(*) FROM event_ids`).Scan(&e.events).Error; err != nil {
+		return nil, err
+	}
+	log.Printf("reusing %s: %d experiments, %d events", cfg.reuse, len(e.expIDs), e.events)
+	return e, nil
+}
+
 // fill adds one pass of events, day by day, each day in one statement
 // that writes events and their ids. Every user has ten events on one
 // day: an exposure, eight model calls, a business event.
 func (e *env) fill(ctx context.Context, pass int) (int64, time.Duration, error) {
-	perDay := e.cfg.perPass / e.cfg.days
+	perDay := e.cfg.sizes[pass-e.cfg.firstPass] / e.cfg.days
+	// The previous pass's retention measurement dropped the oldest day:
+	// create it again so its rows land in a day partition, not the default.
+	if _, err := ingest.EnsurePartitions(ctx, e.db, e.today.AddDate(0, 0, -e.cfg.days), e.today); err != nil {
+		return 0, 0, err
+	}
 	start := time.Now()
 	var n int64
 	for d := e.cfg.days; d >= 1; d-- {
@@ -126,6 +165,7 @@ INSERT INTO event_ids (org_id, event_id, ts) SELECT org_id, event_id, ts FROM in
 			return n, 0, fmt.Errorf("fill day %s: %w", day.Format(time.DateOnly), res.Error)
 		}
 		n += res.RowsAffected
+		log.Printf("pass %d: day %s filled (%d events this pass, %s)", pass, day.Format(time.DateOnly), n, time.Since(start).Round(time.Second))
 	}
 	took := time.Since(start)
 	e.events += n
@@ -141,7 +181,8 @@ type measurement struct {
 	ingestRate                 float64
 	eventsTable, eventsIndexes int64
 	idsTotal                   int64
-	nightlyOrg, nightlyLargest time.Duration
+	nightlyCold, nightlyOrg    time.Duration
+	nightlyLargest             time.Duration
 	nightlyRuns                int
 	largestUsers               int
 	dropDay                    time.Duration
@@ -162,7 +203,23 @@ FROM pg_inherits WHERE inhparent = 'events'::regclass`).Row().Scan(&m.eventsTabl
 	if err := e.db.Raw(`SELECT pg_total_relation_size('event_ids')`).Row().Scan(&m.idsTotal); err != nil {
 		return m, err
 	}
-	if err := e.nightly(ctx, pass, &m); err != nil {
+	log.Printf("pass %d: %d events; ingest %.0f events/s; events %s + indexes %s; event_ids %s",
+		pass, m.events, m.ingestRate, mib(m.eventsTable), mib(m.eventsIndexes), mib(m.idsTotal))
+	// Cold: no rollups, so the run rolls up every ended day of the window
+	// (what a run cost each night before incremental results, roughly).
+	// Warm: the steady state, stored rollups plus the one open day. The
+	// bulk fill writes past days without raising their day marks, so the
+	// rollups of the previous pass must go first.
+	for _, t := range []string{"result_rollups", "result_rollup_days"} {
+		if err := e.db.Exec("DELETE FROM " + t).Error; err != nil {
+			return m, err
+		}
+	}
+	if err := e.nightly(ctx, fmt.Sprintf("%d-cold", pass), &m); err != nil {
+		return m, err
+	}
+	m.nightlyCold = m.nightlyOrg
+	if err := e.nightly(ctx, fmt.Sprintf("%d-warm", pass), &m); err != nil {
 		return m, err
 	}
 	parts, err := ingest.ListPartitions(ctx, e.db)
@@ -227,7 +284,7 @@ func cmpErr(a, b error) error {
 
 // nightly runs yesterday's results for the whole org, then a manual run
 // of the largest experiment alone, on an in-process Temporal server.
-func (e *env) nightly(ctx context.Context, pass int, m *measurement) error {
+func (e *env) nightly(ctx context.Context, label string, m *measurement) error {
 	for _, t := range []string{"results", "result_staging", "result_runs"} {
 		if err := e.db.Exec("DELETE FROM " + t).Error; err != nil {
 			return err
@@ -236,12 +293,17 @@ func (e *env) nightly(ctx context.Context, pass int, m *measurement) error {
 	srv := servertest.NewServer()
 	defer srv.Stop()
 	c := srv.GetDefaultClient()
+	// Without expd's search attributes the workflow task that starts the
+	// children fails, and is retried forever.
+	if err := workflows.EnsureSearchAttributes(ctx, c, srv.GetDefaultNamespace()); err != nil {
+		return err
+	}
 	const queue = "bench-scale"
 	w := srv.NewWorker(queue, func(r sdkworker.Registry) { worker.Register(r, &activities.Activities{DB: e.db}) })
 	defer w.Stop()
 	day := e.today.AddDate(0, 0, -1).Format(time.DateOnly)
 	start := time.Now()
-	run, err := c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: fmt.Sprintf("scale-daily-%d", pass), TaskQueue: queue},
+	run, err := c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: "scale-daily-" + label, TaskQueue: queue},
 		workflows.DailyResults, workflows.DailyResultsInput{Day: day})
 	if err != nil {
 		return err
@@ -251,7 +313,7 @@ func (e *env) nightly(ctx context.Context, pass int, m *measurement) error {
 		return fmt.Errorf("daily results: %w", err)
 	}
 	m.nightlyOrg, m.nightlyRuns = time.Since(start), daily.Completed
-	log.Printf("nightly %s: %+v in %s", day, daily, m.nightlyOrg.Round(time.Millisecond))
+	log.Printf("nightly %s (%s): %+v in %s", day, label, daily, m.nightlyOrg.Round(time.Millisecond))
 	key := results.ManualKey(time.Now())
 	start = time.Now()
 	run, err = c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: workflows.ResultsWorkflowID(e.expIDs[0], key.ComputedFor), TaskQueue: queue},

@@ -1,6 +1,6 @@
 // Command scale measures expd's PostgreSQL storage at growing size
 // (docs/scale.md): one enterprise org, -experiments experiments over
-// -days UTC days. Each pass adds -per-pass events spread over those days
+// -days UTC days. Each pass adds its -passes count of events spread over those days
 // (the first experiment gets a tenth of the traffic, the rest share the
 // remainder), and after each pass it measures:
 //
@@ -18,7 +18,7 @@
 // into events and event_ids, day by day), so the machine time goes to
 // measurements rather than to JSON encoding.
 //
-//	DATABASE_URL=postgres://... go run ./bench/scale -passes 2
+//	DATABASE_URL=postgres://... go run ./bench/scale -passes 10000000,20000000
 package main
 
 import (
@@ -27,24 +27,37 @@ import (
 	"fmt"
 	"log"
 	"os"
+	"strconv"
+	"strings"
 	"time"
 )
 
 type config struct {
-	experiments, days, passes int
-	perPass, ingest           int
-	keep                      bool
+	experiments, days int
+	sizes             []int // events added by each pass
+	ingest            int
+	keep              bool
+	reuse             string // schema of an earlier run to continue on
+	firstPass         int    // number of the first pass (event ids carry it)
 }
 
 func main() {
 	var cfg config
 	flag.IntVar(&cfg.experiments, "experiments", 200, "experiments of the org")
 	flag.IntVar(&cfg.days, "days", 30, "days of events before today")
-	flag.IntVar(&cfg.passes, "passes", 2, "passes; each adds -per-pass events and measures")
-	flag.IntVar(&cfg.perPass, "per-pass", 10_000_000, "events added by each pass")
+	passes := flag.String("passes", "10000000,10000000", "events added by each pass, comma-separated (0: measure only); each pass then measures")
 	flag.IntVar(&cfg.ingest, "ingest", 200_000, "events written through ingest.Writer at each measurement")
 	flag.BoolVar(&cfg.keep, "keep", false, "keep the schema")
+	flag.StringVar(&cfg.reuse, "reuse", "", "continue on this schema of an earlier run (kept)")
+	flag.IntVar(&cfg.firstPass, "first-pass", 1, "number of the first pass; with -reuse, one more than the earlier run's last")
 	flag.Parse()
+	for _, f := range strings.Split(*passes, ",") {
+		n, err := strconv.Atoi(strings.TrimSpace(f))
+		if err != nil || n < 0 {
+			log.Fatalf("-passes: %q is not a count", f)
+		}
+		cfg.sizes = append(cfg.sizes, n)
+	}
 	base := os.Getenv("DATABASE_URL")
 	if base == "" {
 		log.Fatal("set DATABASE_URL to a PostgreSQL database")
@@ -55,9 +68,9 @@ func main() {
 		log.Fatal(err)
 	}
 	defer env.tearDown()
-	fmt.Println("| events | bulk load rows/s | ingest events/s | events table | events indexes | event_ids (table+index) | nightly, whole org | nightly, largest experiment | drop one day (rows) |")
-	fmt.Println("|---|---|---|---|---|---|---|---|---|")
-	for pass := 1; pass <= cfg.passes; pass++ {
+	fmt.Println("| events | bulk load rows/s | ingest events/s | events table | events indexes | event_ids (table+index) | nightly, whole org, cold | nightly, whole org, warm | manual run, largest experiment | drop one day (rows) |")
+	fmt.Println("|---|---|---|---|---|---|---|---|---|---|")
+	for pass := cfg.firstPass; pass < cfg.firstPass+len(cfg.sizes); pass++ {
 		loaded, took, err := env.fill(ctx, pass)
 		if err != nil {
 			log.Fatal(err)
@@ -66,9 +79,9 @@ func main() {
 		if err != nil {
 			log.Fatal(err)
 		}
-		fmt.Printf("| %d | %.0f | %.0f | %s | %s | %s | %s (%d runs) | %s (%d users) | %s (%d) |\n",
+		fmt.Printf("| %d | %.0f | %.0f | %s | %s | %s | %s | %s (%d runs) | %s (%d users) | %s (%d) |\n",
 			m.events, float64(loaded)/took.Seconds(), m.ingestRate, mib(m.eventsTable), mib(m.eventsIndexes), mib(m.idsTotal),
-			m.nightlyOrg.Round(time.Millisecond), m.nightlyRuns, m.nightlyLargest.Round(time.Millisecond), m.largestUsers,
+			m.nightlyCold.Round(time.Millisecond), m.nightlyOrg.Round(time.Millisecond), m.nightlyRuns, m.nightlyLargest.Round(time.Millisecond), m.largestUsers,
 			m.dropDay.Round(time.Millisecond), m.dropRows)
 	}
 }
