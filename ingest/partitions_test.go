@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"strings"
 	"testing"
 	"time"
 
@@ -168,5 +169,32 @@ func TestDedupIsExactAcrossPartitions(t *testing.T) {
 	db.Raw(`SELECT count(*) FROM events WHERE org_id = ?`, org).Scan(&n)
 	if accepted != 300 || n != 301 {
 		t.Fatalf("3 concurrent copies: %d accepted, %d rows stored; want 300 and 301", accepted, n)
+	}
+}
+
+// TestEveryPartitionCarriesThePrePeriodIndex: the CUPED pre-period join
+// reads events by (org_id, user_id, ts); migration 0171 had lost that index
+// (0186 restores it as a partitioned index), so every partition, including
+// one created ahead now and the default, must have its copy.
+func TestEveryPartitionCarriesThePrePeriodIndex(t *testing.T) {
+	db := partitionedDB(t)
+	ctx := context.Background()
+	ahead := ingest.DayOf(time.Now()).AddDate(0, 0, 40)
+	if _, err := ingest.EnsurePartitions(ctx, db, ahead, ahead); err != nil {
+		t.Fatal(err)
+	}
+	var partitions, indexed int64
+	if err := db.Raw(`SELECT count(*) FROM pg_inherits WHERE inhparent = 'events'::regclass`).Scan(&partitions).Error; err != nil {
+		t.Fatal(err)
+	}
+	if err := db.Raw(`SELECT count(*) FROM pg_inherits WHERE inhparent = 'events_org_user_ts'::regclass`).Scan(&indexed).Error; err != nil {
+		t.Fatal(err)
+	}
+	var columns string
+	if err := db.Raw(`SELECT indexdef FROM pg_indexes WHERE schemaname = current_schema() AND indexname = 'events_org_user_ts'`).Scan(&columns).Error; err != nil {
+		t.Fatal(err)
+	}
+	if partitions < 2 || indexed != partitions || !strings.Contains(columns, "(org_id, user_id, ts)") {
+		t.Fatalf("%d partitions, %d with events_org_user_ts (%q)", partitions, indexed, columns)
 	}
 }

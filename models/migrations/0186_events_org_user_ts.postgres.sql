@@ -1,0 +1,11 @@
+-- The CUPED pre-period reads each exposed user's events of the org over the
+-- days before exposure (results/aggregate_sql.go, the pre CTE: org_id,
+-- user_id, ts). Migration 0120 indexed that as events_org_user_ts; 0171
+-- (events partitioned by day) recreated the other three indexes but not
+-- this one, so on PostgreSQL the join became a hash join over the org's
+-- whole event history: at 10 M events a nightly run did not leave its
+-- first statement in 11 minutes (docs/scale.md). A partitioned index:
+-- every day partition, and those EventPartitions creates later, gets it.
+-- It takes the events table's write lock while it builds (about 55 s per
+-- 10 M events measured on a 2-core machine), once.
+CREATE INDEX IF NOT EXISTS events_org_user_ts ON events (org_id, user_id, ts);
