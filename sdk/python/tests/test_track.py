@@ -134,31 +134,12 @@ class DeliveryTest(BackendTestCase):
 class NonBlockingTest(BackendTestCase):
     """The caller's thread never waits on the network, whatever the server does."""
 
-    def assert_fast(self, call):
-        """Blocking on the network would cost a timeout (seconds); allow only scheduling noise.
-
-        The typical call must take well under a millisecond; the 99th
-        percentile may wait for the GIL (switch interval 5 ms) while the
-        sender thread works; the worst case gets slack for a loaded machine.
-        """
-        durations = []
-        for n in range(500):
-            started = time.perf_counter()
-            call(n)
-            durations.append((time.perf_counter() - started) * 1000)
-        durations.sort()
-        median, p99, worst = durations[250], durations[494], durations[-1]
-        summary = f"median {median:.3f} ms, p99 {p99:.3f} ms, worst {worst:.3f} ms"
-        self.assertLess(median, 1.0, summary)
-        self.assertLess(p99, 10.0, summary)
-        self.assertLess(worst, 100.0, summary)
-
     def test_track_and_assign_return_in_milliseconds_with_the_server_down(self):
         self.server.put_experiment(experiment("bot"))
         client = self.ready_client(max_retries=100, batch_size=10)
         self.server.stop()
-        self.assert_fast(lambda n: client.track("conversion", {"experiment_id": "bot", "user_id": f"u{n}"}))
-        self.assert_fast(lambda n: client.assign("bot", f"u{n}"))
+        self.assert_never_blocks(lambda n: client.track("conversion", {"experiment_id": "bot", "user_id": f"u{n}"}))
+        self.assert_never_blocks(lambda n: client.assign("bot", f"u{n}"))
 
     def test_track_returns_in_milliseconds_while_the_server_hangs(self):
         listener = socket.socket()
@@ -171,7 +152,7 @@ class NonBlockingTest(BackendTestCase):
         client = self.make_client(base_url=base_url, batch_size=1, request_timeout=30.0, close_timeout=0.1)
         self.eventually(lambda: bool(accepted), message="the client never connected")
         self.addCleanup(accepted[0][0].close)
-        self.assert_fast(lambda n: client.track("conversion", {"experiment_id": "bot", "user_id": f"u{n}"}))
+        self.assert_never_blocks(lambda n: client.track("conversion", {"experiment_id": "bot", "user_id": f"u{n}"}))
 
 
 if __name__ == "__main__":

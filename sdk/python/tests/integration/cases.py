@@ -2,12 +2,8 @@
 
 import os
 import shutil
-import socket
 import tempfile
-import threading
-import time
 import uuid
-from unittest import mock
 from typing import Any, Callable, Dict, List, Optional
 
 from expd import Client
@@ -70,32 +66,3 @@ class LiveTestCase(ClientTestCase):
 
         self.eventually(enough, timeout, f"fewer than {count} events stored (query {query})")
         return found
-
-    def assert_never_blocks(self, call: Callable[[int], Any], times: int = 500) -> str:
-        """Run ``call(n)`` ``times`` times; fail if any opened a connection on the caller's thread.
-
-        Every connection the client makes goes through ``socket.create_connection``
-        (urllib); the client's own threads may open them, the caller's thread never.
-        Checked this way rather than by a time bound, which a loaded machine breaks
-        and which a fast refused connect would pass. Returns a timing summary for
-        the failure messages of the calling test (measured, not asserted).
-        """
-        caller = threading.get_ident()
-        connected_from: List[int] = []
-        real = socket.create_connection
-
-        def recording(*args: Any, **kwargs: Any) -> socket.socket:
-            connected_from.append(threading.get_ident())
-            return real(*args, **kwargs)
-
-        durations = []
-        with mock.patch.object(socket, "create_connection", recording):
-            for n in range(times):
-                started = time.perf_counter()
-                call(n)
-                durations.append((time.perf_counter() - started) * 1000)
-        durations.sort()
-        median, p99, worst = durations[times // 2], durations[times * 99 // 100], durations[-1]
-        summary = f"median {median:.3f} ms, p99 {p99:.3f} ms, worst {worst:.3f} ms over {times} calls"
-        self.assertNotIn(caller, connected_from, f"a call opened a connection on the caller's thread ({summary})")
-        return summary
