@@ -8,9 +8,9 @@ import (
 
 	"gorm.io/gorm"
 
+	"github.com/expd/expd/bench/benchseed"
 	"github.com/expd/expd/bucketing"
 	"github.com/expd/expd/experiments"
-	"github.com/expd/expd/ingest"
 	"github.com/expd/expd/models"
 	"github.com/expd/expd/orgs"
 	"github.com/expd/expd/results"
@@ -101,42 +101,12 @@ func seed(ctx context.Context, db *gorm.DB, users, perUser int) (fixture, error)
 		return fixture{}, err
 	}
 	began := time.Now().UTC().AddDate(0, 0, -windowDays-1)
-	for _, table := range []string{"experiments", "experiment_versions"} {
-		col := map[string]string{"experiments": "id", "experiment_versions": "experiment_id"}[table]
-		if err := db.Exec("UPDATE "+table+" SET created_at = ? WHERE "+col+" = ?", began, exp.ID).Error; err != nil {
-			return fixture{}, err
-		}
-	}
-	// The partitions the maintenance workflow would have created as the
-	// days came (PostgreSQL), so the rows do not pile up in the default.
-	if _, err := ingest.EnsurePartitions(ctx, db, began, time.Now()); err != nil {
+	if err := benchseed.Backdate(ctx, db, exp.ID, began); err != nil {
 		return fixture{}, err
 	}
-	err = db.WithContext(ctx).Exec(`INSERT INTO events (org_id, event_id, type, experiment_id, user_id, variant, ts, received_at,
-  latency_ms, total_tokens, cost_usd, error, business_metric, value, source)
-SELECT ?, 'e' || u || '-' || k,
-  CASE WHEN k = 0 THEN 'exposure' WHEN k < ? - 1 THEN 'model_call' ELSE 'business_event' END,
-  ?, 'u' || u, CASE WHEN u % 2 = 0 THEN 'control' ELSE 'treatment' END,
-  ts, ts,
-  CASE WHEN k BETWEEN 1 AND ? - 2 THEN 200 + (u % 2) * 5 + random() * 100 END,
-  CASE WHEN k BETWEEN 1 AND ? - 2 THEN 500 + floor(random() * 200)::bigint END,
-  CASE WHEN k BETWEEN 1 AND ? - 2 THEN random() * 0.01 END,
-  CASE WHEN k BETWEEN 1 AND ? - 2 AND random() < 0.02 THEN 'timeout' END,
-  CASE WHEN k = ? - 1 THEN CASE WHEN random() < 0.20 + (u % 2) * 0.02 THEN 'purchase' ELSE 'visit' END END,
-  CASE WHEN k = ? - 1 THEN random() * 50 END,
-  'bench'
-FROM generate_series(0, ? - 1) AS u, generate_series(0, ? - 1) AS k,
-  LATERAL (SELECT ?::timestamptz + (u % ?) * interval '1 day' + (u % 1000) * interval '1 second' + k * interval '1 minute'
-    - CASE WHEN k = 1 THEN interval '3 days' ELSE interval '0 days' END AS ts) t`,
-		org.ID, perUser, exp.ID, perUser, perUser, perUser, perUser, perUser, perUser, users, perUser,
-		began.Add(time.Hour), windowDays).Error
+	err = benchseed.Generate(ctx, db, benchseed.Events{OrgID: org.ID, ExperimentID: exp.ID, Users: users, PerUser: perUser,
+		First: began.Add(time.Hour), Days: windowDays, Spacing: time.Minute, PreShift: 3 * 24 * time.Hour})
 	if err != nil {
-		return fixture{}, fmt.Errorf("generate events: %w", err)
-	}
-	// VACUUM sets the hint bits and visibility map that the first scan
-	// after a bulk load would otherwise write, so neither timed query pays
-	// for the load.
-	if err := db.Exec("VACUUM ANALYZE events").Error; err != nil {
 		return fixture{}, err
 	}
 	key := results.ManualKey(time.Now())
