@@ -213,19 +213,31 @@ func (p *pgTx) claim(ctx context.Context, rows []models.Event) ([]models.Event, 
 
 // idSource feeds rows' keys to COPY into event_ids.
 func idSource(rows []models.Event) pgx.CopyFromSource {
-	var org string
-	var orgUUID [16]byte
+	ids := uuidBytes{}
 	return pgx.CopyFromSlice(len(rows), func(i int) ([]any, error) {
-		r := &rows[i]
-		if r.OrgID != org {
-			u, err := uuid.Parse(r.OrgID)
-			if err != nil {
-				return nil, fmt.Errorf("uuid %q: %w", r.OrgID, err)
-			}
-			org, orgUUID = r.OrgID, u
+		org, err := ids.parse(rows[i].OrgID)
+		if err != nil {
+			return nil, err
 		}
-		return []any{orgUUID, r.EventID, r.Ts}, nil
+		return []any{org, rows[i].EventID, rows[i].Ts}, nil
 	})
+}
+
+// uuidBytes parses uuids into [16]byte, which pgx encodes directly (a
+// uuid.UUID would go through its driver.Valuer, several times slower),
+// once per distinct string.
+type uuidBytes map[string][16]byte
+
+func (ids uuidBytes) parse(s string) ([16]byte, error) {
+	if u, ok := ids[s]; ok {
+		return u, nil
+	}
+	u, err := uuid.Parse(s)
+	if err != nil {
+		return u, fmt.Errorf("uuid %q: %w", s, err)
+	}
+	ids[s] = u
+	return u, nil
 }
 
 // pin pins each (experiment, user) of rows' exposures to its earliest.
@@ -258,27 +270,14 @@ func (p *pgTx) pin(ctx context.Context, rows []models.Event) error {
 	return nil
 }
 
-// copySource feeds rows to COPY. Uuids are parsed here into [16]byte,
-// which pgx encodes directly (a uuid.UUID would go through its
-// driver.Valuer, several times slower).
+// copySource feeds rows to COPY, their uuids parsed up front (uuidBytes).
 func copySource(rows []models.Event) (pgx.CopyFromSource, error) {
-	ids := make(map[string][16]byte)
-	parse := func(s string) ([16]byte, error) {
-		if u, ok := ids[s]; ok {
-			return u, nil
-		}
-		u, err := uuid.Parse(s)
-		if err != nil {
-			return u, fmt.Errorf("uuid %q: %w", s, err)
-		}
-		ids[s] = u
-		return u, nil
-	}
+	ids := uuidBytes{}
 	for i := range rows {
-		if _, err := parse(rows[i].OrgID); err != nil {
+		if _, err := ids.parse(rows[i].OrgID); err != nil {
 			return nil, err
 		}
-		if _, err := parse(rows[i].ExperimentID); err != nil {
+		if _, err := ids.parse(rows[i].ExperimentID); err != nil {
 			return nil, err
 		}
 	}
