@@ -8,6 +8,7 @@ import (
 	"net/url"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"go.temporal.io/sdk/client"
@@ -137,10 +138,55 @@ func (e *env) fill(ctx context.Context, pass int) (int64, time.Duration, error) 
 		return 0, 0, err
 	}
 	start := time.Now()
-	var n int64
+	var (
+		n     atomic.Int64
+		wg    sync.WaitGroup
+		mu    sync.Mutex
+		first error
+		days  = make(chan int)
+	)
+	// Days go to separate partitions, so -fill-workers statements run side
+	// by side without touching each other's pages (PostgreSQL runs each
+	// INSERT ... SELECT on one core).
+	for range max(1, e.cfg.fillWorkers) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for d := range days {
+				day := e.today.AddDate(0, 0, -d)
+				rows, err := e.fillDay(ctx, pass, d, day, perDay)
+				if err != nil {
+					mu.Lock()
+					first = cmpErr(first, fmt.Errorf("fill day %s: %w", day.Format(time.DateOnly), err))
+					mu.Unlock()
+					continue
+				}
+				total := n.Add(rows)
+				log.Printf("pass %d: day %s filled (%d events this pass, %s)", pass, day.Format(time.DateOnly), total, time.Since(start).Round(time.Second))
+			}
+		}()
+	}
 	for d := e.cfg.days; d >= 1; d-- {
-		day := e.today.AddDate(0, 0, -d)
-		res := e.db.WithContext(ctx).Exec(`WITH ins AS (
+		days <- d
+	}
+	close(days)
+	wg.Wait()
+	if first != nil {
+		return n.Load(), 0, first
+	}
+	took := time.Since(start)
+	e.events += n.Load()
+	log.Printf("pass %d: %d events in %s", pass, n.Load(), took.Round(time.Second))
+	if err := e.db.Exec("VACUUM ANALYZE events").Error; err != nil {
+		return n.Load(), took, err
+	}
+	return n.Load(), took, e.db.Exec("VACUUM ANALYZE event_ids").Error
+}
+
+// fillDay writes one day of one pass, events and their ids, in one
+// statement.
+func (e *env) fillDay(ctx context.Context, pass, d int, day time.Time, perDay int) (int64, error) {
+	res := e.db.WithContext(ctx).Exec(`WITH ins AS (
 INSERT INTO events (org_id, event_id, type, experiment_id, user_id, variant, ts, received_at, model,
   latency_ms, input_tokens, output_tokens, total_tokens, cost_usd, error, business_metric, value, prompt, response, source)
 SELECT ?::uuid, ? || i, CASE WHEN k = 0 THEN 'exposure' WHEN k = 9 THEN 'business_event' ELSE 'model_call' END,
@@ -160,20 +206,8 @@ FROM generate_series(0, ? - 1) AS i,
   LATERAL (SELECT ?::timestamptz + ((i / 10) % 86000) * interval '1 second' + (i % 10) * interval '1 second' AS ts) t
 RETURNING org_id, event_id, ts)
 INSERT INTO event_ids (org_id, event_id, ts) SELECT org_id, event_id, ts FROM ins`,
-			e.orgID, fmt.Sprintf("p%d-d%d-", pass, d), "{"+strings.Join(e.expIDs, ",")+"}", len(e.expIDs), fmt.Sprintf("p%d-d%d-u", pass, d), perDay, day)
-		if res.Error != nil {
-			return n, 0, fmt.Errorf("fill day %s: %w", day.Format(time.DateOnly), res.Error)
-		}
-		n += res.RowsAffected
-		log.Printf("pass %d: day %s filled (%d events this pass, %s)", pass, day.Format(time.DateOnly), n, time.Since(start).Round(time.Second))
-	}
-	took := time.Since(start)
-	e.events += n
-	log.Printf("pass %d: %d events in %s", pass, n, took.Round(time.Second))
-	if err := e.db.Exec("VACUUM ANALYZE events").Error; err != nil {
-		return n, took, err
-	}
-	return n, took, e.db.Exec("VACUUM ANALYZE event_ids").Error
+		e.orgID, fmt.Sprintf("p%d-d%d-", pass, d), "{"+strings.Join(e.expIDs, ",")+"}", len(e.expIDs), fmt.Sprintf("p%d-d%d-u", pass, d), perDay, day)
+	return res.RowsAffected, res.Error
 }
 
 type measurement struct {
@@ -181,9 +215,10 @@ type measurement struct {
 	ingestRate                 float64
 	eventsTable, eventsIndexes int64
 	idsTotal                   int64
-	nightlyCold, nightlyOrg    time.Duration
-	nightlyLargest             time.Duration
-	nightlyRuns                int
+	orgCold, orgWarm           time.Duration // 0: not measured at this size (-org-nightly-max)
+	orgRuns                    int
+	largestCold, largestWarm   time.Duration // the largest experiment's nightly alone
+	largestManual              time.Duration
 	largestUsers               int
 	dropDay                    time.Duration
 	dropRows                   int64
@@ -205,21 +240,7 @@ FROM pg_inherits WHERE inhparent = 'events'::regclass`).Row().Scan(&m.eventsTabl
 	}
 	log.Printf("pass %d: %d events; ingest %.0f events/s; events %s + indexes %s; event_ids %s",
 		pass, m.events, m.ingestRate, mib(m.eventsTable), mib(m.eventsIndexes), mib(m.idsTotal))
-	// Cold: no rollups, so the run rolls up every ended day of the window
-	// (what a run cost each night before incremental results, roughly).
-	// Warm: the steady state, stored rollups plus the one open day. The
-	// bulk fill writes past days without raising their day marks, so the
-	// rollups of the previous pass must go first.
-	for _, t := range []string{"result_rollups", "result_rollup_days"} {
-		if err := e.db.Exec("DELETE FROM " + t).Error; err != nil {
-			return m, err
-		}
-	}
-	if err := e.nightly(ctx, fmt.Sprintf("%d-cold", pass), &m); err != nil {
-		return m, err
-	}
-	m.nightlyCold = m.nightlyOrg
-	if err := e.nightly(ctx, fmt.Sprintf("%d-warm", pass), &m); err != nil {
+	if err := e.nightlies(ctx, pass, &m); err != nil {
 		return m, err
 	}
 	parts, err := ingest.ListPartitions(ctx, e.db)
@@ -282,49 +303,133 @@ func cmpErr(a, b error) error {
 	return b
 }
 
-// nightly runs yesterday's results for the whole org, then a manual run
-// of the largest experiment alone, on an in-process Temporal server.
-func (e *env) nightly(ctx context.Context, label string, m *measurement) error {
+// nightlies times, on an in-process Temporal server, yesterday's nightly
+// run cold (no rollups: every ended day of the window rolled up, roughly
+// what each night cost before incremental results) and warm (the steady
+// state: stored rollups plus one day), for the whole org while it holds
+// at most -org-nightly-max events and for the largest experiment alone
+// at every size; then a manual run of the largest experiment. The bulk
+// fill writes past days without raising their day marks, so the rollups
+// of the previous pass go first.
+func (e *env) nightlies(ctx context.Context, pass int, m *measurement) error {
+	for _, t := range []string{"result_rollups", "result_rollup_days"} {
+		if err := e.db.Exec("DELETE FROM " + t).Error; err != nil {
+			return err
+		}
+	}
+	day := e.today.AddDate(0, 0, -1).Format(time.DateOnly)
+	for _, phase := range []struct {
+		label        string
+		org, largest *time.Duration
+	}{{"cold", &m.orgCold, &m.largestCold}, {"warm", &m.orgWarm, &m.largestWarm}} {
+		// A fresh server per phase: DailyResults counts a child whose
+		// workflow id already ran as done.
+		c, queue, stop, err := startTemporal(ctx, e.db)
+		if err != nil {
+			return err
+		}
+		defer stop()
+		if e.events <= int64(e.cfg.orgNightlyMax) {
+			took, runs, err := e.orgNightly(ctx, c, queue, day, fmt.Sprintf("%d-%s", pass, phase.label))
+			if err != nil {
+				return err
+			}
+			*phase.org, m.orgRuns = took, runs
+		}
+		// The org's run computed the largest experiment too: clear its
+		// day (and, cold, its rollups) so the timed run below does the
+		// same work alone.
+		if err := e.clearRuns(); err != nil {
+			return err
+		}
+		if phase.label == "cold" {
+			for _, t := range []string{"result_rollups", "result_rollup_days"} {
+				if err := e.db.Exec("DELETE FROM "+t+" WHERE experiment_id = ?", e.expIDs[0]).Error; err != nil {
+					return err
+				}
+			}
+		}
+		took, users, err := e.experimentRun(ctx, c, queue, day)
+		if err != nil {
+			return fmt.Errorf("largest experiment, %s: %w", phase.label, err)
+		}
+		*phase.largest, m.largestUsers = took, users
+		log.Printf("pass %d: largest experiment nightly (%s): %d users in %s", pass, phase.label, users, took.Round(time.Millisecond))
+	}
+	c, queue, stop, err := startTemporal(ctx, e.db)
+	if err != nil {
+		return err
+	}
+	defer stop()
+	took, _, err := e.experimentRun(ctx, c, queue, results.ManualKey(time.Now()).ComputedFor)
+	if err != nil {
+		return fmt.Errorf("largest experiment, manual: %w", err)
+	}
+	m.largestManual = took
+	return nil
+}
+
+// startTemporal starts an in-process Temporal server with expd's search
+// attributes (without them the workflow task that starts the children
+// fails, and is retried forever) and a worker.
+func startTemporal(ctx context.Context, db *gorm.DB) (client.Client, string, func(), error) {
+	srv := servertest.NewServer()
+	c := srv.GetDefaultClient()
+	if err := workflows.EnsureSearchAttributes(ctx, c, srv.GetDefaultNamespace()); err != nil {
+		srv.Stop()
+		return nil, "", nil, err
+	}
+	const queue = "bench-scale"
+	w := srv.NewWorker(queue, func(r sdkworker.Registry) { worker.Register(r, &activities.Activities{DB: db}) })
+	return c, queue, func() { w.Stop(); srv.Stop() }, nil
+}
+
+func (e *env) clearRuns() error {
 	for _, t := range []string{"results", "result_staging", "result_runs"} {
 		if err := e.db.Exec("DELETE FROM " + t).Error; err != nil {
 			return err
 		}
 	}
-	srv := servertest.NewServer()
-	defer srv.Stop()
-	c := srv.GetDefaultClient()
-	// Without expd's search attributes the workflow task that starts the
-	// children fails, and is retried forever.
-	if err := workflows.EnsureSearchAttributes(ctx, c, srv.GetDefaultNamespace()); err != nil {
-		return err
+	return nil
+}
+
+// orgNightly runs DailyResults for day and, for each failed experiment,
+// logs the error its run returned.
+func (e *env) orgNightly(ctx context.Context, c client.Client, queue, day, label string) (time.Duration, int, error) {
+	if err := e.clearRuns(); err != nil {
+		return 0, 0, err
 	}
-	const queue = "bench-scale"
-	w := srv.NewWorker(queue, func(r sdkworker.Registry) { worker.Register(r, &activities.Activities{DB: e.db}) })
-	defer w.Stop()
-	day := e.today.AddDate(0, 0, -1).Format(time.DateOnly)
 	start := time.Now()
 	run, err := c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: "scale-daily-" + label, TaskQueue: queue},
 		workflows.DailyResults, workflows.DailyResultsInput{Day: day})
 	if err != nil {
-		return err
+		return 0, 0, err
 	}
 	var daily workflows.DailyResultsResult
 	if err := run.Get(ctx, &daily); err != nil {
-		return fmt.Errorf("daily results: %w", err)
+		return 0, 0, fmt.Errorf("daily results: %w", err)
 	}
-	m.nightlyOrg, m.nightlyRuns = time.Since(start), daily.Completed
-	log.Printf("nightly %s (%s): %+v in %s", day, label, daily, m.nightlyOrg.Round(time.Millisecond))
-	key := results.ManualKey(time.Now())
-	start = time.Now()
-	run, err = c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: workflows.ResultsWorkflowID(e.expIDs[0], key.ComputedFor), TaskQueue: queue},
-		workflows.ExperimentResults, workflows.ExperimentResultsInput{OrgID: e.orgID, ExperimentID: e.expIDs[0], ComputedFor: key.ComputedFor})
+	took := time.Since(start)
+	log.Printf("nightly %s (%s): %+v in %s", day, label, daily, took.Round(time.Millisecond))
+	for _, id := range daily.FailedIDs {
+		err := c.GetWorkflow(ctx, workflows.ResultsWorkflowID(id, day), "").Get(ctx, nil)
+		log.Printf("nightly %s (%s): experiment %s failed: %v", day, label, id, err)
+	}
+	return took, daily.Completed, nil
+}
+
+// experimentRun computes the largest experiment (the first) for
+// computedFor: yesterday is its nightly run, today a manual one.
+func (e *env) experimentRun(ctx context.Context, c client.Client, queue, computedFor string) (time.Duration, int, error) {
+	start := time.Now()
+	run, err := c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: workflows.ResultsWorkflowID(e.expIDs[0], computedFor), TaskQueue: queue},
+		workflows.ExperimentResults, workflows.ExperimentResultsInput{OrgID: e.orgID, ExperimentID: e.expIDs[0], ComputedFor: computedFor})
 	if err != nil {
-		return err
+		return 0, 0, err
 	}
 	var one workflows.ExperimentResultsResult
 	if err := run.Get(ctx, &one); err != nil {
-		return fmt.Errorf("largest experiment: %w", err)
+		return 0, 0, err
 	}
-	m.nightlyLargest, m.largestUsers = time.Since(start), one.Users
-	return nil
+	return time.Since(start), one.Users, nil
 }
