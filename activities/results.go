@@ -140,12 +140,15 @@ func (a *Activities) AnalyzeExperiment(ctx context.Context, in RunInput) (Analyz
 	if err != nil {
 		return AnalyzeResult{}, err
 	}
-	beat.set("counting what was left out")
-	coverage, err := results.CountCoverage(ctx, a.DB, in.OrgID, in.ExperimentID, d.Window, d.Arms())
-	if err != nil {
-		return AnalyzeResult{}, err
+	if sample.Coverage == nil {
+		beat.set("counting what was left out")
+		c, err := results.CountCoverage(ctx, a.DB, in.OrgID, in.ExperimentID, d.Window, d.Arms())
+		if err != nil {
+			return AnalyzeResult{}, err
+		}
+		sample.Coverage = &c
 	}
-	if err := results.RecordCoverage(ctx, a.DB, in.ExperimentID, key.ComputedFor, coverage, noResults(d, plan, len(analysis.Rows))); err != nil {
+	if err := results.RecordCoverage(ctx, a.DB, in.ExperimentID, key.ComputedFor, *sample.Coverage, noResults(d, plan, len(analysis.Rows))); err != nil {
 		return AnalyzeResult{}, err
 	}
 	beat.set("staging")

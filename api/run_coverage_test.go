@@ -78,6 +78,11 @@ func TestRunStatusCountsWhatItCountedAndLeftOut(t *testing.T) {
 	}
 	noMetrics := resultstest.Config("")
 	noMetrics.Metrics = []experiments.Metric{}
+	// With a quantile metric the run reads the events one by one for its
+	// calls and counts the coverage in that same pass (results.readEvents).
+	withP95 := resultstest.Config("")
+	shared := false
+	withP95.Metrics = append(withP95.Metrics, experiments.Metric{Name: "latency_p95_ms", Kind: "quantile", Category: "guardrail", MetricVersion: 1, SharedOrgWide: &shared})
 	for _, c := range []struct {
 		name     string
 		cfg      experiments.Config
@@ -91,6 +96,8 @@ func TestRunStatusCountsWhatItCountedAndLeftOut(t *testing.T) {
 			counted: results.Tally{Users: 2, Exposures: 2, Events: 2}, leftOut: every},
 		{name: "nightly day", cfg: resultstest.Config(""), key: func(time.Time) string { return results.NightlyKey(time.Now()).ComputedFor },
 			rows: len(resultstest.Metrics), counted: results.Tally{Users: 2, Exposures: 2, Events: 2}, leftOut: every},
+		{name: "manual run with a p95", cfg: withP95, rows: len(resultstest.Metrics) + 1,
+			counted: results.Tally{Users: 2, Exposures: 2, Events: 2}, leftOut: every},
 		{name: "no metrics", cfg: noMetrics, rows: 0, counted: results.Tally{Users: 2, Exposures: 2, Events: 2}, leftOut: every,
 			noResult: "has no metrics"},
 		{name: "window ends before the experiment existed", cfg: resultstest.Config(""),

@@ -1,11 +1,10 @@
 package results
 
 import (
-	"bytes"
 	"context"
-	"database/sql"
 	"fmt"
 	"math"
+	"slices"
 	"time"
 
 	"gorm.io/gorm"
@@ -41,6 +40,10 @@ func (a *Arm) Exposed() int64 { return int64(len(a.UserIDs)) + a.Crossover }
 type Sample struct {
 	Arms         map[string]*Arm
 	Unattributed int64
+	// Coverage is set when the aggregation read the experiment's events
+	// one by one (for quantile metrics), which counts it at no extra cost;
+	// otherwise CountCoverage gives it.
+	Coverage *Coverage
 }
 
 // AggregateSQL returns the run's aggregation statement and its arguments,
@@ -100,8 +103,8 @@ func (s SQL) Aggregate(ctx context.Context, orgID, experimentID string, w Window
 	return AggregateIncremental(ctx, s.DB, orgID, experimentID, w, arms, ms, now, progress)
 }
 
-// collect reads the per-user rows of q into a Sample, then the calls of
-// quantile metrics.
+// collect reads the per-user rows of q into a Sample, then, for quantile
+// metrics, the experiment's events with their calls and coverage.
 func collect(ctx context.Context, db *gorm.DB, q aggregateQuery, orgID, experimentID string, w Window, arms []string, ms []metrics.Resolved, progress func(users int)) (Sample, error) {
 	s := Sample{Arms: make(map[string]*Arm, len(arms))}
 	for _, v := range arms {
@@ -157,12 +160,12 @@ func collect(ctx context.Context, db *gorm.DB, q aggregateQuery, orgID, experime
 	if err := rows.Err(); err != nil {
 		return Sample{}, fmt.Errorf("read per-user values: %w", err)
 	}
-	for i, m := range ms {
-		if m.Problem == "" && m.Kind == "quantile" {
-			if err := aggregateCalls(ctx, db, orgID, experimentID, w, m, i, s); err != nil {
-				return Sample{}, err
-			}
+	if slices.ContainsFunc(ms, func(m metrics.Resolved) bool { return m.Problem == "" && m.Kind == "quantile" }) {
+		c, err := readEvents(ctx, db, orgID, experimentID, w, arms, ms, &s)
+		if err != nil {
+			return Sample{}, err
 		}
+		s.Coverage = &c
 	}
 	return s, nil
 }
@@ -195,51 +198,4 @@ func (c perUserColumns) appendTo(arm *Arm, i int, m metrics.Resolved) {
 		}
 		arm.Pre[i] = append(arm.Pre[i], x)
 	}
-}
-
-// aggregateCalls reads every call value of quantile metric mi into the
-// arms, grouped by user (8 bytes per call, 8 per user).
-func aggregateCalls(ctx context.Context, db *gorm.DB, orgID, experimentID string, w Window, m metrics.Resolved, mi int, s Sample) error {
-	q, err := buildCallsQuery(db, orgID, experimentID, w, m)
-	if err != nil {
-		return err
-	}
-	rows, err := db.WithContext(ctx).Raw(q.SQL, q.Args...).Rows()
-	if err != nil {
-		return fmt.Errorf("read calls of %s: %w", m.Name, err)
-	}
-	defer rows.Close()
-	// Rows come by user, each user in one arm; Offsets collects each
-	// user's first index in their arm, and the arm's end closes it. The
-	// ids are scanned as raw bytes: millions of calls, one string each,
-	// would keep the garbage collector busy.
-	var user, variant sql.RawBytes
-	var lastUser []byte
-	var calls *stats.Calls // the current user's arm; nil: not collected
-	var v float64
-	started := false
-	for rows.Next() {
-		if err := rows.Scan(&user, &variant, &v); err != nil {
-			return fmt.Errorf("scan calls of %s: %w", m.Name, err)
-		}
-		if !started || !bytes.Equal(user, lastUser) {
-			started, lastUser, calls = true, append(lastUser[:0], user...), nil
-			if arm, ok := s.Arms[string(variant)]; ok {
-				calls = &arm.Calls[mi]
-				calls.Offsets = append(calls.Offsets, len(calls.Values))
-			}
-		}
-		if calls != nil {
-			calls.Values = append(calls.Values, v)
-		}
-	}
-	for _, arm := range s.Arms {
-		if calls := &arm.Calls[mi]; len(calls.Offsets) > 0 {
-			calls.Offsets = append(calls.Offsets, len(calls.Values))
-		}
-	}
-	if err := rows.Err(); err != nil {
-		return fmt.Errorf("read calls of %s: %w", m.Name, err)
-	}
-	return nil
 }

@@ -167,26 +167,6 @@ GROUP BY x.user_id, x.variant, x.crossover` + byUser
 	return aggregateQuery{SQL: sql, Args: args}, nil
 }
 
-// buildCallsQuery lists, for a quantile metric, every call value of the
-// exposed users who are not crossover users, by user, so each user's calls
-// arrive together. Ordering by user alone follows the first exposures'
-// order into the join, so the database does not sort the calls.
-func buildCallsQuery(db *gorm.DB, orgID, experimentID string, w Window, m metrics.Resolved) (aggregateQuery, error) {
-	d := dialectOf(db)
-	cond, value, condArgs, err := metricExpr(m.Name, "mean", *m.Source, "e", d.float)
-	if err != nil {
-		return aggregateQuery{}, err
-	}
-	sql, args := exposedCTE(d, orgID, experimentID, w)
-	sql += "SELECT x.user_id, x.variant, " + value + `
-FROM exposed x
-JOIN events e` + d.userIndex + ` ON e.org_id = ? AND e.experiment_id = ? AND e.user_id = x.user_id AND e.ts >= x.first_ts AND e.ts < ?
-WHERE x.crossover = 0 AND ` + cond + byUser
-	args = append(args, orgID, experimentID, w.End)
-	args = append(args, condArgs...)
-	return aggregateQuery{SQL: sql, Args: args}, nil
-}
-
 // byUser orders the per-user rows: the statistics add values up in row
 // order, and float addition depends on it, so both ways of computing the
 // rows (events or rollups) must hand them over in the same order.

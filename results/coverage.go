@@ -48,62 +48,12 @@ type Coverage struct {
 
 // CountCoverage sorts every event of the experiment into counted or one
 // left-out reason, the way Aggregate decides (the first exposure in the
-// window gives the user's arm; crossover users are left out). It reads
-// the experiment's events once: window functions per user rather than a
-// join to the exposed users, whose row count planners misjudge.
+// window gives the user's arm; crossover users are left out), in one read
+// of the experiment's events (eventpass.go). A run whose Sample already
+// holds its Coverage (it read the events for a quantile metric) does not
+// need it.
 func CountCoverage(ctx context.Context, db *gorm.DB, orgID, experimentID string, w Window, arms []string) (Coverage, error) {
-	const inWindowExposure = "e.type = 'exposure' AND e.ts >= ? AND e.ts < ?"
-	// Users are counted per (user, reason) first: the rows arrive grouped
-	// by user from the window functions, so this grouping needs no sort of
-	// every event, where COUNT(DISTINCT user_id) per reason sorted them all.
-	q := `SELECT reason, COUNT(*), CAST(SUM(exposures) AS BIGINT), CAST(SUM(events) AS BIGINT) FROM (
-SELECT reason, user_id, SUM(is_exposure) AS exposures, COUNT(*) - SUM(is_exposure) AS events FROM (
-  SELECT user_id, is_exposure,
-    CASE WHEN ts < ? THEN '` + LeftBeforeStart + `'
-      WHEN ts >= ? THEN '` + LeftAfterEnd + `'
-      WHEN first_ts IS NULL OR ts < first_ts THEN '` + LeftUnexposed + `'
-      WHEN first_variant NOT IN ? THEN '` + LeftUnattributed + `'
-      WHEN vmin <> vmax THEN '` + LeftCrossover + `'
-      ELSE 'counted' END AS reason
-  FROM (
-    SELECT e.user_id, e.ts, CASE WHEN e.type = 'exposure' THEN 1 ELSE 0 END AS is_exposure,
-      MIN(CASE WHEN ` + inWindowExposure + ` THEN e.ts END) OVER u AS first_ts,
-      MIN(CASE WHEN ` + inWindowExposure + ` THEN e.variant END) OVER u AS vmin,
-      MAX(CASE WHEN ` + inWindowExposure + ` THEN e.variant END) OVER u AS vmax,
-      FIRST_VALUE(e.variant) OVER (PARTITION BY e.user_id ORDER BY CASE WHEN ` + inWindowExposure + ` THEN 0 ELSE 1 END, e.ts, e.event_id) AS first_variant
-    FROM events e` + dialectOf(db).exposureIndex + `
-    WHERE e.org_id = ? AND e.experiment_id = ?
-    WINDOW u AS (PARTITION BY e.user_id)
-  ) p
-) c GROUP BY user_id, reason
-) u GROUP BY reason`
-	args := []any{w.Start, w.End, arms}
-	for range 4 {
-		args = append(args, w.Start, w.End)
-	}
-	args = append(args, orgID, experimentID)
-	rows, err := db.WithContext(ctx).Raw(q, args...).Rows()
-	if err != nil {
-		return Coverage{}, fmt.Errorf("count coverage of %s: %w", experimentID, err)
-	}
-	defer rows.Close()
-	byReason := map[string]Tally{}
-	for rows.Next() {
-		var reason string
-		var t Tally
-		if err := rows.Scan(&reason, &t.Users, &t.Exposures, &t.Events); err != nil {
-			return Coverage{}, fmt.Errorf("scan coverage of %s: %w", experimentID, err)
-		}
-		byReason[reason] = t
-	}
-	if err := rows.Err(); err != nil {
-		return Coverage{}, fmt.Errorf("read coverage of %s: %w", experimentID, err)
-	}
-	c := Coverage{Counted: byReason["counted"]}
-	for _, r := range leftOutOrder {
-		c.LeftOut = append(c.LeftOut, LeftOut{Reason: r, Tally: byReason[r], Detail: describeLeftOut(r, w)})
-	}
-	return c, nil
+	return readEvents(ctx, db, orgID, experimentID, w, arms, nil, nil)
 }
 
 // describeLeftOut says in words why events are left out for reason r.

@@ -1,0 +1,229 @@
+package results
+
+import (
+	"bytes"
+	"context"
+	"database/sql"
+	"fmt"
+	"math"
+	"time"
+
+	"gorm.io/gorm"
+
+	"github.com/expd/expd/metrics"
+)
+
+// Reading the experiment's events one by one (as opposed to per-user
+// sums, which rollups can stand in for) is needed twice in a run: for the
+// coverage (every event of the experiment, whatever its time, sorted into
+// counted or a reason it was left out) and for the per-call values of
+// quantile metrics. Both follow from the same walk over each user's
+// events in time order, so a run reads them once, here; the database
+// only streams an index range, and the per-user rules run in Go.
+
+// passRow is one event of the current user, in (ts, event_id) order.
+type passRow struct {
+	ts       time.Time
+	pos      int8 // where ts falls: 0 before the window, 1 in it, 2 at or after its end
+	exposure bool
+	variant  string // exposures only
+	vals     int    // offset of its quantile values in userPass.vals
+}
+
+// userPass holds one user's rows while the pass is on them; it is reused
+// from user to user.
+type userPass struct {
+	rows []passRow
+	vals []float64 // NaN: the event carries no value of that metric
+}
+
+// eventPass is the state of one read: what it counts and what it collects.
+type eventPass struct {
+	w          Window
+	arms       map[string]bool
+	quantiles  []int // indices of the quantile metrics in ms
+	s          Sample
+	byReason   map[string]*Tally
+	user       userPass
+	userID     []byte
+	reasonSeen map[string]bool
+	hasCalls   []bool // per quantile metric: the current user's offset is written
+}
+
+// readEvents reads every event of the experiment once, by user, time and
+// id. It returns the run's coverage (the rules of Aggregate: a user's
+// first exposure in the window by (ts, event_id) gives their arm; events
+// before it are unexposed; crossover users are left out) and, when s is
+// non-nil, appends to s's arms the per-call values of the quantile
+// metrics of ms, user by user, of the users it counts.
+func readEvents(ctx context.Context, db *gorm.DB, orgID, experimentID string, w Window, arms []string, ms []metrics.Resolved, s *Sample) (Coverage, error) {
+	d := dialectOf(db)
+	p := &eventPass{w: w, arms: map[string]bool{}, byReason: map[string]*Tally{}, reasonSeen: map[string]bool{}}
+	for _, a := range arms {
+		p.arms[a] = true
+	}
+	var cols []string
+	var args []any
+	args = append(args, w.Start, w.End)
+	if s != nil {
+		p.s = *s
+		for i, m := range ms {
+			if m.Problem != "" || m.Kind != "quantile" {
+				continue
+			}
+			cond, value, condArgs, err := metricExpr(m.Name, "mean", *m.Source, "e", d.float)
+			if err != nil {
+				return Coverage{}, err
+			}
+			cols = append(cols, fmt.Sprintf("CASE WHEN %s THEN %s END", cond, value))
+			args = append(args, condArgs...)
+			p.quantiles = append(p.quantiles, i)
+		}
+	}
+	q := `SELECT e.user_id, e.ts, CASE WHEN e.ts < ? THEN 0 WHEN e.ts >= ? THEN 2 ELSE 1 END,
+  CASE WHEN e.type = 'exposure' THEN 1 ELSE 0 END, e.variant`
+	for _, c := range cols {
+		q += ",\n  " + c
+	}
+	q += "\nFROM events e" + d.userIndex + "\nWHERE e.org_id = ? AND e.experiment_id = ?\nORDER BY e.user_id, e.ts, e.event_id"
+	args = append(args, orgID, experimentID)
+	rows, err := db.WithContext(ctx).Raw(q, args...).Rows()
+	if err != nil {
+		return Coverage{}, fmt.Errorf("read events of %s: %w", experimentID, err)
+	}
+	defer rows.Close()
+	// The ids are scanned as raw bytes: one string per event would keep
+	// the garbage collector busy.
+	var user, variant sql.RawBytes
+	var ts time.Time
+	var pos, exposure int8
+	vals := make([]sql.NullFloat64, len(p.quantiles))
+	p.hasCalls = make([]bool, len(p.quantiles))
+	dest := []any{&user, &ts, &pos, &exposure, &variant}
+	for i := range vals {
+		dest = append(dest, &vals[i])
+	}
+	started := false
+	for rows.Next() {
+		if err := rows.Scan(dest...); err != nil {
+			return Coverage{}, fmt.Errorf("scan events of %s: %w", experimentID, err)
+		}
+		if !started || !bytes.Equal(user, p.userID) {
+			if started {
+				p.endUser()
+			}
+			started, p.userID = true, append(p.userID[:0], user...)
+		}
+		r := passRow{ts: ts, pos: pos, exposure: exposure == 1, vals: len(p.user.vals)}
+		if r.exposure {
+			r.variant = string(variant)
+		}
+		for _, v := range vals {
+			p.user.vals = append(p.user.vals, nullToNaN(v))
+		}
+		p.user.rows = append(p.user.rows, r)
+	}
+	if err := rows.Err(); err != nil {
+		return Coverage{}, fmt.Errorf("read events of %s: %w", experimentID, err)
+	}
+	if started {
+		p.endUser()
+	}
+	if s != nil {
+		for _, arm := range s.Arms {
+			for _, mi := range p.quantiles {
+				if calls := &arm.Calls[mi]; len(calls.Offsets) > 0 {
+					calls.Offsets = append(calls.Offsets, len(calls.Values))
+				}
+			}
+		}
+	}
+	c := Coverage{}
+	if t := p.byReason["counted"]; t != nil {
+		c.Counted = *t
+	}
+	for _, r := range leftOutOrder {
+		l := LeftOut{Reason: r, Detail: describeLeftOut(r, w)}
+		if t := p.byReason[r]; t != nil {
+			l.Tally = *t
+		}
+		c.LeftOut = append(c.LeftOut, l)
+	}
+	return c, nil
+}
+
+func nullToNaN(v sql.NullFloat64) float64 {
+	if !v.Valid {
+		return math.NaN()
+	}
+	return v.Float64
+}
+
+// endUser sorts the current user's events into reasons and collects the
+// calls of a counted user, then clears the user.
+func (p *eventPass) endUser() {
+	rows := p.user.rows
+	first := -1
+	var vmin, vmax string
+	for i, r := range rows {
+		if !r.exposure || r.pos != 1 {
+			continue
+		}
+		if first < 0 {
+			first, vmin, vmax = i, r.variant, r.variant
+		}
+		vmin, vmax = min(vmin, r.variant), max(vmax, r.variant)
+	}
+	var arm *Arm
+	attributed := first >= 0 && p.arms[rows[first].variant]
+	if attributed && p.s.Arms != nil {
+		arm = p.s.Arms[rows[first].variant]
+	}
+	clear(p.reasonSeen)
+	clear(p.hasCalls)
+	for _, r := range rows {
+		reason := "counted"
+		switch {
+		case r.pos == 0:
+			reason = LeftBeforeStart
+		case r.pos == 2:
+			reason = LeftAfterEnd
+		case first < 0 || r.ts.Before(rows[first].ts):
+			reason = LeftUnexposed
+		case !attributed:
+			reason = LeftUnattributed
+		case vmin != vmax:
+			reason = LeftCrossover
+		}
+		t := p.byReason[reason]
+		if t == nil {
+			t = &Tally{}
+			p.byReason[reason] = t
+		}
+		if !p.reasonSeen[reason] {
+			p.reasonSeen[reason] = true
+			t.Users++
+		}
+		if r.exposure {
+			t.Exposures++
+		} else {
+			t.Events++
+		}
+		if reason != "counted" || arm == nil {
+			continue
+		}
+		for j, mi := range p.quantiles {
+			v := p.user.vals[r.vals+j]
+			if math.IsNaN(v) {
+				continue
+			}
+			calls := &arm.Calls[mi]
+			if !p.hasCalls[j] {
+				p.hasCalls[j] = true
+				calls.Offsets = append(calls.Offsets, len(calls.Values))
+			}
+			calls.Values = append(calls.Values, v)
+		}
+	}
+	p.user.rows, p.user.vals = p.user.rows[:0], p.user.vals[:0]
+}
