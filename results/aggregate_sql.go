@@ -96,7 +96,7 @@ func buildAggregateQuery(db *gorm.DB, orgID, experimentID string, w Window, ms [
 				names, keys = append(names, fmt.Sprintf("d%d", i)), append(keys, p.den[i])
 			}
 			for _, name := range names {
-				cols = append(cols, fmt.Sprintf("MAX(agg.s%[1]s) AS s%[1]s", name), fmt.Sprintf("COALESCE(MAX(agg.n%[1]s), 0) AS n%[1]s", name))
+				cols = append(cols, fmt.Sprintf("agg.s%[1]s AS s%[1]s", name), fmt.Sprintf("COALESCE(agg.n%[1]s, 0) AS n%[1]s", name))
 			}
 			aggNames, aggKeys = append(aggNames, names...), append(aggKeys, keys...)
 		} else {
@@ -123,7 +123,14 @@ func buildAggregateQuery(db *gorm.DB, orgID, experimentID string, w Window, ms [
 			}
 			preCols = append(preCols, sumCount(d, cond, value, fmt.Sprintf("p%d", i))...)
 			preArgs = append(preArgs, append(args, args...)...)
-			cols = append(cols, fmt.Sprintf("MAX(pre.sp%d) AS sp%d", i, i), fmt.Sprintf("COALESCE(MAX(pre.np%d), 0) AS np%d", i, i))
+			// On the events path the final GROUP BY folds the user's
+			// events, so pre's one row per user goes through MAX; the
+			// rollup path joins one row per user to one row per user.
+			if p != nil {
+				cols = append(cols, fmt.Sprintf("pre.sp%d AS sp%d", i, i), fmt.Sprintf("COALESCE(pre.np%d, 0) AS np%d", i, i))
+			} else {
+				cols = append(cols, fmt.Sprintf("MAX(pre.sp%d) AS sp%d", i, i), fmt.Sprintf("COALESCE(MAX(pre.np%d), 0) AS np%d", i, i))
+			}
 		}
 	}
 	var sql string
@@ -157,7 +164,7 @@ func buildAggregateQuery(db *gorm.DB, orgID, experimentID string, w Window, ms [
 		if len(aggNames) > 0 {
 			sql += "LEFT JOIN agg ON agg.user_id = x.user_id"
 		}
-		sql += preJoin + "\nGROUP BY x.user_id, x.variant, x.crossover" + byUser
+		sql += preJoin + byUser
 		return aggregateQuery{SQL: sql, Args: append(args, colArgs...)}, nil
 	}
 	sql += `LEFT JOIN events e` + d.userIndex + ` ON e.org_id = ? AND e.experiment_id = ? AND e.user_id = x.user_id AND e.ts >= x.first_ts AND e.ts < ?` + preJoin + `
