@@ -73,13 +73,13 @@ func sumCount(d dialect, cond, value, name string) []string {
 
 // buildAggregateQuery writes the query for the metrics over events of one
 // experiment in [start, end). Metrics with a Problem and quantile metrics
-// (read call by call, buildCallsQuery) get no columns. With a rollup plan
-// the per-user sums come from day rollups (rollup.go) instead of the
-// events themselves; everything else, the CUPED pre-period included, is
-// the same statement, so both give the same rows.
+// (read event by event, eventpass.go) get no columns. With a rollup plan
+// the per-user sums and the CUPED pre-period come from day rollups
+// (rollup.go) instead of the events themselves; both give the same rows.
 func buildAggregateQuery(db *gorm.DB, orgID, experimentID string, w Window, ms []metrics.Resolved, p *rollupPlan) (aggregateQuery, error) {
 	d := dialectOf(db)
-	var cols, preCols, aggNames, aggKeys []string
+	var cols, preCols []string
+	var sums []rollupSum
 	var colArgs, preArgs []any
 	for i, m := range ms {
 		if m.Problem != "" || m.Kind == "quantile" {
@@ -90,31 +90,35 @@ func buildAggregateQuery(db *gorm.DB, orgID, experimentID string, w Window, ms [
 			kind = "sum" // the numerator: the user's sum
 		}
 		if p != nil {
-			// Summed per user in the CTE agg (rollupSums).
-			names, keys := []string{fmt.Sprint(i)}, []string{p.num[i]}
+			// Summed per user in the CTE agg (rollupSums); the pre-period
+			// too, from the rollup of the first exposure day.
+			mine := []rollupSum{{name: fmt.Sprint(i), key: p.num[i]}}
 			if m.Kind == "ratio" {
-				names, keys = append(names, fmt.Sprintf("d%d", i)), append(keys, p.den[i])
+				mine = append(mine, rollupSum{name: fmt.Sprintf("d%d", i), key: p.den[i]})
 			}
-			for _, name := range names {
-				cols = append(cols, fmt.Sprintf("agg.s%[1]s AS s%[1]s", name), fmt.Sprintf("COALESCE(agg.n%[1]s, 0) AS n%[1]s", name))
+			if m.UsesCUPED() {
+				mine = append(mine, rollupSum{name: fmt.Sprintf("p%d", i), key: p.num[i], pre: true})
 			}
-			aggNames, aggKeys = append(aggNames, names...), append(aggKeys, keys...)
-		} else {
-			cond, value, args, err := metricExpr(m.Name, kind, *m.Source, "e", d.float)
+			for _, sum := range mine {
+				cols = append(cols, fmt.Sprintf("agg.s%[1]s AS s%[1]s", sum.name), fmt.Sprintf("COALESCE(agg.n%[1]s, 0) AS n%[1]s", sum.name))
+			}
+			sums = append(sums, mine...)
+			continue
+		}
+		cond, value, args, err := metricExpr(m.Name, kind, *m.Source, "e", d.float)
+		if err != nil {
+			return aggregateQuery{}, err
+		}
+		// Each condition appears twice, so its arguments do too.
+		cols = append(cols, sumCount(d, cond, value, fmt.Sprint(i))...)
+		colArgs = append(colArgs, append(args, args...)...)
+		if m.Kind == "ratio" {
+			cond, value, args, err := metricExpr(m.Name, denominatorKind(*m.Denominator), *m.Denominator, "e", d.float)
 			if err != nil {
 				return aggregateQuery{}, err
 			}
-			// Each condition appears twice, so its arguments do too.
-			cols = append(cols, sumCount(d, cond, value, fmt.Sprint(i))...)
+			cols = append(cols, sumCount(d, cond, value, fmt.Sprintf("d%d", i))...)
 			colArgs = append(colArgs, append(args, args...)...)
-			if m.Kind == "ratio" {
-				cond, value, args, err := metricExpr(m.Name, denominatorKind(*m.Denominator), *m.Denominator, "e", d.float)
-				if err != nil {
-					return aggregateQuery{}, err
-				}
-				cols = append(cols, sumCount(d, cond, value, fmt.Sprintf("d%d", i))...)
-				colArgs = append(colArgs, append(args, args...)...)
-			}
 		}
 		if m.UsesCUPED() {
 			cond, value, args, err := metricExpr(m.Name, kind, *m.Source, "p", d.float)
@@ -123,22 +127,17 @@ func buildAggregateQuery(db *gorm.DB, orgID, experimentID string, w Window, ms [
 			}
 			preCols = append(preCols, sumCount(d, cond, value, fmt.Sprintf("p%d", i))...)
 			preArgs = append(preArgs, append(args, args...)...)
-			// On the events path the final GROUP BY folds the user's
-			// events, so pre's one row per user goes through MAX; the
-			// rollup path joins one row per user to one row per user.
-			if p != nil {
-				cols = append(cols, fmt.Sprintf("pre.sp%d AS sp%d", i, i), fmt.Sprintf("COALESCE(pre.np%d, 0) AS np%d", i, i))
-			} else {
-				cols = append(cols, fmt.Sprintf("MAX(pre.sp%d) AS sp%d", i, i), fmt.Sprintf("COALESCE(MAX(pre.np%d), 0) AS np%d", i, i))
-			}
+			// The final GROUP BY folds the user's events: pre's one row
+			// per user goes through MAX.
+			cols = append(cols, fmt.Sprintf("MAX(pre.sp%d) AS sp%d", i, i), fmt.Sprintf("COALESCE(MAX(pre.np%d), 0) AS np%d", i, i))
 		}
 	}
 	var sql string
 	var args []any
 	if p != nil {
 		sql, args = rollupExposedCTE(d, orgID, experimentID, p)
-		if len(aggNames) > 0 {
-			aggSQL, aggArgs := rollupSums(d, aggNames, aggKeys)
+		if len(sums) > 0 {
+			aggSQL, aggArgs := rollupSums(d, sums)
 			sql, args = sql+aggSQL, append(args, aggArgs...)
 		}
 	} else {
@@ -161,11 +160,10 @@ func buildAggregateQuery(db *gorm.DB, orgID, experimentID string, w Window, ms [
 	}
 	sql += "SELECT x.user_id, x.variant, x.crossover,\n  " + strings.Join(cols, ",\n  ") + "\nFROM exposed x\n"
 	if p != nil {
-		if len(aggNames) > 0 {
+		if len(sums) > 0 {
 			sql += "LEFT JOIN agg ON agg.user_id = x.user_id"
 		}
-		sql += preJoin + byUser
-		return aggregateQuery{SQL: sql, Args: append(args, colArgs...)}, nil
+		return aggregateQuery{SQL: sql + byUser, Args: args}, nil
 	}
 	sql += `LEFT JOIN events e` + d.userIndex + ` ON e.org_id = ? AND e.experiment_id = ? AND e.user_id = x.user_id AND e.ts >= x.first_ts AND e.ts < ?` + preJoin + `
 GROUP BY x.user_id, x.variant, x.crossover` + byUser

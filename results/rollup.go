@@ -47,10 +47,45 @@ type RollupUse struct {
 
 // rollupExpr is one metric expression a rollup sums: its key (kind and
 // source, the same for every metric that reads the same values), its
-// condition and value over events e, and the condition's arguments.
+// condition and value over events e, and the condition's arguments. pre:
+// a CUPED metric reads it, so its rows also carry the user's pre-period
+// sum and count (s_pre, n_pre: the org's events in the PrePeriodDays
+// before the day's first exposure), stored under the key "pre " + key.
 type rollupExpr struct {
 	key, cond, value string
 	args             []any
+	pre              bool
+}
+
+// rollupKeys are the keys a day rolled up with exprs stores and must
+// cover: each expression's, and its pre-period's.
+func rollupKeys(exprs []rollupExpr) []string {
+	var keys []string
+	for _, e := range exprs {
+		keys = append(keys, e.key)
+		if e.pre {
+			keys = append(keys, "pre "+e.key)
+		}
+	}
+	return keys
+}
+
+// anyPre tells whether a rollup with exprs carries pre-period sums.
+func anyPre(exprs []rollupExpr) bool {
+	return slices.ContainsFunc(exprs, func(e rollupExpr) bool { return e.pre })
+}
+
+// dayMark is the late-event version a day's rollup depends on: the day's
+// own, plus, when it carries pre-period sums, those of the PrePeriodDays
+// before it (versions only grow, so their sum moves whenever one does).
+func dayMark(marks map[string]int64, day time.Time, pre bool) int64 {
+	m := marks[day.Format(dayLayout)]
+	if pre {
+		for i := 1; i <= PrePeriodDays; i++ {
+			m += marks[day.AddDate(0, 0, -i).Format(dayLayout)]
+		}
+	}
+	return m
 }
 
 // exprVersion is part of every expression key: a change to what
@@ -115,6 +150,11 @@ func rollupExprs(d dialect, ms []metrics.Resolved) ([]rollupExpr, []string, []st
 			if den[i], err = add(m, denominatorKind(*m.Denominator), *m.Denominator); err != nil {
 				return nil, nil, nil, err
 			}
+		}
+		if m.UsesCUPED() {
+			e := byKey[num[i]]
+			e.pre = true
+			byKey[num[i]] = e
 		}
 	}
 	exprs := make([]rollupExpr, 0, len(byKey))
@@ -201,18 +241,16 @@ func planRollups(ctx context.Context, db *gorm.DB, orgID, experimentID string, w
 	for _, s := range stored {
 		byDay[s.Day] = s
 	}
-	marks, err := ingest.DayMarks(ctx, db, orgID, ended[0].from, ended[len(ended)-1].from)
+	pre := anyPre(exprs)
+	marks, err := ingest.DayMarks(ctx, db, orgID, ended[0].from.AddDate(0, 0, -PrePeriodDays), ended[len(ended)-1].from)
 	if err != nil {
 		return nil, RollupUse{}, err
 	}
-	keys := make([]string, len(exprs))
-	for i, e := range exprs {
-		keys[i] = e.key
-	}
+	keys := rollupKeys(exprs)
 	var rows, events int64
 	for _, r := range ended {
 		s, ok := byDay[r.day]
-		if ok && s.ExposuresFrom.Equal(r.exposuresFrom) && s.covers(keys) && s.Mark >= marks[r.day] {
+		if ok && s.ExposuresFrom.Equal(r.exposuresFrom) && s.covers(keys) && s.Mark >= dayMark(marks, r.from, pre) {
 			p.use.Reused++
 			rows, events = rows+s.RollupRows, events+s.EventCount
 			continue
@@ -245,20 +283,17 @@ func planRollups(ctx context.Context, db *gorm.DB, orgID, experimentID string, w
 // leaves the day behind its mark and it is rolled up again next time.
 func rollUpDay(ctx context.Context, db *gorm.DB, orgID, experimentID string, r dayRange, exprs []rollupExpr, now time.Time) (rollupDay, error) {
 	d := dialectOf(db)
-	keys := make([]string, len(exprs))
-	for i, e := range exprs {
-		keys[i] = e.key
-	}
+	keys := rollupKeys(exprs)
 	var row rollupDay
 	err := db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
-		marks, err := ingest.DayMarks(ctx, tx, orgID, r.from, r.from)
+		marks, err := ingest.DayMarks(ctx, tx, orgID, r.from.AddDate(0, 0, -PrePeriodDays), r.from)
 		if err != nil {
 			return err
 		}
 		// The upsert comes first: it locks the day, so two runs rolling it
 		// up at once take turns instead of colliding on the rows.
 		row = rollupDay{ExperimentID: experimentID, Day: r.day, OrgID: orgID, ExposuresFrom: r.exposuresFrom,
-			Exprs: strings.Join(keys, "\n"), Mark: marks[r.day], RolledAt: now}
+			Exprs: strings.Join(keys, "\n"), Mark: dayMark(marks, r.from, anyPre(exprs)), RolledAt: now}
 		if err := tx.Clauses(clause.OnConflict{
 			Columns:   []clause.Column{{Name: "experiment_id"}, {Name: "day"}},
 			DoUpdates: clause.AssignmentColumns([]string{"exposures_from", "exprs", "mark", "rollup_rows", "event_count", "rolled_at"}),
@@ -271,8 +306,8 @@ func rollUpDay(ctx context.Context, db *gorm.DB, orgID, experimentID string, r d
 		ctes, args := dayCTEs(d, "n", orgID, experimentID, r, exprs)
 		args = append(args, experimentID, r.day, orgID)
 		ins := tx.Exec(`WITH `+ctes+`
-INSERT INTO result_rollups (experiment_id, day, user_id, expr, org_id, first_ts, first_event_id, variant, vmin, vmax, s_all, n_all, s_after, n_after)
-SELECT CAST(? AS `+d.uuid+`), CAST(? AS TEXT), user_id, expr, CAST(? AS `+d.uuid+`), first_ts, first_event_id, variant, vmin, vmax, s_all, n_all, s_after, n_after FROM nr`, args...)
+INSERT INTO result_rollups (experiment_id, day, user_id, expr, org_id, first_ts, first_event_id, variant, vmin, vmax, s_all, n_all, s_after, n_after, s_pre, n_pre)
+SELECT CAST(? AS `+d.uuid+`), CAST(? AS TEXT), user_id, expr, CAST(? AS `+d.uuid+`), first_ts, first_event_id, variant, vmin, vmax, s_all, n_all, s_after, n_after, s_pre, n_pre FROM nr`, args...)
 		if ins.Error != nil {
 			return ins.Error
 		}
@@ -295,8 +330,10 @@ SELECT CAST(? AS `+d.uuid+`), CAST(? AS TEXT), user_id, expr, CAST(? AS `+d.uuid
 // result_rollups from user_id on): the day's first exposure per user
 // (ts, event_id) and its least and greatest variant, and per expression
 // the exact sum and count of the user's events of the day, all of them
-// and those at or after that first exposure. Only users with an exposure
-// or a matching event get rows.
+// and those at or after that first exposure; for expressions with pre,
+// the exact sum and count over the org's events in the PrePeriodDays
+// before that first exposure. Only users with an exposure, a matching
+// event or (pre) pre-period data get rows.
 func dayCTEs(d dialect, p, orgID, experimentID string, r dayRange, exprs []rollupExpr) (string, []any) {
 	sql := p + `x AS (
   SELECT user_id, variant, ts, event_id, ROW_NUMBER() OVER (PARTITION BY user_id ORDER BY ts, event_id) AS rn,
@@ -311,7 +348,8 @@ func dayCTEs(d dialect, p, orgID, experimentID string, r dayRange, exprs []rollu
 	// would take a bare NULL for text and refuse the union with the
 	// stored NUMERIC rows (an experiment without metrics).
 	union := []string{`SELECT user_id, CAST('' AS TEXT) AS expr, first_ts, first_event_id, variant, vmin, vmax,
-    CAST(NULL AS NUMERIC) AS s_all, 0 AS n_all, CAST(NULL AS NUMERIC) AS s_after, 0 AS n_after FROM ` + p + `f`}
+    CAST(NULL AS NUMERIC) AS s_all, 0 AS n_all, CAST(NULL AS NUMERIC) AS s_after, 0 AS n_after,
+    CAST(NULL AS NUMERIC) AS s_pre, 0 AS n_pre FROM ` + p + `f`}
 	var unionArgs []any
 	if len(exprs) > 0 {
 		var cols []string
@@ -325,8 +363,6 @@ func dayCTEs(d dialect, p, orgID, experimentID string, r dayRange, exprs []rollu
 			for range 4 {
 				args = append(args, e.args...)
 			}
-			union = append(union, fmt.Sprintf("SELECT user_id, CAST(? AS TEXT), NULL, NULL, NULL, NULL, NULL, sa%[1]d, na%[1]d, sf%[1]d, nf%[1]d FROM %[2]sa WHERE na%[1]d > 0", j, p))
-			unionArgs = append(unionArgs, e.key)
 		}
 		sql += `, ` + p + `a AS (
   SELECT e.user_id, ` + strings.Join(cols, ",\n    ") + `
@@ -335,6 +371,38 @@ func dayCTEs(d dialect, p, orgID, experimentID string, r dayRange, exprs []rollu
   GROUP BY e.user_id
 )`
 		args = append(args, orgID, experimentID, r.from, r.to)
+		// The pre-period of the users exposed on the day. Every one of them
+		// has an event of the day (the exposure), so a row in <p>a.
+		src := p + "a"
+		var preCols, preJoined []string
+		for j, e := range exprs {
+			if e.pre {
+				preCols = append(preCols, sumCount(d, e.cond, e.value, fmt.Sprint(j))...)
+				preJoined = append(preJoined, fmt.Sprintf("pp.s%[1]d AS sp%[1]d, pp.n%[1]d AS np%[1]d", j))
+				args = append(args, append(e.args, e.args...)...)
+			}
+		}
+		if len(preCols) > 0 {
+			sql += `, ` + p + `p AS (
+  SELECT x.user_id, ` + strings.Join(preCols, ",\n    ") + `
+  FROM ` + p + `f x JOIN events e` + d.orgIndex + ` ON e.org_id = ? AND e.user_id = x.user_id AND e.ts >= ` + d.preStart + ` AND e.ts < x.first_ts
+  GROUP BY x.user_id
+), ` + p + `b AS (
+  SELECT a.*, ` + strings.Join(preJoined, ", ") + ` FROM ` + p + `a a LEFT JOIN ` + p + `p pp ON pp.user_id = a.user_id
+)`
+			args = append(args, orgID, d.preArg)
+			src = p + "b"
+		}
+		for j, e := range exprs {
+			row := fmt.Sprintf("SELECT user_id, CAST(? AS TEXT), NULL, NULL, NULL, NULL, NULL, sa%[1]d, na%[1]d, sf%[1]d, nf%[1]d, ", j)
+			if e.pre {
+				row += fmt.Sprintf("sp%[1]d, COALESCE(np%[1]d, 0) FROM %[2]s WHERE na%[1]d > 0 OR np%[1]d > 0", j, src)
+			} else {
+				row += fmt.Sprintf("NULL, 0 FROM %[2]s WHERE na%[1]d > 0", j, src)
+			}
+			union = append(union, row)
+			unionArgs = append(unionArgs, e.key)
+		}
 	}
 	sql += `, ` + p + `r AS (
   ` + strings.Join(union, "\n  UNION ALL ") + `
@@ -354,12 +422,12 @@ func rollupExposedCTE(d dialect, orgID, experimentID string, p *rollupPlan) (str
 		args = append(args, a...)
 	}
 	sql += `r AS MATERIALIZED (
-  SELECT user_id, day, expr, first_ts, first_event_id, variant, vmin, vmax, s_all, n_all, s_after, n_after
+  SELECT user_id, day, expr, first_ts, first_event_id, variant, vmin, vmax, s_all, n_all, s_after, n_after, s_pre, n_pre
   FROM result_rollups WHERE org_id = ? AND experiment_id = ? AND day >= ? AND day <= ?`
 	args = append(args, orgID, experimentID, p.from, p.to)
 	if p.open != nil {
 		sql += `
-  UNION ALL SELECT user_id, CAST(? AS TEXT), expr, first_ts, first_event_id, variant, vmin, vmax, s_all, n_all, s_after, n_after FROM nr`
+  UNION ALL SELECT user_id, CAST(? AS TEXT), expr, first_ts, first_event_id, variant, vmin, vmax, s_all, n_all, s_after, n_after, s_pre, n_pre FROM nr`
 		args = append(args, p.open.day)
 	}
 	sql += `
@@ -374,21 +442,37 @@ func rollupExposedCTE(d dialect, orgID, experimentID string, p *rollupPlan) (str
 	return sql, args
 }
 
-// rollupSums is the CTE agg: per user, each metric's exact sum and count
-// over the rollup rows from the user's first exposure day on (names and
-// keys as the metric columns of buildAggregateQuery). On that day only the
-// part at or after the first exposure counts, on later days all of it.
-// The first day comes from a window over r, not a join with exposed, so
-// the plan does not hinge on the planner's guess of a CTE's size.
-func rollupSums(d dialect, names, keys []string) (string, []any) {
+// rollupSum is one pair of agg's columns, s<name> and n<name>: the sum
+// and count of the rollup rows of key from the user's first exposure day
+// on, or (pre) the pre-period sum and count stored with that day.
+type rollupSum struct {
+	name, key string
+	pre       bool
+}
+
+// rollupSums is the CTE agg: per user, each sum's exact sum and count over
+// the rollup rows (names as the metric columns of buildAggregateQuery). On
+// the first exposure day only the part at or after the first exposure
+// counts, on later days all of it; the pre-period comes from the first
+// exposure day alone. The first day comes from a window over r, not a
+// join with exposed, so the plan does not hinge on the planner's guess of
+// a CTE's size.
+func rollupSums(d dialect, sums []rollupSum) (string, []any) {
 	pick := func(col string) string {
 		return fmt.Sprintf("CASE WHEN rd.expr = ? THEN (CASE WHEN rd.day = rd.first_day THEN rd.%[1]s_after ELSE rd.%[1]s_all END) END", col)
 	}
+	pickPre := func(col string) string {
+		return fmt.Sprintf("CASE WHEN rd.expr = ? AND rd.day = rd.first_day THEN rd.%s_pre END", col)
+	}
 	var cols []string
 	var args []any
-	for i, name := range names {
-		cols = append(cols, d.exactSum(pick("s"))+" AS s"+name, "SUM("+pick("n")+") AS n"+name)
-		args = append(args, keys[i], keys[i])
+	for _, sum := range sums {
+		p := pick
+		if sum.pre {
+			p = pickPre
+		}
+		cols = append(cols, d.exactSum(p("s"))+" AS s"+sum.name, "SUM("+p("n")+") AS n"+sum.name)
+		args = append(args, sum.key, sum.key)
 	}
 	return `, agg AS (
   SELECT rd.user_id, ` + strings.Join(cols, ",\n    ") + `

@@ -152,8 +152,9 @@ func (s *rollupSim) trafficOf(day time.Time) []models.Event {
 	return out
 }
 
-// lateOf is events for earlier days, received today: calls, revenue, and
-// an exposure of a new user a few days back.
+// lateOf is events for earlier days, received today: calls, revenue,
+// pre-period data of users exposed since, and an exposure of a new user a
+// few days back.
 func (s *rollupSim) lateOf(today time.Time) []models.Event {
 	var out []models.Event
 	for k := 1; k <= 3; k++ {
@@ -165,6 +166,15 @@ func (s *rollupSim) lateOf(today time.Time) []models.Event {
 		for _, u := range s.users {
 			if !u.joined.After(day) && s.rng.IntN(10) == 0 {
 				out = append(out, s.call(u, s.at(day)), s.business(u, "revenue", 1.1, s.at(day)))
+			}
+		}
+		// Pre-period data arriving late: another experiment's call of a
+		// user first exposed on a later day, whose rollup holds it.
+		for _, u := range s.users {
+			if u.joined.After(day) && !u.joined.After(day.AddDate(0, 0, results.PrePeriodDays)) && s.rng.IntN(6) == 0 {
+				e := s.call(u, s.at(day))
+				e.ExperimentID = s.other
+				out = append(out, e)
 			}
 		}
 		u := simUser{id: fmt.Sprintf("late-%d-%d", today.Day(), k), variant: resultstest.Arms[k%2], joined: day}
