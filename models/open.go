@@ -37,6 +37,14 @@ func Open(databaseURL, dataDir string) (*gorm.DB, error) {
 			return nil, fmt.Errorf("parse DATABASE_URL: %w", err)
 		}
 		pgxCfg.Tracer = queryTracer{}
+		// JIT off unless DATABASE_URL says otherwise (?jit=on): a results
+		// run's statements are long lists of CASE expressions that
+		// PostgreSQL's JIT spends seconds compiling (3.0 s of an 8.3 s
+		// statement at 200,000 users, docs/results.md), and expd's other
+		// statements never reach its cost threshold.
+		if _, set := pgxCfg.RuntimeParams["jit"]; !set {
+			pgxCfg.RuntimeParams["jit"] = "off"
+		}
 		sqlDB := stdlib.OpenDB(*pgxCfg)
 		db, err := gorm.Open(postgres.New(postgres.Config{Conn: sqlDB}), cfg)
 		if err != nil {

@@ -123,7 +123,13 @@ func reopenSchema(base, schema string) (*gorm.DB, error) {
 	q := u.Query()
 	q.Set("search_path", schema)
 	u.RawQuery = q.Encode()
-	return models.Open(u.String(), "")
+	db, err := models.Open(u.String(), "")
+	if err != nil {
+		return nil, err
+	}
+	// Migrations newer than the kept schema.
+	_, err = models.Migrate(db)
+	return db, err
 }
 
 // loaded is the fixture of a kept schema: its one experiment, started
