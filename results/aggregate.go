@@ -73,7 +73,7 @@ func Aggregate(ctx context.Context, db *gorm.DB, orgID, experimentID string, w W
 // (rollup.go), and only the day the window ends in from events. The
 // Sample is the same as Aggregate's, bit for bit; windows it cannot split
 // into days fall back to Aggregate's query (RollupUse.Full says why), and
-// quantile metrics and the CUPED pre-period always read events.
+// quantile metrics always read events (eventpass.go).
 func AggregateIncremental(ctx context.Context, db *gorm.DB, orgID, experimentID string, w Window, arms []string, ms []metrics.Resolved, now time.Time, progress func(users int)) (Sample, RollupUse, error) {
 	p, use, err := planRollups(ctx, db, orgID, experimentID, w, ms, now)
 	if err != nil {
