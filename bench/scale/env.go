@@ -7,13 +7,13 @@ import (
 	"math/rand/v2"
 	"net/url"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"time"
 
 	"go.temporal.io/sdk/client"
 	sdkworker "go.temporal.io/sdk/worker"
 	servertest "go.temporal.io/server/temporaltest"
+	"golang.org/x/sync/errgroup"
 	"gorm.io/gorm"
 
 	"github.com/expd/expd/activities"
@@ -138,41 +138,25 @@ func (e *env) fill(ctx context.Context, pass int) (int64, time.Duration, error) 
 		return 0, 0, err
 	}
 	start := time.Now()
-	var (
-		n     atomic.Int64
-		wg    sync.WaitGroup
-		mu    sync.Mutex
-		first error
-		days  = make(chan int)
-	)
+	var n atomic.Int64
 	// Days go to separate partitions, so -fill-workers statements run side
 	// by side without touching each other's pages (PostgreSQL runs each
 	// INSERT ... SELECT on one core).
-	for range max(1, e.cfg.fillWorkers) {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for d := range days {
-				day := e.today.AddDate(0, 0, -d)
-				rows, err := e.fillDay(ctx, pass, d, day, perDay)
-				if err != nil {
-					mu.Lock()
-					first = cmpErr(first, fmt.Errorf("fill day %s: %w", day.Format(time.DateOnly), err))
-					mu.Unlock()
-					continue
-				}
-				total := n.Add(rows)
-				log.Printf("pass %d: day %s filled (%d events this pass, %s)", pass, day.Format(time.DateOnly), total, time.Since(start).Round(time.Second))
-			}
-		}()
-	}
+	g, gctx := errgroup.WithContext(ctx)
+	g.SetLimit(max(1, e.cfg.fillWorkers))
 	for d := e.cfg.days; d >= 1; d-- {
-		days <- d
+		g.Go(func() error {
+			day := e.today.AddDate(0, 0, -d)
+			rows, err := e.fillDay(gctx, pass, d, day, perDay)
+			if err != nil {
+				return fmt.Errorf("fill day %s: %w", day.Format(time.DateOnly), err)
+			}
+			log.Printf("pass %d: day %s filled (%d events this pass, %s)", pass, day.Format(time.DateOnly), n.Add(rows), time.Since(start).Round(time.Second))
+			return nil
+		})
 	}
-	close(days)
-	wg.Wait()
-	if first != nil {
-		return n.Load(), 0, first
+	if err := g.Wait(); err != nil {
+		return n.Load(), 0, err
 	}
 	took := time.Since(start)
 	e.events += n.Load()
@@ -262,15 +246,11 @@ func (e *env) ingest(ctx context.Context, pass int) (float64, error) {
 	tenant := ingest.Tenant{OrgID: e.orgID, Plan: plans.Enterprise}
 	const writers, batch = 8, 500
 	now := time.Now().UTC()
-	var wg sync.WaitGroup
-	var mu sync.Mutex
-	var firstErr error
 	per := e.cfg.ingest / writers
 	start := time.Now()
+	eg, ctx := errgroup.WithContext(ctx)
 	for g := range writers {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
+		eg.Go(func() error {
 			rng := rand.New(rand.NewPCG(uint64(pass), uint64(g)))
 			for off := 0; off < per; off += batch {
 				rows := make([]models.Event, 0, batch)
@@ -282,25 +262,16 @@ func (e *env) ingest(ctx context.Context, pass int) (float64, error) {
 						LatencyMs: &lat, TotalTokens: &tokens, Source: ingest.SourceAPI})
 				}
 				if _, err := w.Write(ctx, ingest.Batch{Tenant: tenant, Rows: rows}); err != nil {
-					mu.Lock()
-					firstErr = cmpErr(firstErr, err)
-					mu.Unlock()
-					return
+					return err
 				}
 			}
-		}()
+			return nil
+		})
 	}
-	wg.Wait()
+	err := eg.Wait()
 	took := time.Since(start)
 	e.events += int64(per * writers)
-	return float64(per*writers) / took.Seconds(), firstErr
-}
-
-func cmpErr(a, b error) error {
-	if a != nil {
-		return a
-	}
-	return b
+	return float64(per*writers) / took.Seconds(), err
 }
 
 // nightlies times, on an in-process Temporal server, yesterday's nightly
@@ -312,49 +283,15 @@ func cmpErr(a, b error) error {
 // fill writes past days without raising their day marks, so the rollups
 // of the previous pass go first.
 func (e *env) nightlies(ctx context.Context, pass int, m *measurement) error {
-	for _, t := range []string{"result_rollups", "result_rollup_days"} {
-		if err := e.db.Exec("DELETE FROM " + t).Error; err != nil {
-			return err
-		}
+	if err := e.clear("", nil, rollupTables...); err != nil {
+		return err
 	}
 	day := e.today.AddDate(0, 0, -1).Format(time.DateOnly)
-	for _, phase := range []struct {
-		label        string
-		org, largest *time.Duration
-	}{{"cold", &m.orgCold, &m.largestCold}, {"warm", &m.orgWarm, &m.largestWarm}} {
-		// A fresh server per phase: DailyResults counts a child whose
-		// workflow id already ran as done.
-		c, queue, stop, err := startTemporal(ctx, e.db)
-		if err != nil {
-			return err
-		}
-		defer stop()
-		if e.events <= int64(e.cfg.orgNightlyMax) {
-			took, runs, err := e.orgNightly(ctx, c, queue, day, fmt.Sprintf("%d-%s", pass, phase.label))
-			if err != nil {
-				return err
-			}
-			*phase.org, m.orgRuns = took, runs
-		}
-		// The org's run computed the largest experiment too: clear its
-		// day (and, cold, its rollups) so the timed run below does the
-		// same work alone.
-		if err := e.clearRuns(); err != nil {
-			return err
-		}
-		if phase.label == "cold" {
-			for _, t := range []string{"result_rollups", "result_rollup_days"} {
-				if err := e.db.Exec("DELETE FROM "+t+" WHERE experiment_id = ?", e.expIDs[0]).Error; err != nil {
-					return err
-				}
-			}
-		}
-		took, users, err := e.experimentRun(ctx, c, queue, day)
-		if err != nil {
-			return fmt.Errorf("largest experiment, %s: %w", phase.label, err)
-		}
-		*phase.largest, m.largestUsers = took, users
-		log.Printf("pass %d: largest experiment nightly (%s): %d users in %s", pass, phase.label, users, took.Round(time.Millisecond))
+	if err := e.nightlyPhase(ctx, pass, day, "cold", &m.orgCold, &m.largestCold, m); err != nil {
+		return err
+	}
+	if err := e.nightlyPhase(ctx, pass, day, "warm", &m.orgWarm, &m.largestWarm, m); err != nil {
+		return err
 	}
 	c, queue, stop, err := startTemporal(ctx, e.db)
 	if err != nil {
@@ -366,6 +303,43 @@ func (e *env) nightlies(ctx context.Context, pass int, m *measurement) error {
 		return fmt.Errorf("largest experiment, manual: %w", err)
 	}
 	m.largestManual = took
+	return nil
+}
+
+// nightlyPhase times one phase (cold or warm) of yesterday's nightly: the
+// whole org's (while it is small enough) into org, then the largest
+// experiment's alone into largest. A fresh server per phase: DailyResults
+// counts a child whose workflow id already ran as done.
+func (e *env) nightlyPhase(ctx context.Context, pass int, day, label string, org, largest *time.Duration, m *measurement) error {
+	c, queue, stop, err := startTemporal(ctx, e.db)
+	if err != nil {
+		return err
+	}
+	defer stop()
+	if e.events <= int64(e.cfg.orgNightlyMax) {
+		took, runs, err := e.orgNightly(ctx, c, queue, day, fmt.Sprintf("%d-%s", pass, label))
+		if err != nil {
+			return err
+		}
+		*org, m.orgRuns = took, runs
+	}
+	// The org's run computed the largest experiment too: clear its day
+	// (and, cold, its rollups) so the timed run below does the same work
+	// alone.
+	if err := e.clear("", nil, runTables...); err != nil {
+		return err
+	}
+	if label == "cold" {
+		if err := e.clear("experiment_id = ?", []any{e.expIDs[0]}, rollupTables...); err != nil {
+			return err
+		}
+	}
+	took, users, err := e.experimentRun(ctx, c, queue, day)
+	if err != nil {
+		return fmt.Errorf("largest experiment, %s: %w", label, err)
+	}
+	*largest, m.largestUsers = took, users
+	log.Printf("pass %d: largest experiment nightly (%s): %d users in %s", pass, label, users, took.Round(time.Millisecond))
 	return nil
 }
 
@@ -384,10 +358,22 @@ func startTemporal(ctx context.Context, db *gorm.DB) (client.Client, string, fun
 	return c, queue, func() { w.Stop(); srv.Stop() }, nil
 }
 
-func (e *env) clearRuns() error {
-	for _, t := range []string{"results", "result_staging", "result_runs"} {
-		if err := e.db.Exec("DELETE FROM " + t).Error; err != nil {
-			return err
+// The tables a run writes, and those its rollups live in.
+var (
+	runTables    = []string{"results", "result_staging", "result_runs"}
+	rollupTables = []string{"result_rollups", "result_rollup_days"}
+)
+
+// clear deletes the rows of tables that match where (every row when where
+// is empty).
+func (e *env) clear(where string, args []any, tables ...string) error {
+	for _, t := range tables {
+		q := "DELETE FROM " + t
+		if where != "" {
+			q += " WHERE " + where
+		}
+		if err := e.db.Exec(q, args...).Error; err != nil {
+			return fmt.Errorf("clear %s: %w", t, err)
 		}
 	}
 	return nil
@@ -396,7 +382,7 @@ func (e *env) clearRuns() error {
 // orgNightly runs DailyResults for day and, for each failed experiment,
 // logs the error its run returned.
 func (e *env) orgNightly(ctx context.Context, c client.Client, queue, day, label string) (time.Duration, int, error) {
-	if err := e.clearRuns(); err != nil {
+	if err := e.clear("", nil, runTables...); err != nil {
 		return 0, 0, err
 	}
 	start := time.Now()
