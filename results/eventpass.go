@@ -39,10 +39,9 @@ type userPass struct {
 
 // eventPass is the state of one read: what it counts and what it collects.
 type eventPass struct {
-	w          Window
-	arms       map[string]bool
-	quantiles  []int // indices of the quantile metrics in ms
-	s          Sample
+	arms       map[string]bool // the allocation's variants
+	collect    map[string]*Arm // where the calls go (nil: coverage only)
+	quantiles  []int           // indices of the quantile metrics in ms
 	byReason   map[string]*Tally
 	user       userPass
 	userID     []byte
@@ -58,7 +57,7 @@ type eventPass struct {
 // metrics of ms, user by user, of the users it counts.
 func readEvents(ctx context.Context, db *gorm.DB, orgID, experimentID string, w Window, arms []string, ms []metrics.Resolved, s *Sample) (Coverage, error) {
 	d := dialectOf(db)
-	p := &eventPass{w: w, arms: map[string]bool{}, byReason: map[string]*Tally{}, reasonSeen: map[string]bool{}}
+	p := &eventPass{arms: map[string]bool{}, byReason: map[string]*Tally{}, reasonSeen: map[string]bool{}}
 	for _, a := range arms {
 		p.arms[a] = true
 	}
@@ -66,7 +65,7 @@ func readEvents(ctx context.Context, db *gorm.DB, orgID, experimentID string, w 
 	var args []any
 	args = append(args, w.Start, w.End)
 	if s != nil {
-		p.s = *s
+		p.collect = s.Arms
 		for i, m := range ms {
 			if m.Problem != "" || m.Kind != "quantile" {
 				continue
@@ -174,10 +173,10 @@ func (p *eventPass) endUser() {
 		}
 		vmin, vmax = min(vmin, r.variant), max(vmax, r.variant)
 	}
-	var arm *Arm
 	attributed := first >= 0 && p.arms[rows[first].variant]
-	if attributed && p.s.Arms != nil {
-		arm = p.s.Arms[rows[first].variant]
+	var arm *Arm // nil: no calls to collect
+	if attributed {
+		arm = p.collect[rows[first].variant]
 	}
 	clear(p.reasonSeen)
 	clear(p.hasCalls)
