@@ -13,12 +13,6 @@ import (
 	"github.com/expd/expd/models"
 )
 
-var copyColumns = []string{
-	"org_id", "event_id", "type", "experiment_id", "user_id", "variant", "ts", "received_at", "config_version",
-	"model", "latency_ms", "input_tokens", "output_tokens", "total_tokens", "cost_usd", "time_to_first_token_ms",
-	"error", "business_metric", "value", "prompt", "response", "source",
-}
-
 // copyResult times the baseline: the rows COPYed into events alone, and
 // the same rows written to every table the API writes.
 type copyResult struct {
@@ -71,20 +65,18 @@ func copyAll(ctx context.Context, env *benchEnv, batches []batch) (copyResult, e
 func copyRows(ctx context.Context, conn *pgx.Conn, rows []models.Event, allTables bool) (loadResult, error) {
 	org, exp := uuid.MustParse(rows[0].OrgID), uuid.MustParse(rows[0].ExperimentID)
 	now := time.Now().UTC()
+	for i := range rows {
+		rows[i].ReceivedAt = now
+	}
 	start := time.Now()
 	tx, err := conn.Begin(ctx)
 	if err != nil {
 		return loadResult{}, err
 	}
 	defer func() { _ = tx.Rollback(ctx) }()
-	n, err := tx.CopyFrom(ctx, pgx.Identifier{"events"}, copyColumns, pgx.CopyFromSlice(len(rows), func(i int) ([]any, error) {
-		r := &rows[i]
-		return []any{org, r.EventID, r.Type, exp, r.UserID, r.Variant, r.Ts, now, r.ConfigVersion,
-			r.Model, r.LatencyMs, r.InputTokens, r.OutputTokens, r.TotalTokens, r.CostUSD, r.TimeToFirstTokenMs,
-			r.Error, r.BusinessMetric, r.Value, r.Prompt, r.Response, r.Source}, nil
-	}))
+	n, err := ingest.CopyEvents(ctx, tx, rows)
 	if err != nil {
-		return loadResult{}, fmt.Errorf("copy events: %w", err)
+		return loadResult{}, err
 	}
 	if allTables {
 		if _, err := tx.CopyFrom(ctx, pgx.Identifier{"event_ids"}, []string{"org_id", "event_id", "ts"},
