@@ -44,6 +44,9 @@ type Options struct {
 	SpillPath        string        // JSON-lines file for unsendable batches, replayed within 24 h; "" drops them
 	ExposureCacheMax int           // 100,000 (experiment, user) pairs remembered: variant and day of the last exposure
 	CaptureText      *bool         // record prompt and response text in model_call events (default true)
+	// ModelPrices are USD per token by model name, over the shipped table
+	// (model_prices.json): measured calls without CostUSD record the cost of their usage.
+	ModelPrices map[string]Price
 
 	HTTPClient *http.Client // for expd's own requests; default a client with RequestTimeout
 	Logger     *slog.Logger // default slog.Default()
@@ -63,6 +66,8 @@ type Client struct {
 	sender      *sender
 	poller      *poller
 	captureText bool
+	publishable bool // a pk_ key: scores of source human only
+	prices      *priceTable
 	closeOnce   sync.Once
 	unknownMu   sync.Mutex
 	unknown     map[string]bool
@@ -102,6 +107,8 @@ func New(opts Options) (*Client, error) {
 	if c.log == nil {
 		c.log = slog.Default()
 	}
+	c.prices = newPriceTable(opts.ModelPrices, c.log)
+	c.publishable = strings.HasPrefix(opts.APIKey, "pk_")
 	hc := opts.HTTPClient
 	if hc == nil {
 		hc = &http.Client{Timeout: opts.RequestTimeout}

@@ -116,15 +116,18 @@ func TestStickyCases(t *testing.T) {
 // fakeServer is a fake expd: config with ETags, events stored, failure switches.
 type fakeServer struct {
 	*httptest.Server
-	mu         sync.Mutex
-	config     []byte
-	version    int64
-	ackVersion int64
-	down       bool
-	failNext   []int
-	events     []map[string]any
-	posts      []time.Time
-	notMod     int
+	mu          sync.Mutex
+	config      []byte
+	version     int64
+	ackVersion  int64
+	down        bool
+	failNext    []int
+	events      []map[string]any
+	posts       []time.Time
+	scoreBodies []map[string]any // every POST /v1/scores body, as it arrived
+	scoreKeys   []string         // the X-API-Key of each
+	failScores  []int            // statuses for the next score posts
+	notMod      int
 }
 
 func newFakeServer(t testing.TB) *fakeServer {
@@ -192,9 +195,38 @@ func (f *fakeServer) serve(w http.ResponseWriter, r *http.Request) {
 		}
 		w.WriteHeader(202)
 		json.NewEncoder(w).Encode(map[string]any{"accepted": len(env.Events), "rejected": []any{}, "config_version": ack})
+	case r.Method == "POST" && r.URL.Path == "/v1/scores":
+		if len(f.failScores) > 0 {
+			w.Header().Set("Retry-After", "0")
+			w.WriteHeader(f.failScores[0])
+			f.failScores = f.failScores[1:]
+			return
+		}
+		var env map[string]any
+		if err := json.Unmarshal(body, &env); err != nil {
+			w.WriteHeader(400)
+			return
+		}
+		f.scoreBodies = append(f.scoreBodies, env)
+		f.scoreKeys = append(f.scoreKeys, r.Header.Get("X-API-Key"))
+		w.WriteHeader(202)
+		json.NewEncoder(w).Encode(map[string]any{"accepted": len(env["scores"].([]any)), "rejected": []any{}, "config_version": f.version})
 	default:
 		w.WriteHeader(404)
 	}
+}
+
+// scores is every score that arrived, in order.
+func (f *fakeServer) scores() []map[string]any {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	var out []map[string]any
+	for _, b := range f.scoreBodies {
+		for _, s := range b["scores"].([]any) {
+			out = append(out, s.(map[string]any))
+		}
+	}
+	return out
 }
 
 func (f *fakeServer) eventsOf(typ string) []map[string]any {

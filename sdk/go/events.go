@@ -15,14 +15,22 @@ var modelCallTextBytes = map[string]int{"prompt": 64 << 10, "response": 64 << 10
 
 func boundText(fields map[string]any) {
 	for name, max := range modelCallTextBytes {
-		if s, ok := fields[name].(string); ok && len(s) > max {
-			cut := max
-			for cut > 0 && !utf8.RuneStart(s[cut]) {
-				cut--
-			}
-			fields[name] = s[:cut]
+		if s, ok := fields[name].(string); ok {
+			fields[name] = cutUTF8(s, max)
 		}
 	}
+}
+
+// cutUTF8 is s cut to at most max bytes, never inside a character.
+func cutUTF8(s string, max int) string {
+	if len(s) <= max {
+		return s
+	}
+	cut := max
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	return s[:cut]
 }
 
 func uuid4() string {

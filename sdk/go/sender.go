@@ -22,9 +22,32 @@ const (
 
 var retryable = map[int]bool{408: true, 425: true, 429: true, 500: true, 502: true, 503: true, 504: true}
 
+// route is where records of one kind go, and how one goes on the wire.
+type route struct {
+	path, noun string
+	wire       func(map[string]any) map[string]any // nil: the record as queued
+}
+
+var (
+	eventsRoute = route{path: "/v1/events", noun: "events"}
+	scoresRoute = route{path: "/v1/scores", noun: "scores", wire: withoutType}
+)
+
+func withoutType(record map[string]any) map[string]any {
+	wire := make(map[string]any, len(record))
+	for k, v := range record {
+		if k != "type" {
+			wire[k] = v
+		}
+	}
+	return wire
+}
+
 // sender queues events (Track's only work: a lock and an append) and one
 // goroutine posts them to POST /v1/events, retrying with backoff that
 // honours Retry-After, then spilling or dropping a batch it cannot send.
+// Scores share the queue, the batching, the retries and the spill file;
+// records of type score are posted to POST /v1/scores (without the type).
 type sender struct {
 	c       *Client
 	mu      sync.Mutex
@@ -147,20 +170,39 @@ func (s *sender) pastDeadline() bool {
 }
 
 func (s *sender) deliver(batch []map[string]any) {
+	var events, scores []map[string]any
+	for _, r := range batch {
+		if r["type"] == eventScore {
+			scores = append(scores, r)
+		} else {
+			events = append(events, r)
+		}
+	}
+	s.deliverRoute(eventsRoute, events)
+	s.deliverRoute(scoresRoute, scores)
+}
+
+// deliverRoute posts records of one kind in bodies under 1 MiB.
+func (s *sender) deliverRoute(rt route, records []map[string]any) {
 	var parts [][]byte
 	var members []map[string]any
-	size := 13
+	open := []byte(`{"` + rt.noun + `":[`)
+	size := len(open) + 2
 	send := func() {
 		if len(parts) > 0 {
-			s.deliverBody(append(append([]byte(`{"events":[`), bytes.Join(parts, []byte(","))...), ']', '}'), members)
+			s.deliverBody(rt, append(append(append([]byte(nil), open...), bytes.Join(parts, []byte(","))...), ']', '}'), members)
 		}
-		parts, members, size = nil, nil, 13
+		parts, members, size = nil, nil, len(open)+2
 	}
-	for _, e := range batch {
-		raw, err := json.Marshal(e)
-		if err != nil || len(raw)+13 > maxBatchBytes {
+	for _, e := range records {
+		wire := e
+		if rt.wire != nil {
+			wire = rt.wire(e)
+		}
+		raw, err := json.Marshal(wire)
+		if err != nil || len(raw)+len(open)+2 > maxBatchBytes {
 			s.dropped.Add(1)
-			s.c.log.Error("expd: event cannot be encoded or exceeds 1 MiB; dropped", "error", err)
+			s.c.log.Error("expd: record cannot be encoded or exceeds 1 MiB; dropped", "route", rt.path, "error", err)
 			continue
 		}
 		if size+len(raw)+1 > maxBatchBytes {
@@ -171,7 +213,7 @@ func (s *sender) deliver(batch []map[string]any) {
 	send()
 }
 
-func (s *sender) deliverBody(body []byte, events []map[string]any) {
+func (s *sender) deliverBody(rt route, body []byte, events []map[string]any) {
 	// While the server is known to be failing, a batch gets one attempt, so
 	// batches reach the spill file as fast as they arrive.
 	retries := s.c.opts.MaxRetries
@@ -183,7 +225,7 @@ func (s *sender) deliverBody(body []byte, events []map[string]any) {
 			s.giveUp(events, "client closed before the batch could be sent")
 			return
 		}
-		failure, after, hasAfter := s.post(body, events)
+		failure, after, hasAfter := s.post(rt, body, events)
 		if failure == "" {
 			s.failing = false
 			return
@@ -203,10 +245,10 @@ func (s *sender) deliverBody(body []byte, events []map[string]any) {
 }
 
 // post makes one attempt: "" when done with the batch, else why it failed.
-func (s *sender) post(body []byte, events []map[string]any) (string, time.Duration, bool) {
+func (s *sender) post(rt route, body []byte, events []map[string]any) (string, time.Duration, bool) {
 	ctx, cancel := context.WithTimeout(context.Background(), s.c.opts.RequestTimeout)
 	defer cancel()
-	res, err := s.c.http.do(ctx, "POST", "/v1/events", body, nil)
+	res, err := s.c.http.do(ctx, "POST", rt.path, body, nil)
 	if err != nil {
 		return err.Error(), 0, false
 	}
@@ -219,7 +261,7 @@ func (s *sender) post(body []byte, events []map[string]any) (string, time.Durati
 		_ = json.Unmarshal(res.body, &ack)
 		if len(ack.Rejected) > 0 {
 			s.dropped.Add(int64(len(ack.Rejected)))
-			s.c.log.Warn("expd: server rejected events; dropped", "rejected", len(ack.Rejected), "of", len(events), "first", ack.Rejected[0])
+			s.c.log.Warn("expd: server rejected records; dropped", "route", rt.path, "rejected", len(ack.Rejected), "of", len(events), "first", ack.Rejected[0])
 		}
 		if ack.ConfigVersion != nil {
 			s.c.poller.noticeVersion(*ack.ConfigVersion)
@@ -230,7 +272,7 @@ func (s *sender) post(body []byte, events []map[string]any) (string, time.Durati
 		return "HTTP " + strconv.Itoa(res.status), after, has
 	default:
 		s.dropped.Add(int64(len(events)))
-		s.c.log.Error("expd: server refused events; dropped", "status", res.status, "events", len(events), "answer", string(res.body))
+		s.c.log.Error("expd: server refused records; dropped", "route", rt.path, "status", res.status, "records", len(events), "answer", string(res.body))
 		return "", 0, false
 	}
 }

@@ -17,13 +17,18 @@ import (
 // a model_call with latency, model, tokens, text and errors read from the
 // OpenAI-style JSON answer or its server-sent event stream (time to first
 // token included); other requests pass through untouched. base nil means
-// http.DefaultTransport.
+// http.DefaultTransport. A measured call's id (for Score) is set on its
+// response as the Expd-Call-Id header (openai-go: option.WithResponseInto)
+// and is LastCallID of the request's context.
 func (c *Client) Transport(experiment string, base http.RoundTripper) http.RoundTripper {
 	if base == nil {
 		base = http.DefaultTransport
 	}
 	return &measuringTransport{c: c, experiment: experiment, base: base}
 }
+
+// CallIDHeader is the response header that carries a measured call's id.
+const CallIDHeader = "Expd-Call-Id"
 
 type measuringTransport struct {
 	c          *Client
@@ -76,6 +81,10 @@ func (t *measuringTransport) RoundTrip(req *http.Request) (*http.Response, error
 		call.Finish(err)
 		return nil, err
 	}
+	if res.Header == nil {
+		res.Header = http.Header{}
+	}
+	res.Header.Set(CallIDHeader, call.ID)
 	if res.StatusCode >= 400 {
 		raw, _ := io.ReadAll(io.LimitReader(res.Body, 1<<20))
 		res.Body.Close()

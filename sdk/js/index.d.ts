@@ -38,6 +38,8 @@ export interface ClientOptions {
   closeTimeoutMs?: number;
   /** Record prompt and response text in model_call events. Default true. */
   captureText?: boolean;
+  /** USD per token by model name, over the shipped table: measured calls without an explicit costUsd record their usage's cost. */
+  modelPrices?: Record<string, ModelPrice | [number, number]>;
   /** A fetch implementation; default globalThis.fetch. */
   fetch?: typeof globalThis.fetch;
   logger?: Logger;
@@ -74,8 +76,36 @@ export interface EventPayload {
   [field: string]: unknown;
 }
 
+/** USD per input token and per output token. */
+export interface ModelPrice {
+  input: number;
+  output: number;
+}
+
+/** Options of Client.score. */
+export interface ScoreOptions {
+  /** Who scored: 'human' (default), 'judge' or 'code' (the last two need a secret key). */
+  source?: 'human' | 'judge' | 'code';
+  /** Free text, cut to 4 KiB. */
+  comment?: string;
+  evaluator?: string;
+  evaluatorVersion?: string;
+  judgeModel?: string;
+  /** When the score was given; default now. RFC 3339 text, a Date or Unix milliseconds. */
+  timestamp?: string | Date | number;
+}
+
+export interface ModelCallOptions {
+  model?: string | null;
+  prompt?: string | null;
+  /** Prices this call alone (else the client's table by model). */
+  price?: ModelPrice | [number, number] | null;
+}
+
 /** One measured model call; see Client.interceptModelCall. */
 export declare class ModelCall {
+  /** The event_id of the model_call this records: the call id for Client.score. */
+  readonly id: string;
   readonly experiment: string;
   readonly userId: string;
   /** The user's variant (null: treat as control). */
@@ -83,7 +113,9 @@ export declare class ModelCall {
   model: string | null;
   prompt: string | null;
   response: string | null;
+  /** An explicit cost; it wins over the price table. */
   costUsd: number | null;
+  price: ModelPrice | null;
   inputTokens: number | null;
   outputTokens: number | null;
   totalTokens: number | null;
@@ -108,12 +140,16 @@ export declare class Client {
   getVariables<T extends Record<string, unknown>>(experiment: string, userId: string, defaults?: T): T & Record<string, unknown>;
   track(event: string, payload?: EventPayload): boolean;
   trackBusiness(experiment: string, userId: string, metric: string, value?: number, variant?: string | null): boolean;
+  /** Queue a score of one model call (never throws; false if dropped: invalid input or a full queue). */
+  score(callId: string, name: string, value: number | boolean, options?: ScoreOptions): boolean;
+  /** Inside asUser: the id of the last model call measured in it, else null. */
+  lastCallId(): string | null;
   flush(timeoutMs?: number): Promise<boolean>;
   asUser<R>(userId: string, fn: () => R): R;
   wrap<P extends object>(providerClient: P, experiment: string): P;
   interceptModelCall<R>(experiment: string, userId: string, fn: (call: ModelCall) => R | Promise<R>,
-    options?: { model?: string | null; prompt?: string | null }): Promise<R>;
-  startModelCall(experiment: string, userId: string, options?: { model?: string | null; prompt?: string | null }): ModelCall;
+    options?: ModelCallOptions): Promise<R>;
+  startModelCall(experiment: string, userId: string, options?: ModelCallOptions): ModelCall;
   close(timeoutMs?: number): Promise<void>;
 }
 

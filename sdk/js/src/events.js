@@ -14,7 +14,8 @@ export const MODEL_CALL_TEXT_BYTES = { prompt: 64 * 1024, response: 64 * 1024, e
 const encoder = new TextEncoder();
 const decoder = new TextDecoder();
 
-function randomUUID() {
+/** A fresh version-4 UUID (event ids, call ids). */
+export function randomUUID() {
   if (nodeCrypto?.randomUUID) return nodeCrypto.randomUUID();
   if (globalThis.crypto?.randomUUID) return globalThis.crypto.randomUUID();
   const b = new Uint8Array(16);

@@ -1,16 +1,28 @@
 import { TransportError, backoffDelay, parseRetryAfter, problemOf } from './http.js';
+import { SCORE } from './scores.js';
 
 // The background event sender: a bounded queue drained by timers. enqueue()
 // is the only call on the caller's path (a length check and a push); the
 // drain runs on the event loop later, posts batches to POST /v1/events,
 // retries failures with backoff honouring Retry-After, and finally spills a
-// batch to the offline file or drops it with a log line.
+// batch to the offline file or drops it with a log line. Scores share the
+// queue, the batching, the retries and the spill file; records of type
+// `score` are posted to POST /v1/scores (without the type) instead.
 
 export const MAX_BATCH_EVENTS = 1000;
 export const MAX_BATCH_BYTES = 1024 * 1024;
 const RETRYABLE = new Set([408, 425, 429, 500, 502, 503, 504]);
 const DROP_LOG_EVERY_MS = 10_000;
 const encoder = new TextEncoder();
+
+function withoutType(record) {
+  const { type, ...wire } = record;
+  return wire;
+}
+
+/** Where records of one kind go, and how one goes on the wire (wire null: as queued). */
+export const EVENTS = { path: '/v1/events', noun: 'events', key: 'events', wire: null };
+export const SCORES = { path: '/v1/scores', noun: 'scores', key: 'scores', wire: withoutType };
 
 export class EventSender {
   constructor(http, opts) {
@@ -118,15 +130,20 @@ export class EventSender {
   }
 
   async deliver(batch) {
-    const { bodies, oversized } = encodeBatches(batch);
-    if (oversized) {
-      this.logger.error(`expd: ${oversized} events larger than 1 MiB each; dropped`);
-      this.dropped += oversized;
+    const scores = batch.filter((r) => r.type === SCORE);
+    const events = scores.length ? batch.filter((r) => r.type !== SCORE) : batch;
+    for (const [route, records] of [[EVENTS, events], [SCORES, scores]]) {
+      if (!records.length) continue;
+      const { bodies, oversized } = encodeBatches(records, route);
+      if (oversized) {
+        this.logger.error(`expd: ${oversized} ${route.noun} larger than 1 MiB each; dropped`);
+        this.dropped += oversized;
+      }
+      for (const [body, members] of bodies) await this.deliverBody(route, body, members);
     }
-    for (const [body, events] of bodies) await this.deliverBody(body, events);
   }
 
-  async deliverBody(body, events) {
+  async deliverBody(route, body, events) {
     // While the server is known to be failing, a batch gets one attempt, so
     // batches reach the spill file as fast as they arrive.
     const retries = this.serverFailing ? 0 : this.opts.maxRetries;
@@ -135,7 +152,7 @@ export class EventSender {
         this.giveUp(events, 'client closed before the batch could be sent');
         return;
       }
-      const { failure, retryAfter } = await this.post(body, events);
+      const { failure, retryAfter } = await this.post(route, body, events);
       if (failure === null) {
         this.serverFailing = false;
         return;
@@ -149,33 +166,32 @@ export class EventSender {
     }
   }
 
-  async post(body, events) {
+  async post(route, body, events) {
     let response;
     try {
-      response = await this.http.request('POST', '/v1/events', body);
+      response = await this.http.request('POST', route.path, body);
     } catch (err) {
       if (err instanceof TransportError) return { failure: err.message, retryAfter: null };
       throw err;
     }
     if (response.status >= 200 && response.status < 300) {
-      this.acknowledge(response, events.length);
+      this.acknowledge(route, response, events.length);
       return { failure: null };
     }
     if (RETRYABLE.has(response.status)) {
       return { failure: problemOf(response), retryAfter: parseRetryAfter(response.headers.get('Retry-After')) };
     }
-    this.logger.error(`expd: server refused ${events.length} events, dropped: ${problemOf(response)}`);
+    this.logger.error(`expd: server refused ${events.length} ${route.noun}, dropped: ${problemOf(response)}`);
     this.dropped += events.length;
     return { failure: null };
   }
 
-  acknowledge(response, count) {
+  acknowledge(route, response, count) {
     const ack = response.body && typeof response.body === 'object' ? response.body : {};
     const rejected = Array.isArray(ack.rejected) ? ack.rejected : [];
     if (rejected.length) {
       this.dropped += rejected.length;
-      const first = rejected[0] ?? {};
-      this.logger.warn(`expd: server rejected ${rejected.length} of ${count} events, dropped (first: event ${first.event_id}, ${first.reason})`);
+      this.logger.warn(`expd: server rejected ${rejected.length} of ${count} ${route.noun}, dropped (first: ${JSON.stringify(rejected[0])})`);
     }
     if (Number.isInteger(ack.config_version)) this.opts.onConfigVersion(ack.config_version);
   }
@@ -212,19 +228,20 @@ export class EventSender {
   }
 }
 
-/** Split events into request bodies under MAX_BATCH_BYTES; count events too big to send at all. */
-export function encodeBatches(events) {
+/** Split records into request bodies under MAX_BATCH_BYTES; count records too big to send at all. */
+export function encodeBatches(events, route = EVENTS) {
   const bodies = [];
+  const envelope = (parts) => `{"${route.key}":[${parts.join(',')}]}`;
   let parts = [], members = [], size = 13, oversized = 0;
   for (const event of events) {
-    const encoded = JSON.stringify(event);
+    const encoded = JSON.stringify(route.wire === null ? event : route.wire(event));
     const length = encoder.encode(encoded).length;
     if (length + 13 > MAX_BATCH_BYTES) {
       oversized++;
       continue;
     }
     if (parts.length && size + length + 1 > MAX_BATCH_BYTES) {
-      bodies.push([`{"events":[${parts.join(',')}]}`, members]);
+      bodies.push([envelope(parts), members]);
       parts = [];
       members = [];
       size = 13;
@@ -233,6 +250,6 @@ export function encodeBatches(events) {
     members.push(event);
     size += length + 1;
   }
-  if (parts.length) bodies.push([`{"events":[${parts.join(',')}]}`, members]);
+  if (parts.length) bodies.push([envelope(parts), members]);
   return { bodies, oversized };
 }

@@ -1,8 +1,8 @@
 // A fake expd for the client tests: GET /v1/config with ETags, POST /v1/events
-// storing what it receives, and switches for failure modes.
+// and POST /v1/scores storing what they receive, and switches for failure modes.
 import { createServer } from 'node:http';
 
-export async function startFakeServer() {
+export async function startFakeServer(apiKey = 'pk_test') {
   const state = {
     config: { config_version: 1, experiments: [] },
     ackVersion: null,
@@ -10,6 +10,8 @@ export async function startFakeServer() {
     failNext: [], // statuses (with optional retryAfter) for the next event posts
     hang: false,
     events: [],
+    scoreBodies: [], // every POST /v1/scores body, as it arrived
+    failScores: [], // statuses for the next score posts
     requests: [],
     configFetches: 0,
     notModified: 0,
@@ -24,7 +26,7 @@ export async function startFakeServer() {
         res.writeHead(status, { 'Content-Type': 'application/json', ...headers });
         res.end(value === undefined ? '' : JSON.stringify(value));
       };
-      if (req.headers['x-api-key'] !== 'pk_test') return json(401, { title: 'Unauthorized' });
+      if (req.headers['x-api-key'] !== apiKey) return json(401, { title: 'Unauthorized' });
       if (state.down) return json(503, { title: 'Service Unavailable' }, { 'Retry-After': '0' });
       if (req.method === 'GET' && req.url === '/v1/config') {
         state.configFetches++;
@@ -43,6 +45,13 @@ export async function startFakeServer() {
         state.events.push(...events);
         return json(202, { accepted: events.length, rejected: [], config_version: state.ackVersion ?? state.config.config_version });
       }
+      if (req.method === 'POST' && req.url === '/v1/scores') {
+        const fail = state.failScores.shift();
+        if (fail) return json(fail, { title: 'failure' }, { 'Retry-After': '0' });
+        const parsed = JSON.parse(body);
+        state.scoreBodies.push(parsed);
+        return json(202, { accepted: parsed.scores.length, rejected: [], config_version: state.config.config_version });
+      }
       json(404, { title: 'Not Found' });
     });
   });
@@ -56,6 +65,7 @@ export async function startFakeServer() {
       server.close(resolve);
     }),
     eventsOf: (type) => state.events.filter((e) => e.type === type),
+    scores: () => state.scoreBodies.flatMap((b) => b.scores),
   };
 }
 

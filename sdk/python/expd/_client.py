@@ -5,7 +5,8 @@ from __future__ import annotations
 import asyncio
 import logging
 import os
-from typing import Any, Dict, Iterable, Mapping, Optional, Tuple
+from datetime import datetime
+from typing import Any, Dict, Iterable, Mapping, Optional, Tuple, Union
 
 from . import _lifecycle
 from ._backoff import Backoff
@@ -15,9 +16,11 @@ from ._exposures import EXPOSE_ALWAYS, EXPOSE_DAILY, EXPOSE_NONE, ExposureLog
 from ._http import HttpClient
 from ._model_call import ModelCall
 from ._poller import ConfigPoller
+from ._prices import PriceTable
+from ._scores import InvalidScore, new_score
 from ._sender import EventSender
 from ._spill import SpillFile
-from ._user import bound_user
+from ._user import bound_user, last_call_id
 from ._wrap import WrappedProvider
 
 logger = logging.getLogger("expd")
@@ -38,10 +41,11 @@ class Client:
 
     Nothing on the caller's path does network I/O or raises because the
     service misbehaves: ``assign`` and the prompt and variable helpers read
-    memory, ``track`` only enqueues. Two daemon threads do the rest: one
-    polls ``GET /v1/config`` (at start, then every ``poll_interval``
+    memory, ``track`` and ``score`` only enqueue. Two daemon threads do the
+    rest: one polls ``GET /v1/config`` (at start, then every ``poll_interval``
     seconds with ETag/304, and at once when the server reports a newer
-    ``config_version``), one sends events to ``POST /v1/events``.
+    ``config_version``), one sends events to ``POST /v1/events`` and scores
+    to ``POST /v1/scores``.
 
     Args:
         api_key: publishable (``pk_...``) or secret (``sk_...``) key; default ``$SERVICE_API_KEY``.
@@ -63,6 +67,9 @@ class Client:
                 send one exposure per UTC day and assign repeat users without hashing.
         close_timeout: seconds ``close()`` (and the exit hook) waits to send what is queued.
         capture_text: record prompt and response text in ``model_call`` events.
+        model_prices: USD per token by model name, ``{"my-model": {"input": 1e-6, "output": 2e-6}}``
+            (or ``(input, output)`` pairs), over the shipped table; measured calls without an explicit
+            ``cost_usd`` record the cost of their usage at these prices.
     """
 
     def __init__(
@@ -84,6 +91,7 @@ class Client:
         exposure_cache_size: int = 100_000,
         close_timeout: float = 5.0,
         capture_text: bool = True,
+        model_prices: Optional[Mapping[str, Any]] = None,
     ) -> None:
         key = api_key or os.environ.get(API_KEY_ENV)
         if not key:
@@ -93,6 +101,8 @@ class Client:
         self.close_timeout = close_timeout
         self._closed = False
         self._unknown_experiments: set = set()
+        self._prices = PriceTable(model_prices)
+        self._publishable = key.startswith("pk_")
         http = HttpClient(self.base_url, key, request_timeout)
         self._exposures = ExposureLog(exposure_cache_size)
         self._poller = ConfigPoller(http, poll_interval, Backoff(1.0, poll_interval), expected=experiments or ())
@@ -231,6 +241,49 @@ class Client:
             fields["variant"] = variant
         return self.track(BUSINESS_EVENT, fields)
 
+    def score(
+        self,
+        call_id: Optional[str],
+        name: str,
+        value: Union[float, bool],
+        *,
+        source: str = "human",
+        comment: Optional[str] = None,
+        evaluator: Optional[str] = None,
+        evaluator_version: Optional[str] = None,
+        judge_model: Optional[str] = None,
+        timestamp: Union[None, float, str, datetime] = None,
+    ) -> bool:
+        """Queue a score of one model call; never blocks, never raises. False if it was dropped.
+
+        ``call_id`` is the call's id (``last_call_id`` inside ``as_user``, or
+        ``ModelCall.call_id``); ``name`` follows the rules of business
+        metric names; ``value`` is a finite number (booleans count 1 and 0).
+        ``source`` is ``human`` (default), ``judge`` or ``code`` (the last two
+        need a secret key; ``judge_model`` goes with ``judge`` only).
+        ``timestamp`` (default now; a datetime, Unix seconds or RFC 3339
+        text) must be within 24 hours back and 5 minutes ahead.
+        ``comment`` is cut to 4 KiB. A later score of
+        the same call, name and source replaces the earlier one on the
+        server. Invalid input (no call id, NaN, an unknown source...) is
+        dropped with a log line. Sent with events, to ``POST /v1/scores``.
+        """
+        try:
+            record = new_score(
+                call_id, name, value, source=source, comment=comment, evaluator=evaluator,
+                evaluator_version=evaluator_version, judge_model=judge_model, timestamp=timestamp,
+            )
+            if self._publishable and source != "human":
+                # The server refuses the whole batch for it (403): drop this score only.
+                raise InvalidScore(f"source {source!r} needs a secret key (sk_...); a publishable key sends 'human' only")
+        except InvalidScore as exc:
+            logger.warning("expd: score(%r, %r) dropped: %s", call_id, name, exc)
+            return False
+        except Exception:  # noqa: BLE001 - scoring must never break the caller
+            logger.exception("expd: score(%r, %r) failed; dropped", call_id, name)
+            return False
+        return self._sender.enqueue(record)
+
     def flush(self, timeout: float = 5.0) -> bool:
         """Block up to ``timeout`` seconds until queued events are sent; True if all were."""
         return self._sender.flush(timeout)
@@ -241,21 +294,41 @@ class Client:
         """``with client.as_user(user_id):`` binds the user for wrapped calls in this thread or task."""
         return bound_user(user_id)
 
+    @property
+    def last_call_id(self) -> Optional[str]:
+        """Inside ``as_user``: the id of the last model call measured in the block (None before one).
+
+        It is the ``event_id`` of that call's ``model_call``, set when the
+        call starts (a stream's id is known before its first chunk): pass
+        it to ``score`` or to the browser for feedback. Calls made by tasks
+        spawned inside the block count too.
+        """
+        return last_call_id()
+
     def wrap(self, provider_client: Any, experiment: str) -> WrappedProvider:
         """A proxy of an OpenAI-style client whose model calls are measured and recorded.
 
         Calls made inside ``as_user`` record an exposure and a
         ``model_call`` event (latency, time to first token for streams,
-        model, tokens, error); results, streams and exceptions reach the
-        caller unchanged.
+        model, tokens, cost from ``model_prices`` and the shipped table,
+        error); results, streams and exceptions reach the caller unchanged.
+        ``last_call_id`` names the call for ``score``.
         """
         return WrappedProvider(provider_client, self, experiment)
 
     def intercept_model_call(
-        self, experiment: str, user_id: str, model: Optional[str] = None, prompt: Optional[str] = None
+        self,
+        experiment: str,
+        user_id: str,
+        model: Optional[str] = None,
+        prompt: Optional[str] = None,
+        price: Any = None,
     ) -> ModelCall:
-        """Context manager (sync or async) measuring one model call to any provider; see ``ModelCall``."""
-        return ModelCall(self, experiment, user_id, model=model, prompt=prompt)
+        """Context manager (sync or async) measuring one model call to any provider; see ``ModelCall``.
+
+        ``price`` (``{"input", "output"}`` USD per token, or a pair) prices this call alone.
+        """
+        return ModelCall(self, experiment, user_id, model=model, prompt=prompt, price=price)
 
     # --- async forms (memory and enqueue only: they never block the loop) ------
 
@@ -276,6 +349,16 @@ class Client:
     async def atrack(self, event: str, payload: Mapping[str, Any]) -> bool:
         """Async form of ``track``."""
         return self.track(event, payload)
+
+    async def ascore(
+        self,
+        call_id: Optional[str],
+        name: str,
+        value: Union[float, bool],
+        **details: Any,
+    ) -> bool:
+        """Async form of ``score`` (same keyword arguments)."""
+        return self.score(call_id, name, value, **details)
 
     async def await_ready(self, timeout: float) -> bool:
         """Wait up to ``timeout`` seconds for the first config without blocking the event loop."""

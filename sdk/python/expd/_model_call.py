@@ -2,11 +2,16 @@
 
 from __future__ import annotations
 
+import logging
 import time
 from typing import Any, Optional
 
-from ._events import MODEL_CALL
+from ._events import MODEL_CALL, uuid4_string
+from ._prices import Price, as_price, cost_usd
 from ._recorder import Recorder
+from ._user import note_call
+
+logger = logging.getLogger("expd")
 
 
 class ModelCall:
@@ -18,6 +23,11 @@ class ModelCall:
     unchanged), and whatever the caller reported: ``first_token()`` for
     streams, ``set_usage(...)``, ``response`` text, ``cost_usd``. Use
     ``variant`` to pick what to send to the provider (None: treat as control).
+
+    ``call_id`` is the ``event_id`` of the ``model_call`` it records, known
+    from the start: pass it to ``Client.score`` to attach feedback. Without
+    an explicit ``cost_usd``, the cost is computed from the usage at
+    ``price`` (this call's price, or None: the client's table by model).
     """
 
     def __init__(
@@ -27,13 +37,16 @@ class ModelCall:
         user_id: str,
         model: Optional[str] = None,
         prompt: Optional[str] = None,
+        price: Any = None,
     ) -> None:
+        self.call_id = uuid4_string()
         self.experiment = experiment
         self.user_id = user_id
         self.model = model
         self.prompt = prompt
         self.response: Optional[str] = None
         self.cost_usd: Optional[float] = None
+        self.price: Optional[Price] = None if price is None else as_price(price)
         self.input_tokens: Optional[int] = None
         self.output_tokens: Optional[int] = None
         self.total_tokens: Optional[int] = None
@@ -42,6 +55,7 @@ class ModelCall:
         self._started = time.perf_counter()
         self._first_token: Optional[float] = None
         self._finished = False
+        note_call(self.call_id)
 
     def start(self) -> "ModelCall":
         """Restart the clock at the moment the provider is called."""
@@ -73,6 +87,7 @@ class ModelCall:
         self._finished = True
         ended = time.perf_counter()
         fields: dict = {
+            "event_id": self.call_id,
             "experiment_id": self.experiment,
             "user_id": self.user_id,
             "variant": self.variant,
@@ -85,12 +100,24 @@ class ModelCall:
         }
         optional = {
             "time_to_first_token_ms": None if self._first_token is None else _millis(self._first_token - self._started),
-            "cost_usd": self.cost_usd,
+            "cost_usd": self._cost(),
             "prompt": self.prompt,
             "response": self.response,
         }
         fields.update((name, value) for name, value in optional.items() if value is not None)
         self._client._record(MODEL_CALL, fields)
+
+    def _cost(self) -> Optional[float]:
+        """The explicit cost, else the usage priced at this call's price or the client's table."""
+        if self.cost_usd is not None:
+            return self.cost_usd
+        try:
+            if self.price is not None:
+                return cost_usd(self.price, self.input_tokens, self.output_tokens)
+            return self._client._prices.cost(self.model, self.input_tokens, self.output_tokens)
+        except Exception:  # noqa: BLE001 - pricing must never break the call's record
+            logger.debug("expd: could not price model %r", self.model, exc_info=True)
+            return None
 
     def __enter__(self) -> "ModelCall":
         return self.start()

@@ -8,12 +8,14 @@ from __future__ import annotations
 
 from typing import Any, Dict, Optional, Protocol
 
+from ._prices import PriceTable
 
 
 class Recorder(Protocol):
     """The part of ``Client`` that measured model calls use."""
 
     capture_text: bool
+    _prices: PriceTable
 
     def _expose_call(self, experiment: str, user_id: str) -> Optional[str]:
         """The user's variant, with an exposure queued for this one call."""

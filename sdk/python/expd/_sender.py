@@ -5,7 +5,9 @@ an append. The worker wakes every ``flush_interval`` seconds or as soon as a
 full batch is waiting, posts batches to ``POST /v1/events`` (at most
 ``batch_size`` events and ``MAX_BATCH_BYTES`` per request), retries failures
 with backoff honouring ``Retry-After``, and finally spills the batch to the
-offline file or drops it with a log line.
+offline file or drops it with a log line. Scores share the queue, the
+batching, the retries and the spill file; records of type ``score`` are
+posted to ``POST /v1/scores`` (without the type) instead.
 """
 
 from __future__ import annotations
@@ -15,20 +17,37 @@ import logging
 import threading
 import time
 from collections import deque
-from typing import Any, Callable, Deque, Dict, List, Optional, Tuple
+from typing import Any, Callable, Deque, Dict, List, NamedTuple, Optional, Tuple
 
 from ._backoff import Backoff
 from ._http import HttpClient, Response, TransportError
+from ._scores import SCORE
 from ._spill import SpillFile
 
 logger = logging.getLogger("expd")
 
 MAX_BATCH_EVENTS = 1000
 MAX_BATCH_BYTES = 1024 * 1024
-_ENVELOPE_OPEN = b'{"events":['
 _ENVELOPE_CLOSE = b"]}"
 _RETRYABLE_STATUSES = frozenset((408, 425, 429, 500, 502, 503, 504))
 _DROP_LOG_EVERY_SECONDS = 10.0
+
+
+class Route(NamedTuple):
+    """Where records of one kind go, and how one goes on the wire."""
+
+    path: str
+    noun: str
+    envelope_open: bytes
+    wire: Optional[Callable[[Dict[str, Any]], Dict[str, Any]]]  # None: the record as queued
+
+
+def _without_type(record: Dict[str, Any]) -> Dict[str, Any]:
+    return {name: value for name, value in record.items() if name != "type"}
+
+
+EVENTS = Route("/v1/events", "events", b'{"events":[', None)
+SCORES = Route("/v1/scores", "scores", b'{"scores":[', _without_type)
 
 
 class EventSender:
@@ -181,14 +200,19 @@ class EventSender:
                     self._idle.notify_all()
 
     def _deliver(self, batch: List[Dict[str, Any]]) -> None:
-        bodies, oversized = _encode_batches(batch)
-        if oversized:
-            logger.error("expd: %d events larger than 1 MiB each; dropped", oversized)
-            self._count_dropped(oversized)
-        for body, events in bodies:
-            self._deliver_body(body, events)
+        scores = [record for record in batch if record.get("type") == SCORE]
+        events = [record for record in batch if record.get("type") != SCORE] if scores else batch
+        for route, records in ((EVENTS, events), (SCORES, scores)):
+            if not records:
+                continue
+            bodies, oversized = _encode_batches(records, route)
+            if oversized:
+                logger.error("expd: %d %s larger than 1 MiB each; dropped", oversized, route.noun)
+                self._count_dropped(oversized)
+            for body, members in bodies:
+                self._deliver_body(route, body, members)
 
-    def _deliver_body(self, body: bytes, events: List[Dict[str, Any]]) -> None:
+    def _deliver_body(self, route: Route, body: bytes, events: List[Dict[str, Any]]) -> None:
         # While the server is known to be failing, each batch gets a single attempt, so
         # batches reach the spill file as fast as they arrive instead of overflowing the queue.
         retries = 0 if self._server_failing else self._max_retries
@@ -197,7 +221,7 @@ class EventSender:
             if self._past_deadline():
                 self._give_up(events, "client closed before the batch could be sent")
                 return
-            failure, retry_after = self._post(body, events)
+            failure, retry_after = self._post(route, body, events)
             if failure is None:
                 self._server_failing = False
                 return
@@ -205,37 +229,35 @@ class EventSender:
                 self._server_failing = True
                 self._give_up(events, f"{attempt + 1} attempts failed, last: {failure}")
                 return
-            logger.debug("expd: sending %d events failed (%s); retrying", len(events), failure)
+            logger.debug("expd: sending %d %s failed (%s); retrying", len(events), route.noun, failure)
             delay = self._backoff.delay(attempt, retry_after)
             attempt += 1
             # close() cuts the wait short; the next failure then spills at once.
             self._stop.wait(delay)
 
-    def _post(self, body: bytes, events: List[Dict[str, Any]]) -> Tuple[Optional[str], Optional[float]]:
+    def _post(self, route: Route, body: bytes, events: List[Dict[str, Any]]) -> Tuple[Optional[str], Optional[float]]:
         """One attempt: (None, None) when done with the batch, else (why it failed, Retry-After)."""
         try:
-            response = self._http.request("POST", "/v1/events", body)
+            response = self._http.request("POST", route.path, body)
         except TransportError as exc:
             return str(exc), None
         if 200 <= response.status < 300:
-            self._acknowledge(response, len(events))
+            self._acknowledge(route, response, len(events))
             return None, None
         if response.status in _RETRYABLE_STATUSES:
             return response.problem(), response.retry_after()
-        logger.error("expd: server refused %d events, dropped: %s", len(events), response.problem())
+        logger.error("expd: server refused %d %s, dropped: %s", len(events), route.noun, response.problem())
         self._count_dropped(len(events))
         return None, None
 
-    def _acknowledge(self, response: Response, count: int) -> None:
+    def _acknowledge(self, route: Route, response: Response, count: int) -> None:
         ack = response.body if isinstance(response.body, dict) else {}
         rejected = ack.get("rejected") or []
         if rejected:
             # Refused for what they are (a bad field): sending them again cannot help.
             self._count_dropped(len(rejected))
-            first = rejected[0] if isinstance(rejected[0], dict) else {}
             logger.warning(
-                "expd: server rejected %d of %d events, dropped (first: event %s, %s)",
-                len(rejected), count, first.get("event_id"), first.get("reason"),
+                "expd: server rejected %d of %d %s, dropped (first: %s)", len(rejected), count, route.noun, rejected[0]
             )
         version = ack.get("config_version")
         if isinstance(version, int):
@@ -272,25 +294,29 @@ class EventSender:
             )
 
 
-def _encode_batches(events: List[Dict[str, Any]]) -> Tuple[List[Tuple[bytes, List[Dict[str, Any]]]], int]:
-    """Split events into request bodies under MAX_BATCH_BYTES; also count events too big to send."""
+def _encode_batches(
+    events: List[Dict[str, Any]], route: Route = EVENTS
+) -> Tuple[List[Tuple[bytes, List[Dict[str, Any]]]], int]:
+    """Split records into request bodies under MAX_BATCH_BYTES; also count records too big to send."""
     bodies: List[Tuple[bytes, List[Dict[str, Any]]]] = []
     parts: List[bytes] = []
     members: List[Dict[str, Any]] = []
-    envelope = len(_ENVELOPE_OPEN) + len(_ENVELOPE_CLOSE)
+    opening = route.envelope_open
+    envelope = len(opening) + len(_ENVELOPE_CLOSE)
     size = envelope
     oversized = 0
     for event in events:
-        encoded = json.dumps(event, separators=(",", ":"), ensure_ascii=False, default=str).encode("utf-8")
+        wire = event if route.wire is None else route.wire(event)
+        encoded = json.dumps(wire, separators=(",", ":"), ensure_ascii=False, default=str).encode("utf-8")
         if len(encoded) + envelope > MAX_BATCH_BYTES:
             oversized += 1
             continue
         if parts and size + len(encoded) + 1 > MAX_BATCH_BYTES:
-            bodies.append((_ENVELOPE_OPEN + b",".join(parts) + _ENVELOPE_CLOSE, members))
+            bodies.append((opening + b",".join(parts) + _ENVELOPE_CLOSE, members))
             parts, members, size = [], [], envelope
         parts.append(encoded)
         members.append(event)
         size += len(encoded) + 1
     if parts:
-        bodies.append((_ENVELOPE_OPEN + b",".join(parts) + _ENVELOPE_CLOSE, members))
+        bodies.append((opening + b",".join(parts) + _ENVELOPE_CLOSE, members))
     return bodies, oversized

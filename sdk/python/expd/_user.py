@@ -1,4 +1,10 @@
-"""The per-request user binding behind ``Client.as_user`` (contextvars)."""
+"""The per-request user binding behind ``Client.as_user`` (contextvars).
+
+The binding also remembers the id of the last model call measured inside
+it (``Client.last_call_id``). It is one mutable object per ``as_user``
+block, so a call made in a task spawned inside the block (which runs on a
+copy of the context) is seen by the block too.
+"""
 
 from __future__ import annotations
 
@@ -6,19 +12,42 @@ import contextvars
 from contextlib import contextmanager
 from typing import Iterator, Optional
 
-_current_user: "contextvars.ContextVar[Optional[str]]" = contextvars.ContextVar("expd_user", default=None)
+
+class _Binding:
+    __slots__ = ("user_id", "last_call_id")
+
+    def __init__(self, user_id: str) -> None:
+        self.user_id = user_id
+        self.last_call_id: Optional[str] = None
+
+
+_current: "contextvars.ContextVar[Optional[_Binding]]" = contextvars.ContextVar("expd_user", default=None)
 
 
 @contextmanager
 def bound_user(user_id: str) -> Iterator[str]:
     """Bind ``user_id`` for the current thread or asyncio task until the block exits."""
-    token = _current_user.set(user_id)
+    token = _current.set(_Binding(user_id))
     try:
         yield user_id
     finally:
-        _current_user.reset(token)
+        _current.reset(token)
 
 
 def current_user() -> Optional[str]:
     """The user bound by the innermost ``as_user`` block, or None."""
-    return _current_user.get()
+    binding = _current.get()
+    return None if binding is None else binding.user_id
+
+
+def note_call(call_id: str) -> None:
+    """Remember ``call_id`` as the innermost ``as_user`` block's last model call (no-op outside one)."""
+    binding = _current.get()
+    if binding is not None:
+        binding.last_call_id = call_id
+
+
+def last_call_id() -> Optional[str]:
+    """The id of the last model call measured in the innermost ``as_user`` block, or None."""
+    binding = _current.get()
+    return None if binding is None else binding.last_call_id

@@ -5,9 +5,11 @@ const { EXPOSE_ALWAYS, EXPOSE_DAILY, EXPOSE_NONE, ExposureLog } = require('./exp
 const { HttpClient } = require('./http.cjs');
 const { ModelCall } = require('./modelcall.cjs');
 const { ConfigPoller } = require('./poller.cjs');
+const { PriceTable } = require('./pricing.cjs');
+const { InvalidScore, newScore } = require('./scores.cjs');
 const { EventSender } = require('./sender.cjs');
 const { SpillFile } = require('./spill.cjs');
-const { bindUser } = require('./user.cjs');
+const { bindUser, lastCallId } = require('./user.cjs');
 const { wrapProvider } = require('./wrap.cjs');
 
 const DEFAULT_BASE_URL = 'https://api.expd.dev';
@@ -49,6 +51,8 @@ class Client {
     this.logger = options.logger ?? quietLogger;
     this.closed = false;
     this.unknown = new Set();
+    this.prices = new PriceTable(options.modelPrices, this.logger);
+    this.publishable = key.startsWith('pk_');
     const http = new HttpClient(this.baseUrl, key, options.requestTimeoutMs ?? 10_000, options.fetch);
     this.exposures = new ExposureLog(options.exposureCacheSize ?? 100_000);
     this.poller = new ConfigPoller(http, options.pollIntervalMs ?? 60_000, this.logger, [...(options.experiments ?? [])]);
@@ -140,6 +144,30 @@ class Client {
     return this.track(BUSINESS_EVENT, fields);
   }
 
+  /**
+   * Queue a score of one model call; never blocks, never throws; false if it
+   * was dropped. callId is the call's id (lastCallId() inside asUser, or
+   * ModelCall.id); value a finite number (booleans count 1 and 0); options
+   * { source = 'human' | 'judge' | 'code' (the last two need a secret key),
+   * comment (cut to 4 KiB), evaluator, evaluatorVersion, judgeModel (judge
+   * only), timestamp (default now; 24 h back to 5 min ahead) }. Invalid
+   * input is dropped with a log line. Sent with events, to POST /v1/scores.
+   */
+  score(callId, name, value, options = {}) {
+    try {
+      const score = newScore(callId, name, value, options ?? {});
+      if (this.publishable && score.source !== 'human') {
+        // The server refuses the whole batch for it (403): drop this score only.
+        throw new InvalidScore(`source ${score.source} needs a secret key (sk_...); a publishable key sends human only`);
+      }
+      return this.sender.enqueue(score);
+    } catch (err) {
+      const why = err instanceof InvalidScore ? err.message : `failed: ${err?.message ?? err}`;
+      this.logger.warn(`expd: score(${callId}, ${name}) dropped: ${why}`);
+      return false;
+    }
+  }
+
   /** Send what is queued; resolves true if everything went out within timeoutMs. Hand it to waitUntil() on serverless. */
   flush(timeoutMs = 5000) {
     return this.sender.flush(timeoutMs);
@@ -150,6 +178,15 @@ class Client {
     return bindUser(String(userId), fn);
   }
 
+  /**
+   * Inside asUser: the id of the last model call measured in it (null before
+   * one), the event_id of its model_call, set when the call starts (a
+   * stream's id is known before its first chunk). Pass it to score().
+   */
+  lastCallId() {
+    return lastCallId();
+  }
+
   /** A Proxy of an OpenAI-style client whose model calls are measured and recorded. */
   wrap(providerClient, experiment) {
     return wrapProvider(providerClient, this, experiment);
@@ -158,10 +195,12 @@ class Client {
   /**
    * Measure one model call to any provider: fn(call) runs with the clock
    * started; its result or error reaches the caller unchanged. call.variant
-   * says what to send; call.setUsage / firstToken / response / costUsd add detail.
+   * says what to send; call.setUsage / firstToken / response / costUsd add
+   * detail; call.id names it for score(). price ({input, output} USD per
+   * token) prices this call alone.
    */
-  async interceptModelCall(experiment, userId, fn, { model = null, prompt = null } = {}) {
-    const call = new ModelCall(this, experiment, String(userId), { model, prompt });
+  async interceptModelCall(experiment, userId, fn, { model = null, prompt = null, price = null } = {}) {
+    const call = new ModelCall(this, experiment, String(userId), { model, prompt, price });
     call.start();
     try {
       const result = await fn(call);
@@ -174,8 +213,8 @@ class Client {
   }
 
   /** A ModelCall to finish by hand (for callback-style code). */
-  startModelCall(experiment, userId, { model = null, prompt = null } = {}) {
-    return new ModelCall(this, experiment, String(userId), { model, prompt }).start();
+  startModelCall(experiment, userId, { model = null, prompt = null, price = null } = {}) {
+    return new ModelCall(this, experiment, String(userId), { model, prompt, price }).start();
   }
 
   /** Stop polling and send what is queued within timeoutMs; the rest is spilled or dropped. */

@@ -16,6 +16,7 @@ const MODEL_CALL_TEXT_BYTES = { prompt: 64 * 1024, response: 64 * 1024, error: 4
 const encoder = new TextEncoder();
 const decoder = new TextDecoder();
 
+/** A fresh version-4 UUID (event ids, call ids). */
 function randomUUID() {
   if (nodeCrypto?.randomUUID) return nodeCrypto.randomUUID();
   if (globalThis.crypto?.randomUUID) return globalThis.crypto.randomUUID();
@@ -53,4 +54,4 @@ function newEvent(type, fields, now = Date.now()) {
 function utcDay(ms) {
   return Math.floor(ms / 86_400_000);
 }
-module.exports = { EXPOSURE, MODEL_CALL, BUSINESS_EVENT, EVENT_TYPES, MODEL_CALL_TEXT_BYTES, cutUtf8, boundModelCallText, newEvent, utcDay };
+module.exports = { EXPOSURE, MODEL_CALL, BUSINESS_EVENT, EVENT_TYPES, MODEL_CALL_TEXT_BYTES, randomUUID, cutUtf8, boundModelCallText, newEvent, utcDay };

@@ -1,8 +1,8 @@
 """An in-process HTTP server speaking expd's SDK wire contract.
 
 It is the test backend for HTTP behaviour: ``GET /v1/config`` with
-ETag/304, ``POST /v1/assign``, ``POST /v1/events`` answering 202 with an
-IngestAck; on request it answers 429/503 (with ``Retry-After``) or goes
+ETag/304, ``POST /v1/assign``, ``POST /v1/events`` and ``POST /v1/scores``
+answering 202 with an IngestAck; on request it answers 429/503 (with ``Retry-After``) or goes
 down and comes back on the same port. It offers the same surface the
 integration backend against a real ``expd dev`` will: ``base_url``,
 ``api_key``, ``put_experiment``, ``events()``.
@@ -28,6 +28,7 @@ class FakeExpdServer:
         self._experiments: Dict[str, Dict[str, Any]] = {}
         self._events: Dict[str, Dict[str, Any]] = {}
         self.event_posts: List[Dict[str, Any]] = []  # every POST /v1/events: time, count, status
+        self.score_bodies: List[Dict[str, Any]] = []  # every POST /v1/scores body, as it arrived
         self.config_requests: List[Dict[str, Any]] = []  # every GET /v1/config: If-None-Match, status
         self.api_keys_seen: List[Optional[str]] = []
         self.ack_version_bonus = 0  # report config_version + bonus in acks (a stale-config hint)
@@ -72,6 +73,11 @@ class FakeExpdServer:
         """Distinct events the server accepted, de-duplicated by event_id as the real one does."""
         with self._lock:
             return list(self._events.values())
+
+    def scores(self) -> List[Dict[str, Any]]:
+        """Every score that arrived, in order (bodies of POST /v1/scores, flattened)."""
+        with self._lock:
+            return [score for body in self.score_bodies for score in body.get("scores") or []]
 
     def wait_for_events(self, count: int, timeout: float = 5.0) -> List[Dict[str, Any]]:
         deadline = time.monotonic() + timeout
@@ -175,6 +181,13 @@ class _Handler(BaseHTTPRequestHandler):
             if forced:
                 return self._answer_forced(forced)
             return self._json(202, self.fake.ingest(body))
+        if self.path == "/v1/scores":
+            if self._forced_failure("/v1/scores"):
+                return
+            with self.fake._lock:
+                self.fake.score_bodies.append(body)
+            count = len(body.get("scores") or [])
+            return self._json(202, {"accepted": count, "rejected": [], "config_version": self.fake.config_version})
         if self.path == "/v1/assign":
             if self._forced_failure("/v1/assign"):
                 return
