@@ -247,3 +247,67 @@ func BenchmarkCallerWhileServerDown(b *testing.B) {
 		fmt.Printf("%s client: %d events dropped (queue bound %d)\n", name, clients[name].DroppedEvents(), clients[name].opts.MaxQueueSize)
 	}
 }
+
+// Score: validation and an enqueue, beside BenchmarkTrack.
+func BenchmarkScore(b *testing.B) {
+	c := benchClient(b, 0)
+	ctx := context.Background()
+	b.ReportAllocs()
+	for i := 0; i < b.N; i++ {
+		c.Score(ctx, "5f0c0001-7a1b-4c2d-8e3f-0a1b2c3d4e5f", "thumbs_up", 1)
+	}
+}
+
+// BenchmarkScoreBesideTrack times single Track and Score calls alone, the
+// calls taking turns in rounds (so load changes hit them alike), and
+// prints p50 and p99 of each: a loop's mean says little on a loaded
+// machine. Run: go test -run xxx -bench ScoreBesideTrack -benchtime 1x
+func BenchmarkScoreBesideTrack(b *testing.B) {
+	c := benchClient(b, 0)
+	ctx := context.Background()
+	for i := range 1000 {
+		c.Assign(ctx, "two-arms", fmt.Sprintf("user-%d", i))
+	}
+	payloads := make([]map[string]any, 1000)
+	callIDs := make([]string, 1000)
+	for i := range payloads {
+		payloads[i] = map[string]any{"experiment_id": "two-arms", "user_id": fmt.Sprintf("user-%d", i), "value": 1.0}
+		callIDs[i] = fmt.Sprintf("5f0c%04d-7a1b-4c2d-8e3f-0a1b2c3d4e5f", i)
+	}
+	calls := []struct {
+		name string
+		fn   func(i int)
+	}{
+		{"Track (business event)", func(i int) { c.Track(ctx, "conversion", payloads[i%1000]) }},
+		{"Score (thumbs_up, human)", func(i int) { c.Score(ctx, callIDs[i%1000], "thumbs_up", 1) }},
+		{"Score (rating, comment, time)", func(i int) {
+			c.Score(ctx, callIDs[i%1000], "rating", 4, ScoreOptions{Comment: "clear and short", Timestamp: time.Now()})
+		}},
+	}
+	samples := make([][]time.Duration, len(calls))
+	for range 10 {
+		for k, call := range calls {
+			for i := range 5000 {
+				if i%10_000 == 0 { // as the sender would: the queue does not grow without bound
+					c.sender.mu.Lock()
+					c.sender.queue = nil
+					c.sender.mu.Unlock()
+				}
+				t0 := time.Now()
+				call.fn(i)
+				samples[k] = append(samples[k], time.Since(t0))
+			}
+		}
+	}
+	load, _ := os.ReadFile("/proc/loadavg")
+	fmt.Printf("load average %s", load)
+	fmt.Printf("%-32s %10s %10s %10s\n", "call", "p50", "p99", "p50/Track")
+	q := func(s []time.Duration, p float64) time.Duration {
+		sort.Slice(s, func(i, j int) bool { return s[i] < s[j] })
+		return s[int(p*float64(len(s)-1))]
+	}
+	base := q(samples[0], 0.5)
+	for k, call := range calls {
+		fmt.Printf("%-32s %10v %10v %10.2f\n", call.name, q(samples[k], 0.5), q(samples[k], 0.99), float64(q(samples[k], 0.5))/float64(base))
+	}
+}
