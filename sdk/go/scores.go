@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"math"
-	"regexp"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -31,10 +30,27 @@ const (
 	scoreMaxAhead = 5 * time.Minute
 )
 
-var (
-	callIDPattern = regexp.MustCompile(`^[\x21-\x7e]+$`)                // a model_call's event_id
-	namePattern   = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._:-]*$`) // the rule of business_metric names
-)
+// isCallID: printable ASCII without spaces, the rule of a model_call's event_id.
+func isCallID(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] < 0x21 || s[i] > 0x7e {
+			return false
+		}
+	}
+	return s != ""
+}
+
+// isName: [A-Za-z0-9][A-Za-z0-9._:-]*, the rule of business_metric names.
+func isName(s string) bool {
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		alnum := c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9'
+		if !alnum && (i == 0 || c != '.' && c != '_' && c != ':' && c != '-') {
+			return false
+		}
+	}
+	return s != ""
+}
 
 // ScoreOptions are a score's optional fields.
 type ScoreOptions struct {
@@ -102,9 +118,9 @@ func newScore(callID, name string, value float64, o ScoreOptions, now time.Time)
 		// Feedback text longer than the bound is cut, not refused: the rating still counts.
 		record["comment"] = cutUTF8(o.Comment, maxCommentBytes)
 	}
-	for field, v := range map[string]string{"evaluator": o.Evaluator, "evaluator_version": o.EvaluatorVersion, "judge_model": o.JudgeModel} {
-		if v != "" {
-			record[field] = v
+	for _, f := range [...]struct{ field, v string }{{"evaluator", o.Evaluator}, {"evaluator_version", o.EvaluatorVersion}, {"judge_model", o.JudgeModel}} {
+		if f.v != "" {
+			record[f.field] = f.v
 		}
 	}
 	for field, v := range record {
@@ -129,9 +145,9 @@ func checkScoreText(field, s string) error {
 		return fmt.Errorf("%s must be valid UTF-8", field)
 	case scoreTextBytes[field] > 0 && len(s) > scoreTextBytes[field]:
 		return fmt.Errorf("%s must be at most %d bytes", field, scoreTextBytes[field])
-	case field == "call_id" && !callIDPattern.MatchString(s):
+	case field == "call_id" && !isCallID(s):
 		return fmt.Errorf("call_id must be printable ASCII without spaces, got %q", s)
-	case field == "name" && !namePattern.MatchString(s):
+	case field == "name" && !isName(s):
 		return fmt.Errorf("name has characters it may not have: %q", s)
 	}
 	return nil
