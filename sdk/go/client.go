@@ -66,7 +66,7 @@ type Client struct {
 	sender      *sender
 	poller      *poller
 	captureText bool
-	publishable bool // a pk_ key: scores of source human only
+	publishable bool // a publishable key: scores of source human only
 	prices      *priceTable
 	closeOnce   sync.Once
 	unknownMu   sync.Mutex
@@ -108,7 +108,8 @@ func New(opts Options) (*Client, error) {
 		c.log = slog.Default()
 	}
 	c.prices = newPriceTable(opts.ModelPrices, c.log)
-	c.publishable = strings.HasPrefix(opts.APIKey, "pk_")
+	// Publishable keys: expd_pk_..., or pk_... issued before the expd_ prefixes.
+	c.publishable = strings.HasPrefix(opts.APIKey, "expd_pk_") || strings.HasPrefix(opts.APIKey, "pk_")
 	hc := opts.HTTPClient
 	if hc == nil {
 		hc = &http.Client{Timeout: opts.RequestTimeout}

@@ -78,7 +78,7 @@ func (c *Client) Score(ctx context.Context, callID, name string, value float64, 
 	record, err := newScore(callID, name, value, o, time.Now())
 	if err == nil && c.publishable && record["source"] != SourceHuman {
 		// The server refuses the whole batch for it (403): drop this score only.
-		err = fmt.Errorf("source %q needs a secret key (sk_...); a publishable key sends human only", record["source"])
+		err = fmt.Errorf("source %q needs a secret key; a publishable key sends human only", record["source"])
 	}
 	if err != nil {
 		c.log.Warn("expd: score dropped", "call_id", callID, "name", name, "error", err)

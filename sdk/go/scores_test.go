@@ -240,3 +240,18 @@ func TestScoresShareTheQueueRetriesAndSpill(t *testing.T) {
 		t.Fatalf("replayed %v", got)
 	}
 }
+
+func TestPublishableKeysByPrefix(t *testing.T) {
+	for key, want := range map[string]bool{"expd_pk_abc": true, "pk_abc": true, "expd_sk_abc": false, "sk_abc": false} {
+		c, err := New(Options{APIKey: key, BaseURL: "http://127.0.0.1:1", Logger: quietLogger()})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Millisecond)
+		c.Close(ctx)
+		cancel()
+		if c.publishable != want {
+			t.Errorf("%s: publishable %v", key, c.publishable)
+		}
+	}
+}

@@ -171,3 +171,11 @@ test('undeliverable scores are spilled and replayed to /v1/scores with their tim
   assert.deepEqual([score.call_id, score.comment, score.timestamp, score.type], ['call-6', 'kept', line.timestamp, undefined]);
   await second.done();
 });
+
+test('publishable keys are known by their prefix (expd_pk_, legacy pk_)', () => {
+  for (const [apiKey, publishable] of [['expd_pk_abc', true], ['pk_abc', true], ['expd_sk_abc', false], ['sk_abc', false]]) {
+    const client = new Client({ apiKey, baseUrl: 'http://127.0.0.1:9', pollIntervalMs: 3_600_000, flushIntervalMs: 3_600_000, logger: silent });
+    assert.equal(client.score('call-7', 'rating', 1, { source: 'code' }), !publishable, apiKey);
+    client.close(1);
+  }
+});

@@ -102,7 +102,8 @@ class Client:
         self._closed = False
         self._unknown_experiments: set = set()
         self._prices = PriceTable(model_prices)
-        self._publishable = key.startswith("pk_")
+        # Publishable keys: expd_pk_..., or pk_... issued before the expd_ prefixes.
+        self._publishable = key.startswith(("expd_pk_", "pk_"))
         http = HttpClient(self.base_url, key, request_timeout)
         self._exposures = ExposureLog(exposure_cache_size)
         self._poller = ConfigPoller(http, poll_interval, Backoff(1.0, poll_interval), expected=experiments or ())
@@ -275,7 +276,7 @@ class Client:
             )
             if self._publishable and source != "human":
                 # The server refuses the whole batch for it (403): drop this score only.
-                raise InvalidScore(f"source {source!r} needs a secret key (sk_...); a publishable key sends 'human' only")
+                raise InvalidScore(f"source {source!r} needs a secret key; a publishable key sends 'human' only")
         except InvalidScore as exc:
             logger.warning("expd: score(%r, %r) dropped: %s", call_id, name, exc)
             return False

@@ -189,6 +189,12 @@ class ScoreDeliveryTest(BackendTestCase):
                          ("call-6", "kept", line["timestamp"]))
         self.assertNotIn("type", score)
 
+    def test_publishable_keys_are_known_by_their_prefix(self):
+        for key, publishable in (("expd_pk_abc", True), ("pk_abc", True), ("expd_sk_abc", False), ("sk_abc", False)):
+            client = self.make_client(api_key=key)
+            with self.subTest(key=key):
+                self.assertEqual(client.score("call-7", "rating", 1, source="code"), not publishable)
+
     def test_score_never_opens_a_connection_on_the_callers_thread(self):
         client = self.make_client()
         self.assert_never_blocks(lambda n: client.score(f"call-{n}", "rating", n))

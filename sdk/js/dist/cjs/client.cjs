@@ -52,7 +52,8 @@ class Client {
     this.closed = false;
     this.unknown = new Set();
     this.prices = new PriceTable(options.modelPrices, this.logger);
-    this.publishable = key.startsWith('pk_');
+    // Publishable keys: expd_pk_..., or pk_... issued before the expd_ prefixes.
+    this.publishable = key.startsWith('expd_pk_') || key.startsWith('pk_');
     const http = new HttpClient(this.baseUrl, key, options.requestTimeoutMs ?? 10_000, options.fetch);
     this.exposures = new ExposureLog(options.exposureCacheSize ?? 100_000);
     this.poller = new ConfigPoller(http, options.pollIntervalMs ?? 60_000, this.logger, [...(options.experiments ?? [])]);
@@ -158,7 +159,7 @@ class Client {
       const score = newScore(callId, name, value, options ?? {});
       if (this.publishable && score.source !== 'human') {
         // The server refuses the whole batch for it (403): drop this score only.
-        throw new InvalidScore(`source ${score.source} needs a secret key (sk_...); a publishable key sends human only`);
+        throw new InvalidScore(`source ${score.source} needs a secret key; a publishable key sends human only`);
       }
       return this.sender.enqueue(score);
     } catch (err) {
