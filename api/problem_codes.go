@@ -22,6 +22,8 @@ const (
 	CodeIdentitySessionRequired = "identity_session_required"
 	CodeInvalidSignature        = "invalid_signature" // 401: signed delivery with a missing, invalid or stale signature
 	CodeMalformedEvent          = "malformed_event"   // 400: signed delivery whose payload cannot be read
+	// 403: a publishable key sent a judge or code score (errors names each)
+	CodeSecretKeyRequired = "secret_key_required"
 
 	// Limits.
 	CodeRateLimited            = "rate_limited"             // 429: per-org SDK rate limit; Retry-After

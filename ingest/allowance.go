@@ -6,18 +6,20 @@ import (
 
 	"github.com/expd/expd/models"
 	"github.com/expd/expd/plans"
+	"github.com/expd/expd/scores"
 )
 
 // admit decides, under the usage rows' locks, which requests of the group
 // fit their org's monthly allowance. A request that does not fit is
 // refused whole (its AllowanceError in the returned slice); duplicates
-// are free, so only events not stored yet count against the allowance.
-func admit(ctx context.Context, tx groupTx, month string, group []*request, owned [][]models.Event) ([]error, error) {
+// are free, so only events and scores not stored yet count against the
+// allowance (a score replacing a stored one is not new).
+func admit(ctx context.Context, tx groupTx, month string, group []*request, owned [][]models.Event, sc groupScores) ([]error, error) {
 	refusals := make([]error, len(group))
 	candidates := make(map[string]int64) // org -> rows that may be new
 	for i, r := range group {
 		if r.batch.Tenant.Allowance() != plans.Unlimited {
-			candidates[r.batch.Tenant.OrgID] += int64(len(owned[i]))
+			candidates[r.batch.Tenant.OrgID] += int64(len(owned[i]) + len(sc.mine[i]))
 		}
 	}
 	if len(candidates) == 0 {
@@ -37,7 +39,7 @@ func admit(ctx context.Context, tx groupTx, month string, group []*request, owne
 			continue
 		}
 		// Near the limit: count exactly which rows are new.
-		if err := admitExactly(ctx, tx, month, group, owned, org, used[org], refusals); err != nil {
+		if err := admitExactly(ctx, tx, month, group, owned, sc, org, used[org], refusals); err != nil {
 			return nil, err
 		}
 	}
@@ -54,16 +56,22 @@ func fitsAll(group []*request, org string, total int64) bool {
 	return true
 }
 
-func admitExactly(ctx context.Context, tx groupTx, month string, group []*request, owned [][]models.Event, org string, used int64, refusals []error) error {
+func admitExactly(ctx context.Context, tx groupTx, month string, group []*request, owned [][]models.Event, sc groupScores, org string, used int64, refusals []error) error {
 	var ids []string
+	var orgScores []scores.Row
 	for i, r := range group {
 		if r.batch.Tenant.OrgID == org {
 			for j := range owned[i] {
 				ids = append(ids, owned[i][j].EventID)
 			}
+			orgScores = append(orgScores, sc.mine[i]...)
 		}
 	}
 	stored, err := tx.existing(ctx, org, ids)
+	if err != nil {
+		return err
+	}
+	scored, err := tx.existingScores(ctx, orgScores)
 	if err != nil {
 		return err
 	}
@@ -74,6 +82,11 @@ func admitExactly(ctx context.Context, tx groupTx, month string, group []*reques
 		var fresh int64
 		for j := range owned[i] {
 			if !stored[owned[i][j].EventID] {
+				fresh++
+			}
+		}
+		for j := range sc.mine[i] {
+			if !scored[scores.KeyOf(&sc.mine[i][j])] {
 				fresh++
 			}
 		}

@@ -9,13 +9,13 @@ import (
 
 // Bounds of an event, documented in docs/ingest.md.
 const (
-	MaxEventIDLen    = 128
+	MaxEventIDLen    = validate.MaxIDLen
 	MaxRefLen        = 128 // experiment_id: a UUID or an experiment name
 	MaxUserIDLen     = 256
 	MaxModelLen      = 256
 	MaxErrorLen      = 4 << 10
 	MaxTextBytes     = 64 << 10 // prompt and response each
-	MaxMetricNameLen = 128
+	MaxMetricNameLen = validate.MaxNameLen
 	// MaxAhead is how far in the future a timestamp may be (clock skew).
 	MaxAhead = 5 * time.Minute
 	// LiveMaxAge is how old an event of POST /v1/events may be: the client
@@ -23,13 +23,8 @@ const (
 	LiveMaxAge = 24 * time.Hour
 )
 
-var (
-	// event_id: printable ASCII without spaces (UUIDs, webhook message ids).
-	eventIDPattern = regexp.MustCompile(`^[\x21-\x7e]+$`)
-	// Same rule as experiment variants and metric names.
-	variantPattern = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$`)
-	metricPattern  = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._:-]*$`)
-)
+// Same rule as experiment variants.
+var variantPattern = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$`)
 
 // Window bounds the timestamps accepted at one instant.
 type Window struct {
@@ -41,15 +36,10 @@ type Window struct {
 // its type, and returns the parsed timestamp.
 func (e *Event) Check(w Window) (time.Time, error) {
 	var errs validate.Errors
-	switch {
-	case e.EventID == "":
-		errs.Add("event_id", "is required")
-	case len(e.EventID) > MaxEventIDLen || !eventIDPattern.MatchString(e.EventID):
-		errs.Add("event_id", "must be 1 to %d printable ASCII characters without spaces", MaxEventIDLen)
-	}
+	errs.ID("event_id", e.EventID)
 	errs.Text("experiment_id", e.ExperimentID, MaxRefLen, true)
 	errs.Text("user_id", e.UserID, MaxUserIDLen, true)
-	ts := checkTimestamp(&errs, e.Timestamp, w)
+	ts := errs.Timestamp("timestamp", e.Timestamp, w.Now, w.MaxAge, MaxAhead)
 	if e.Variant != nil && !variantPattern.MatchString(*e.Variant) {
 		errs.Add("variant", "must be a variant name (letters, digits, '.', '_', '-'; at most 64)")
 	}
@@ -76,25 +66,6 @@ func (e *Event) Check(w Window) (time.Time, error) {
 	return ts, errs.Err()
 }
 
-func checkTimestamp(errs *validate.Errors, s string, w Window) time.Time {
-	if s == "" {
-		errs.Add("timestamp", "is required (RFC 3339)")
-		return time.Time{}
-	}
-	ts, err := time.Parse(time.RFC3339Nano, s)
-	if err != nil {
-		errs.Add("timestamp", "must be RFC 3339, like 2026-11-20T10:00:00.123Z")
-		return time.Time{}
-	}
-	switch {
-	case ts.After(w.Now.Add(MaxAhead)):
-		errs.Add("timestamp", "is more than %s in the future", MaxAhead)
-	case ts.Before(w.Now.Add(-w.MaxAge)):
-		errs.Add("timestamp", "is older than the accepted window of %s", w.MaxAge)
-	}
-	return ts.UTC()
-}
-
 func (e *Event) checkModelCall(errs *validate.Errors) {
 	if e.LatencyMs == nil {
 		errs.Add("latency_ms", "is required for model_call events")
@@ -117,12 +88,11 @@ func (e *Event) checkModelCall(errs *validate.Errors) {
 }
 
 func (e *Event) checkBusiness(errs *validate.Errors) {
-	switch {
-	case e.BusinessMetric == nil || *e.BusinessMetric == "":
+	if e.BusinessMetric == nil || *e.BusinessMetric == "" {
 		errs.Add("business_metric", "is required for business_event events")
-	case len(*e.BusinessMetric) > MaxMetricNameLen || !metricPattern.MatchString(*e.BusinessMetric):
-		errs.Add("business_metric", "must be 1 to %d letters, digits, '.', '_', ':' or '-'", MaxMetricNameLen)
+		return
 	}
+	errs.Name("business_metric", *e.BusinessMetric)
 }
 
 // forbid reports fields of another event type: a client that sends them

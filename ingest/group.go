@@ -9,6 +9,7 @@ import (
 
 	"github.com/expd/expd/models"
 	"github.com/expd/expd/plans"
+	"github.com/expd/expd/scores"
 	"github.com/expd/expd/telemetry"
 )
 
@@ -23,6 +24,7 @@ func (w *Writer) commit(group []*request, slot int) {
 	now := w.opts.Now().UTC()
 	month := MonthOf(now)
 	owned, owner := splitOwnership(group)
+	sc := splitScores(group)
 	outcomes := make([]Outcome, len(group))
 	var refusals []error
 	ctx, cancel := context.WithTimeout(context.Background(), w.opts.CommitTimeout)
@@ -30,7 +32,7 @@ func (w *Writer) commit(group []*request, slot int) {
 	started := time.Now()
 	err := w.store.inTx(ctx, func(tx groupTx) error {
 		var err error
-		refusals, err = admit(ctx, tx, month, group, owned)
+		refusals, err = admit(ctx, tx, month, group, owned, sc)
 		if err != nil {
 			return err
 		}
@@ -52,12 +54,29 @@ func (w *Writer) commit(group []*request, slot int) {
 			outcomes[owner[k]].Accepted++
 			added[k.orgID]++
 		}
+		var admitted []scores.Row
+		for i := range sc.kept {
+			if refusals[sc.owner[scores.KeyOf(&sc.kept[i])]] == nil {
+				admitted = append(admitted, sc.kept[i])
+			}
+		}
+		written, err := tx.upsertScores(ctx, admitted, now)
+		if err != nil {
+			return err
+		}
+		// A replaced score is accepted but never counted twice.
+		for _, w := range written {
+			outcomes[sc.owner[w.Key]].Accepted++
+			if w.New {
+				added[w.Key.OrgID]++
+			}
+		}
 		return tx.addUsage(ctx, month, usageDeltas(group, added, slot))
 	})
 	telemetry.IngestGroupRows.WithLabelValues().Observe(float64(countRows(group)))
 	telemetry.IngestCommitSeconds.WithLabelValues(commitOutcome(err)).Observe(time.Since(started).Seconds())
 	if err != nil {
-		err = classify(fmt.Errorf("commit %d events: %w", countRows(group), err))
+		err = classify(fmt.Errorf("commit %d records: %w", countRows(group), err))
 	}
 	for i, r := range group {
 		switch {
@@ -67,7 +86,7 @@ func (w *Writer) commit(group []*request, slot int) {
 			r.done <- result{err: refusals[i]}
 		default:
 			o := outcomes[i]
-			o.Duplicates = len(r.batch.Rows) - o.Accepted
+			o.Duplicates = r.batch.size() - o.Accepted
 			telemetry.IngestEvents.WithLabelValues(telemetry.Accepted).Add(float64(o.Accepted))
 			telemetry.IngestEvents.WithLabelValues(telemetry.Duplicate).Add(float64(o.Duplicates))
 			r.done <- result{outcome: o}
@@ -101,10 +120,45 @@ func splitOwnership(group []*request) ([][]models.Event, map[eventKey]int) {
 	return owned, owner
 }
 
+// groupScores are the scores a group stores: of those sharing a key, the
+// latest (scores.Latest), each owned by the request that sent it.
+type groupScores struct {
+	kept  []scores.Row       // sorted by key
+	owner map[scores.Key]int // key -> index of its request in the group
+	mine  [][]scores.Row     // the kept rows of each request
+}
+
+func splitScores(group []*request) groupScores {
+	var all []scores.Row
+	var from []int
+	for i, r := range group {
+		all = append(all, r.batch.Scores...)
+		for range r.batch.Scores {
+			from = append(from, i)
+		}
+	}
+	g := groupScores{owner: make(map[scores.Key]int), mine: make([][]scores.Row, len(group))}
+	if len(all) == 0 {
+		return g
+	}
+	kept, won := scores.Latest(all)
+	for i := range all {
+		if won[i] {
+			g.owner[scores.KeyOf(&all[i])] = from[i]
+		}
+	}
+	g.kept = kept
+	for i := range kept {
+		j := g.owner[scores.KeyOf(&kept[i])]
+		g.mine[j] = append(g.mine[j], kept[i])
+	}
+	return g
+}
+
 func countRows(group []*request) int {
 	n := 0
 	for _, r := range group {
-		n += len(r.batch.Rows)
+		n += r.batch.size()
 	}
 	return n
 }

@@ -16,6 +16,7 @@ import (
 
 	"github.com/expd/expd/assignments"
 	"github.com/expd/expd/models"
+	"github.com/expd/expd/scores"
 )
 
 // postgresStore runs the write path on a raw pgx connection borrowed from
@@ -310,4 +311,12 @@ ON CONFLICT (org_id, month, slot) DO UPDATE SET events = event_usage.events + ex
 		return fmt.Errorf("add usage: %w", err)
 	}
 	return nil
+}
+
+func (p *pgTx) upsertScores(ctx context.Context, rows []scores.Row, receivedAt time.Time) ([]scores.Written, error) {
+	return scores.UpsertPostgres(ctx, p.tx, rows, receivedAt)
+}
+
+func (p *pgTx) existingScores(ctx context.Context, rows []scores.Row) (map[scores.Key]bool, error) {
+	return scores.ExistingPostgres(ctx, p.tx, rows)
 }

@@ -3,11 +3,13 @@ package ingest
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"time"
 
 	"gorm.io/gorm"
 
+	"github.com/expd/expd/scores"
 	"github.com/expd/expd/sdkcache"
 )
 
@@ -105,3 +107,25 @@ func (s Sources) snapshotLookup(ctx context.Context, snap *sdkcache.Snapshot) Lo
 		return known, nil
 	}
 }
+
+// Scores checks a batch of POST /v1/scores against the live window (one
+// bad score refuses the batch: a validation error naming its fields,
+// scores.CheckAll) and stores it. humanOnly (a publishable key) refuses
+// scores of another source with ErrScoreSource wrapping the fields.
+func (s Sources) Scores(ctx context.Context, snap *sdkcache.Snapshot, batch []scores.Score, humanOnly bool) (Outcome, error) {
+	w := scores.Window{Now: time.Now(), MaxAge: LiveMaxAge, Ahead: MaxAhead}
+	rows, err := scores.CheckAll(batch, snap.OrgID, w)
+	if err != nil {
+		return Outcome{}, err
+	}
+	if humanOnly {
+		if err := scores.HumanOnly(rows); err != nil {
+			return Outcome{}, fmt.Errorf("%w: %w", ErrScoreSource, err)
+		}
+	}
+	return s.Writer.Write(ctx, Batch{Tenant: TenantOf(snap), Scores: rows})
+}
+
+// ErrScoreSource: a publishable key sent a score of a source other than
+// human.
+var ErrScoreSource = errors.New("a publishable key may send human scores only")

@@ -5,11 +5,13 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"time"
 
 	"gorm.io/gorm"
 
 	"github.com/expd/expd/assignments"
 	"github.com/expd/expd/models"
+	"github.com/expd/expd/scores"
 )
 
 // sqliteStore runs the write path with multi-row INSERTs: SQLite has one
@@ -153,4 +155,12 @@ ON CONFLICT (org_id, month) DO UPDATE SET events = event_usage.events + excluded
 		}
 	}
 	return nil
+}
+
+func (s sqliteTx) upsertScores(ctx context.Context, rows []scores.Row, receivedAt time.Time) ([]scores.Written, error) {
+	return scores.UpsertSQLite(ctx, s.tx, rows, receivedAt)
+}
+
+func (s sqliteTx) existingScores(ctx context.Context, rows []scores.Row) (map[scores.Key]bool, error) {
+	return scores.ExistingSQLite(ctx, s.tx, rows)
 }

@@ -2,8 +2,10 @@ package ingest
 
 import (
 	"context"
+	"time"
 
 	"github.com/expd/expd/models"
+	"github.com/expd/expd/scores"
 )
 
 // store is one database dialect's way to run the write path.
@@ -27,6 +29,11 @@ type groupTx interface {
 	// the first exposure of each (experiment, user), and returns how many
 	// rows of each org were stored now, keyed by eventKey.
 	insert(ctx context.Context, rows []models.Event) ([]eventKey, error)
+	// upsertScores stores score rows (distinct keys, sorted: scores.Latest)
+	// received at receivedAt and returns those it wrote.
+	upsertScores(ctx context.Context, rows []scores.Row, receivedAt time.Time) ([]scores.Written, error)
+	// existingScores returns which keys of rows have a stored score.
+	existingScores(ctx context.Context, rows []scores.Row) (map[scores.Key]bool, error)
 	// markDays raises the late-event version of each (org, day), sorted
 	// (daymarks.go).
 	markDays(ctx context.Context, marks []dayMark) error

@@ -8,6 +8,7 @@ import (
 	"gorm.io/gorm"
 
 	"github.com/expd/expd/models"
+	"github.com/expd/expd/scores"
 )
 
 // Options tune a Writer; zero values take the defaults.
@@ -43,14 +44,23 @@ type Writer struct {
 	free   []int // slots (0 to Concurrency-1) of no running group transaction
 }
 
-// Batch is one caller's validated rows (see Preparer) for one org.
+// Batch is one caller's validated rows (see Preparer) for one org:
+// events, and scores (package scores), which the same group transaction
+// stores in their own table and counts against the same allowance.
 type Batch struct {
 	Tenant Tenant
 	Rows   []models.Event
+	Scores []scores.Row
 }
 
+// size is the number of records in b.
+func (b *Batch) size() int { return len(b.Rows) + len(b.Scores) }
+
 // Outcome counts a batch's rows once committed: Accepted were stored now,
-// Duplicates were already stored (same org and event_id) or repeated.
+// Duplicates were already stored (same org and event_id) or repeated. A
+// score is accepted when it was stored or replaced the stored one, and a
+// duplicate when an equal or later score of its key was stored already
+// or came in the same group.
 type Outcome struct {
 	Accepted   int `json:"accepted"`
 	Duplicates int `json:"duplicates"`
@@ -103,17 +113,17 @@ func newWriter(s store, opts Options) *Writer {
 // *UnavailableError (retry), or another storage error. If ctx ends first
 // the rows may still be stored; a retry with the same event ids is safe.
 func (w *Writer) Write(ctx context.Context, b Batch) (Outcome, error) {
-	if len(b.Rows) == 0 {
+	if b.size() == 0 {
 		return Outcome{}, nil
 	}
 	r := &request{batch: b, done: make(chan result, 1)}
 	w.mu.Lock()
-	if w.queued+len(b.Rows) > w.opts.MaxQueuedRows {
+	if w.queued+b.size() > w.opts.MaxQueuedRows {
 		w.mu.Unlock()
 		return Outcome{}, ErrOverloaded
 	}
 	w.queue = append(w.queue, r)
-	w.queued += len(b.Rows)
+	w.queued += b.size()
 	slot, lead := -1, len(w.free) > 0
 	if lead {
 		slot, w.free = w.free[len(w.free)-1], w.free[:len(w.free)-1]
@@ -151,8 +161,8 @@ func (w *Writer) take() []*request {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	n, rows := 0, 0
-	for n < len(w.queue) && (n == 0 || rows+len(w.queue[n].batch.Rows) <= w.opts.MaxGroupRows) {
-		rows += len(w.queue[n].batch.Rows)
+	for n < len(w.queue) && (n == 0 || rows+w.queue[n].batch.size() <= w.opts.MaxGroupRows) {
+		rows += w.queue[n].batch.size()
 		n++
 	}
 	group := append([]*request(nil), w.queue[:n]...)

@@ -11,6 +11,7 @@ import (
 
 	"github.com/expd/expd/models"
 	"github.com/expd/expd/plans"
+	"github.com/expd/expd/scores"
 )
 
 // fakeStore records transactions; insert takes a while so that concurrent
@@ -60,6 +61,14 @@ func (t fakeTx) insert(_ context.Context, rows []models.Event) ([]eventKey, erro
 		}
 	}
 	return out, nil
+}
+
+func (fakeTx) upsertScores(context.Context, []scores.Row, time.Time) ([]scores.Written, error) {
+	return nil, nil
+}
+
+func (fakeTx) existingScores(context.Context, []scores.Row) (map[scores.Key]bool, error) {
+	return nil, nil
 }
 
 func (fakeTx) addUsage(context.Context, string, []usageDelta) error { return nil }

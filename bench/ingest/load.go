@@ -90,9 +90,9 @@ func (r loadResult) quantile(q float64) time.Duration {
 	return s[min(len(s)-1, int(q*float64(len(s))))].Round(100 * time.Microsecond)
 }
 
-// postAll sends every batch from clients goroutines; every answer must be
-// a 202 storing the whole batch.
-func postAll(ctx context.Context, env *benchEnv, batches []batch, clients int) (loadResult, error) {
+// postAll sends every batch to path (/v1/events, /v1/scores) from
+// clients goroutines; every answer must be a 202 storing the whole batch.
+func postAll(ctx context.Context, env *benchEnv, path string, batches []batch, clients int) (loadResult, error) {
 	httpc := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: clients, MaxConnsPerHost: clients}}
 	work := make(chan batch)
 	var (
@@ -108,7 +108,7 @@ func postAll(ctx context.Context, env *benchEnv, batches []batch, clients int) (
 			defer wg.Done()
 			for b := range work {
 				t0 := time.Now()
-				n, err := post(ctx, httpc, env, b.body)
+				n, err := post(ctx, httpc, env, path, b.body)
 				took := time.Since(t0)
 				mu.Lock()
 				res.latencies = append(res.latencies, took)
@@ -129,8 +129,8 @@ func postAll(ctx context.Context, env *benchEnv, batches []batch, clients int) (
 	return res, firstErr
 }
 
-func post(ctx context.Context, httpc *http.Client, env *benchEnv, body []byte) (int, error) {
-	req, err := http.NewRequestWithContext(ctx, "POST", env.baseURL+"/v1/events", bytes.NewReader(body))
+func post(ctx context.Context, httpc *http.Client, env *benchEnv, path string, body []byte) (int, error) {
+	req, err := http.NewRequestWithContext(ctx, "POST", env.baseURL+path, bytes.NewReader(body))
 	if err != nil {
 		return 0, err
 	}
@@ -150,7 +150,7 @@ func post(ctx context.Context, httpc *http.Client, env *benchEnv, body []byte) (
 		Rejected []any
 	}
 	if resp.StatusCode != http.StatusAccepted || json.Unmarshal(raw, &ack) != nil || len(ack.Rejected) > 0 {
-		return 0, fmt.Errorf("POST /v1/events: %d %s", resp.StatusCode, raw)
+		return 0, fmt.Errorf("POST %s: %d %s", path, resp.StatusCode, raw)
 	}
 	return ack.Accepted, nil
 }

@@ -31,6 +31,7 @@ func main() {
 	flag.IntVar(&cfg.rounds, "rounds", 1, "rounds, each of -requests requests then the copies of their rows")
 	flag.IntVar(&cfg.batch, "batch", 100, "events per request")
 	flag.IntVar(&cfg.importLines, "import-lines", 200_000, "lines of the NDJSON import (0: skip)")
+	flag.IntVar(&cfg.scoreRounds, "score-rounds", 0, "rounds comparing POST /v1/scores with POST /v1/events carrying as many model calls (0: skip; scores.go)")
 	flag.IntVar(&cfg.groups, "groups", 0, "group transactions in flight at once (ingest.Options.Concurrency; 0: the default)")
 	profile := flag.String("cpuprofile", "", "write a CPU profile of the rounds here")
 	flag.Parse()
@@ -53,7 +54,7 @@ func main() {
 	}
 	for round := range cfg.rounds {
 		batches := makeBatches(env.experimentID, round*cfg.requests*cfg.batch, cfg.requests, cfg.batch)
-		a, err := postAll(ctx, env, batches, cfg.clients)
+		a, err := postAll(ctx, env, "/v1/events", batches, cfg.clients)
 		if err != nil {
 			log.Fatal(err)
 		}
@@ -68,6 +69,11 @@ func main() {
 		allTables.add(raw.allTables)
 	}
 	stopProfile()
+	if cfg.scoreRounds > 0 {
+		if err := compareScores(ctx, env, cfg); err != nil {
+			log.Fatal(err)
+		}
+	}
 	fmt.Printf("POST /v1/events: %d events in %d rounds of %d requests of %d from %d clients in %s: %.0f events/s; latency p50 %s p99 %s max %s\n",
 		api.events, cfg.rounds, cfg.requests, cfg.batch, cfg.clients, api.elapsed.Round(time.Millisecond), api.rate(),
 		api.quantile(0.5), api.quantile(0.99), api.quantile(1))
@@ -104,5 +110,5 @@ func startProfile(path string) (stop func(), err error) {
 type config struct {
 	databaseURL, target                   string
 	clients, requests, batch, importLines int
-	groups, rounds                        int
+	groups, rounds, scoreRounds           int
 }
