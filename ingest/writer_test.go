@@ -145,7 +145,7 @@ func TestAllowanceRefusesWholeBatchesAndCountsDuplicatesFree(t *testing.T) {
 	}
 	owned, _ := splitOwnership(group)
 	usage := usageTx{fakeTx: tx, used: limit - 2}
-	refusals, err := admit(context.Background(), usage, "2026-11", group, owned)
+	refusals, err := admit(context.Background(), usage, "2026-11", group, owned, splitScores(group))
 	if err != nil {
 		t.Fatal(err)
 	}
