@@ -1,12 +1,12 @@
 package api
 
 import (
-	"fmt"
 	"net/http"
 
 	"github.com/gin-gonic/gin"
 
 	"github.com/expd/expd/assignments"
+	"github.com/expd/expd/bucketing"
 	"github.com/expd/expd/ingest"
 	"github.com/expd/expd/validate"
 )
@@ -24,6 +24,9 @@ type assignResponse struct {
 	ConfigVersion int64  `json:"config_version"`
 	ExperimentID  string `json:"experiment_id"`
 	Bucket        uint32 `json:"bucket"`
+	// InExperiment and ReasonCode are bucketing.Evaluate's decision.
+	InExperiment bool                 `json:"in_experiment"`
+	ReasonCode   bucketing.ReasonCode `json:"reason_code"`
 	// Stopped is set when everyone gets control (draft, scheduled or
 	// stopped); Status and Reason say why whenever the experiment is not
 	// running (docs/lifecycle.md).
@@ -61,22 +64,27 @@ func (h *handlers) assign(c *gin.Context) {
 		problem(c, http.StatusNotFound, CodeExperimentNotFound, "no experiment with this id or name in your org")
 		return
 	}
-	computed, bucket, mapped := exp.Variant(req.UserID)
-	resp := assignResponse{ConfigVersion: snap.ConfigVersion, ExperimentID: exp.ID, Bucket: bucket}
-	if v := exp.Serves(); v != "" {
-		resp.Variant, resp.Stopped, resp.Status, resp.Reason = v, exp.Stopped(), exp.Status, exp.Reason
-		c.JSON(http.StatusOK, resp)
-		return
-	}
-	if !mapped {
-		internalError(c, fmt.Errorf("bucket %d of experiment %s has no variant in its map", bucket, exp.ID))
-		return
-	}
-	variant, err := assignments.Sticky(c.Request.Context(), h.deps.DB, h.deps.SDK.Pins, snap.OrgID, exp.ID, req.UserID, computed, exp.HasVariant)
+	dec, err := bucketing.Evaluate(&exp.Served, req.UserID, nil, "")
 	if err != nil {
 		internalError(c, err)
 		return
 	}
-	resp.Variant = variant
+	if dec.InExperiment {
+		// A user without a pin is pinned to what every client computes; a
+		// pin recorded earlier may decide otherwise.
+		pin, err := assignments.StoredPin(c.Request.Context(), h.deps.DB, h.deps.SDK.Pins, snap.OrgID, exp.ID, req.UserID, dec.Variant)
+		if err == nil && pin != dec.Variant {
+			dec, err = bucketing.Evaluate(&exp.Served, req.UserID, nil, pin)
+		}
+		if err != nil {
+			internalError(c, err)
+			return
+		}
+	}
+	resp := assignResponse{Variant: dec.Variant, ConfigVersion: snap.ConfigVersion, ExperimentID: exp.ID, Bucket: dec.Bucket,
+		InExperiment: dec.InExperiment, ReasonCode: dec.Reason, Stopped: dec.Reason == bucketing.ReasonNotRunning}
+	if exp.Closed != "" {
+		resp.Status, resp.Reason = exp.Status, exp.Reason
+	}
 	c.JSON(http.StatusOK, resp)
 }

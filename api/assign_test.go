@@ -23,7 +23,7 @@ func TestAssignIsDeterministicAcrossRepeatedCalls(t *testing.T) {
 			t.Fatalf("call %d answered %+v, first answered %+v", i, got, first)
 		}
 	}
-	if first.ExperimentID != exp.ID || first.ConfigVersion != 1 || first.Stopped {
+	if first.ExperimentID != exp.ID || first.ConfigVersion != 1 || first.Stopped || !first.InExperiment || first.ReasonCode != "bucketed" {
 		t.Fatalf("answer: %+v", first)
 	}
 }
@@ -79,8 +79,13 @@ func TestAssignKeepsPinnedUsersAfterAWeightChange(t *testing.T) {
 		if got.Variant != variant {
 			t.Fatalf("pinned %s moved %s -> %s after the weight change", user, variant, got.Variant)
 		}
+		want := "bucketed"
 		if v, _ := newMap.Lookup(got.Bucket); v != variant {
 			wouldMove++
+			want = "pinned"
+		}
+		if !got.InExperiment || got.ReasonCode != want {
+			t.Fatalf("%s: %+v, want in the experiment with reason_code %s", user, got, want)
 		}
 	}
 	// The pins, not the map, kept them: the new map moves many of them.
@@ -160,10 +165,10 @@ func TestAssignHonoursPinsAcrossInstances(t *testing.T) {
 	putConfig(t, env, org, exp.ID, cfg)
 
 	second := secondInstance(t, env)
-	if got := assignUser(t, second, org.PublishableKey, exp.ID, "user-1"); got.Variant != pinned.Variant || got.ConfigVersion != 2 {
+	if got := assignUser(t, second, org.PublishableKey, exp.ID, "user-1"); got.Variant != pinned.Variant || got.ConfigVersion != 2 || got.ReasonCode != "pinned" || !got.InExperiment {
 		t.Fatalf("second instance: %+v, want pinned %s at config_version 2", got, pinned.Variant)
 	}
-	if got := assignUser(t, second, org.PublishableKey, exp.ID, "user-2"); got.Variant != other {
+	if got := assignUser(t, second, org.PublishableKey, exp.ID, "user-2"); got.Variant != other || got.ReasonCode != "bucketed" {
 		t.Fatalf("unpinned user got %s, want %s (the only arm with buckets)", got.Variant, other)
 	}
 }
@@ -177,7 +182,7 @@ func TestAssignStoppedAndUnknownExperiments(t *testing.T) {
 	exp := create(t, env, org, cfg)
 	for i := 0; i < 20; i++ {
 		got := assignUser(t, env, org.PublishableKey, "paused", fmt.Sprintf("user-%d", i))
-		if got.Variant != "concise" || !got.Stopped || got.ExperimentID != exp.ID {
+		if got.Variant != "concise" || !got.Stopped || got.ExperimentID != exp.ID || got.InExperiment || got.ReasonCode != "not_running" {
 			t.Fatalf("stopped experiment answered %+v, want control concise with stopped", got)
 		}
 	}

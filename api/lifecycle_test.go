@@ -30,7 +30,7 @@ func TestLifecycleRoutesChangeWhatIsServed(t *testing.T) {
 	}
 	waitFor(t, func() bool { return assignUser(t, env, org.PublishableKey, exp.ID, "u1").Stopped })
 	for _, u := range []string{"u1", "u2", "u3", "u4"} {
-		if a := assignUser(t, env, org.PublishableKey, exp.ID, u); a.Variant != "control" || a.Status != "stopped" || a.Reason == "" {
+		if a := assignUser(t, env, org.PublishableKey, exp.ID, u); a.Variant != "control" || a.Status != "stopped" || a.Reason == "" || a.InExperiment || a.ReasonCode != "not_running" {
 			t.Fatalf("stopped experiment assigned %+v", a)
 		}
 	}
@@ -44,7 +44,7 @@ func TestLifecycleRoutesChangeWhatIsServed(t *testing.T) {
 	}
 	waitFor(t, func() bool { return assignUser(t, env, org.PublishableKey, exp.ID, "u1").Status == "shipped" })
 	for _, u := range []string{"u1", "u2", "u3", "u4"} {
-		if a := assignUser(t, env, org.PublishableKey, exp.ID, u); a.Variant != "concise" || a.Stopped {
+		if a := assignUser(t, env, org.PublishableKey, exp.ID, u); a.Variant != "concise" || a.Stopped || a.InExperiment || a.ReasonCode != "shipped" {
 			t.Fatalf("shipped experiment assigned %+v", a)
 		}
 	}

@@ -99,6 +99,8 @@ type assignBody struct {
 	ConfigVersion int64  `json:"config_version"`
 	ExperimentID  string `json:"experiment_id"`
 	Bucket        uint32 `json:"bucket"`
+	InExperiment  bool   `json:"in_experiment"`
+	ReasonCode    string `json:"reason_code"`
 	Stopped       bool   `json:"stopped"`
 	Status        string `json:"status"`
 	Reason        string `json:"reason"`

@@ -13,24 +13,20 @@ type PinCache interface {
 	Put(experimentID, userID, variant string)
 }
 
-// Sticky returns the variant of a user in a running experiment: it
-// honours the user's pin and pins computed (the variant every client
-// computes from the config) on first assignment. A pin to a variant that
-// the current allocation no longer has is kept for analysis, but the user
-// then gets the computed answer (allocated tells which variants it has).
-func Sticky(ctx context.Context, db *gorm.DB, pins PinCache, orgID, experimentID, userID, computed string, allocated func(variant string) bool) (string, error) {
+// StoredPin returns the user's stored pin in a running experiment,
+// recording first (the variant every client computes from the config) when
+// there is none. The pin decides through bucketing.Evaluate.
+func StoredPin(ctx context.Context, db *gorm.DB, pins PinCache, orgID, experimentID, userID, first string) (string, error) {
 	pin := pins.Get(experimentID, userID)
-	if pin == "" {
-		var err error
-		if pin, err = pinOnce(ctx, db, orgID, experimentID, userID, computed); err != nil {
-			return "", err
-		}
-		pins.Put(experimentID, userID, pin)
-	}
-	if allocated(pin) {
+	if pin != "" {
 		return pin, nil
 	}
-	return computed, nil
+	pin, err := pinOnce(ctx, db, orgID, experimentID, userID, first)
+	if err != nil {
+		return "", err
+	}
+	pins.Put(experimentID, userID, pin)
+	return pin, nil
 }
 
 // pinOnce returns the user's stored pin, recording variant first when

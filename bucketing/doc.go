@@ -77,6 +77,28 @@
 // starts, without allocating. A bucket outside [0, bucket_count) has no
 // variant (ok == false; null in the vector file).
 //
+// # Decision
+//
+// Evaluate turns one experiment of a config version, a user (their id,
+// their attributes and, on the server, their stored pin) into a variant,
+// whether the user is in the experiment (counted by its analysis), and a
+// reason code. Every client applies the same rules, in this order:
+//
+//  1. lifecycle: an experiment that is not running serves one range of one
+//     variant; the user gets it, outside the experiment, with not_running
+//     (draft, scheduled, stopped: control) or shipped (the shipped variant);
+//  2. holdout, layer, targeting (reserved: holdout, layer, not_targeted);
+//  3. sticky filters and stored pin: the user is in the experiment; the
+//     sticky filters' answer (below), replaced by the stored pin when the
+//     current allocation still has its variant;
+//  4. bucket: the reason is pinned when step 3 gave a variant other than the
+//     bucket map's, bucketed otherwise.
+//
+// Stored pins equal to the bucket's variant thus read bucketed, so the
+// server and a client (which sees pins only through the sticky filters)
+// give every user the same reason. testdata/conformance/scenario.json's
+// decision_cases pin the rules down for every client.
+//
 // # Stickiness across weight changes
 //
 // A weight change moves buckets (above), and with them every user in them.

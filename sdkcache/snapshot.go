@@ -23,46 +23,14 @@ type Snapshot struct {
 	byKey map[string]*Experiment
 }
 
-// Experiment is what assignment needs of one experiment, in any status.
+// Experiment is one experiment of the snapshot, in any status: what
+// bucketing.Evaluate decides from, and what POST /v1/assign tells beside.
 type Experiment struct {
-	ID          string
-	Name        string
-	Status      string
-	Reason      string // why it is not running, when it is not
-	Salt        string
-	BucketCount uint32
-	Control     string
-	BucketMap   bucketing.Map // the served map: one range when not running
-	// Sticky keeps users pinned before a weight change on their variant
-	// (bucketing/doc.go); nil when nobody needs keeping.
-	Sticky   *bucketing.Sticky
-	variants map[string]bool
-	serves   string
+	bucketing.Served
+	Name   string
+	Status string
+	Reason string // why it is not running, when it is not
 }
-
-// Variant is the user's variant as every client computes it from the
-// config: the bucket map's answer unless the sticky filters keep the user
-// on an earlier one. ok is false when the map leaves the bucket unowned.
-func (e *Experiment) Variant(userID string) (variant string, bucket uint32, ok bool) {
-	d := bucketing.Digest(e.ID, e.Salt, userID)
-	bucket = bucketing.BucketOfDigest(&d, e.BucketCount)
-	mapped, ok := e.BucketMap.Lookup(bucket)
-	if !ok {
-		return "", bucket, false
-	}
-	return e.Sticky.Resolve(&d, mapped), bucket, true
-}
-
-// Serves is the variant everyone gets when the experiment is not running
-// (control while draft, scheduled or stopped; the shipped variant once
-// shipped), "" while it runs.
-func (e *Experiment) Serves() string { return e.serves }
-
-// Stopped tells whether everyone gets control (draft, scheduled, stopped).
-func (e *Experiment) Stopped() bool { return e.serves != "" && e.Status != experiments.StatusShipped }
-
-// HasVariant tells whether the current allocation names v.
-func (e *Experiment) HasVariant(v string) bool { return e.variants[v] }
 
 // Find returns an experiment of the org by id or unique name. Ids win over
 // names, as in the SDKs.
@@ -102,29 +70,26 @@ func newSnapshot(orgID string, version int64, plan plans.Name, exps []experiment
 	views := make([]*Experiment, 0, len(exps))
 	for i := range exps {
 		e := &exps[i]
-		control := e.ControlVariant()
-		view := &Experiment{ID: e.ID, Name: e.Name, Status: e.Status, Salt: e.Salt, BucketCount: e.BucketCount,
-			Control: control, BucketMap: e.BucketMap, variants: make(map[string]bool, len(e.Allocation))}
-		for _, sl := range e.Allocation {
-			view.variants[sl.Variant] = true
+		wire := configExperiment{ID: e.ID, Name: e.Name, Version: e.Version, Status: e.Status, Salt: e.Salt,
+			BucketCount: e.BucketCount, Control: e.ControlVariant(), Allocation: e.Allocation, BucketMap: e.BucketMap,
+			Variants: e.Variants, Metrics: e.Metrics}
+		if wire.Variants == nil {
+			wire.Variants = map[string]experiments.Variant{}
 		}
-		allocation := e.Allocation
-		if view.serves, view.Reason = served(e); view.serves != "" {
+		var serves string
+		if serves, wire.Reason = served(e); serves != "" {
 			// Clients read the bucket map, so one range of the served
 			// variant makes every client serve it without knowing why.
-			view.BucketMap = bucketing.Map{{Variant: view.serves, Start: 0, End: e.BucketCount}}
-			allocation = []bucketing.Slice{{Variant: view.serves, Weight: 100}}
-		} else if p := pins[e.ID]; len(p) > 0 {
-			view.Sticky = bucketing.BuildSticky(e.ID, e.Salt, e.BucketCount, e.BucketMap, view.HasVariant, p)
+			wire.BucketMap = bucketing.Map{{Variant: serves, Start: 0, End: e.BucketCount}}
+			wire.Allocation = []bucketing.Slice{{Variant: serves, Weight: 100}}
 		}
+		view := &Experiment{Served: wire.served(), Name: e.Name, Status: e.Status, Reason: wire.Reason}
+		if p := pins[e.ID]; serves == "" && len(p) > 0 {
+			view.Sticky = bucketing.BuildSticky(e.ID, e.Salt, e.BucketCount, e.BucketMap, func(v string) bool { return view.Allocated[v] }, p)
+			wire.Sticky = view.Sticky
+		}
+		body.Experiments = append(body.Experiments, wire)
 		views = append(views, view)
-		variants := e.Variants
-		if variants == nil {
-			variants = map[string]experiments.Variant{}
-		}
-		body.Experiments = append(body.Experiments, configExperiment{ID: e.ID, Name: e.Name, Version: e.Version,
-			Status: e.Status, Reason: view.Reason, Salt: e.Salt, BucketCount: e.BucketCount, Control: control, Allocation: allocation,
-			BucketMap: view.BucketMap, Sticky: view.Sticky, Variants: variants, Metrics: e.Metrics})
 	}
 	// Ids are indexed after names so that an id always wins.
 	for _, v := range views {
@@ -157,6 +122,24 @@ func served(e *experiments.Experiment) (variant, reason string) {
 		reason = firstNonEmpty(reason, "stopped")
 	}
 	return e.ControlVariant(), reason
+}
+
+// served is what bucketing.Evaluate reads of a served experiment; the
+// shared decision vectors go through it too.
+func (c *configExperiment) served() bucketing.Served {
+	s := bucketing.Served{ID: c.ID, Salt: c.Salt, BucketCount: c.BucketCount, BucketMap: c.BucketMap, Sticky: c.Sticky,
+		Allocated: make(map[string]bool, len(c.Allocation))}
+	for _, sl := range c.Allocation {
+		s.Allocated[sl.Variant] = true
+	}
+	switch c.Status {
+	case experiments.StatusRunning:
+	case experiments.StatusShipped:
+		s.Closed = bucketing.ReasonShipped
+	default:
+		s.Closed = bucketing.ReasonNotRunning
+	}
+	return s
 }
 
 func firstNonEmpty(a, b string) string {

@@ -30,6 +30,7 @@ type File struct {
 	Configs     []Config            `json:"configs"`
 	Expected    map[string]Expected `json:"expected"`
 	StickyCases []StickyCase        `json:"sticky_cases"`
+	Decisions   Decisions           `json:"decisions"`
 	Steps       []Step              `json:"steps"`
 }
 
@@ -45,6 +46,7 @@ type Experiment struct {
 	Name        string                    `json:"name"`
 	Version     int                       `json:"version"`
 	Status      string                    `json:"status"`
+	Reason      string                    `json:"reason,omitempty"`
 	Salt        string                    `json:"salt"`
 	BucketCount uint32                    `json:"bucket_count"`
 	Control     string                    `json:"control"`
@@ -119,6 +121,7 @@ func Build() (*File, error) {
 			"Rules: bucketing/doc.go (bucket, map, sticky filters). Regenerate with `go generate ./bucketing`.",
 			"configs[0] is every experiment before the weight change, configs[1] after it, with the sticky filters built from the pins of users 0..pinned_before_change-1 (assigned under configs[0]).",
 			"expected[name].by_config[c][i] is the index into expected[name].variants of user i's variant under configs[c].",
+			"decisions: each case is one user's decision (bucketing.Evaluate: variant, in_experiment, reason_code) in an experiment of decisions.configs[config], with the user's attributes; clients decide it by local assignment.",
 			"steps: the script every client replays against its own fake server; testdata/conformance/README.md describes each op.",
 		}}
 	for _, sp := range specs {
@@ -131,6 +134,9 @@ func Build() (*File, error) {
 		return nil, err
 	}
 	f.StickyCases = cases
+	if f.Decisions, err = decisions(); err != nil {
+		return nil, err
+	}
 	f.Steps = steps()
 	return f, nil
 }

@@ -1,0 +1,81 @@
+package bucketing
+
+import (
+	"errors"
+	"fmt"
+)
+
+// ReasonCode says which rule of Evaluate decided a user's variant: the
+// reason_code of POST /v1/assign and of every client's local assignment.
+type ReasonCode string
+
+// The reason codes, one per rule of Evaluate (doc.go, "Decision").
+const (
+	ReasonNotRunning  ReasonCode = "not_running"  // draft, scheduled or stopped: everyone gets control
+	ReasonShipped     ReasonCode = "shipped"      // everyone gets the shipped variant
+	ReasonHoldout     ReasonCode = "holdout"      // held out of every experiment in scope (not decided yet)
+	ReasonLayer       ReasonCode = "layer"        // another experiment of the layer owns the user (not decided yet)
+	ReasonNotTargeted ReasonCode = "not_targeted" // the targeting condition does not match (not decided yet)
+	ReasonPinned      ReasonCode = "pinned"       // a stored pin or the sticky filters keep the user off their bucket's variant
+	ReasonBucketed    ReasonCode = "bucketed"     // the bucket map's variant
+)
+
+// ErrUnownedBucket: the served map leaves the user's bucket without a
+// variant, so the config is not canonical.
+var ErrUnownedBucket = errors.New("bucket has no variant in the map")
+
+// Served is one experiment as a config version serves it (GET /v1/config):
+// everything Evaluate reads.
+type Served struct {
+	ID          string
+	Salt        string
+	BucketCount uint32
+	// Closed is why the experiment takes nobody in: ReasonNotRunning or
+	// ReasonShipped; "" while it runs. BucketMap is then one range of the
+	// variant everyone gets.
+	Closed    ReasonCode
+	BucketMap Map
+	Sticky    *Sticky
+	// Allocated names the current allocation's variants: a stored pin to
+	// another one stays recorded for analysis but no longer decides.
+	Allocated map[string]bool
+}
+
+// Attributes are what a user is known by beyond their id, for targeting
+// rules; no rule reads them yet.
+type Attributes map[string]any
+
+// Decision is a user's assignment in one experiment.
+type Decision struct {
+	Variant      string
+	Bucket       uint32
+	InExperiment bool // counted in the experiment's analysis: pinned or bucketed
+	Reason       ReasonCode
+}
+
+// Evaluate decides the variant of userID in s, applying the rules of
+// doc.go ("Decision") in order: the lifecycle (not running, shipped), then
+// the sticky filters and the user's stored pin (pin, "" when none; only the
+// server has stored pins), then the bucket map. Holdouts, layers and
+// targeting rules will come between the lifecycle and the pins. Reading and
+// recording pins is the caller's business.
+func Evaluate(s *Served, userID string, attrs Attributes, pin string) (Decision, error) {
+	d := Digest(s.ID, s.Salt, userID)
+	dec := Decision{Bucket: BucketOfDigest(&d, s.BucketCount)}
+	mapped, ok := s.BucketMap.Lookup(dec.Bucket)
+	if !ok {
+		return dec, fmt.Errorf("experiment %s, bucket %d: %w", s.ID, dec.Bucket, ErrUnownedBucket)
+	}
+	if s.Closed != "" {
+		dec.Variant, dec.Reason = mapped, s.Closed
+		return dec, nil
+	}
+	dec.Variant, dec.InExperiment, dec.Reason = s.Sticky.Resolve(&d, mapped), true, ReasonBucketed
+	if pin != "" && s.Allocated[pin] {
+		dec.Variant = pin
+	}
+	if dec.Variant != mapped {
+		dec.Reason = ReasonPinned
+	}
+	return dec, nil
+}

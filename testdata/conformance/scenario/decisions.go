@@ -1,0 +1,183 @@
+package scenario
+
+import (
+	"encoding/hex"
+	"fmt"
+
+	"github.com/expd/expd/bucketing"
+)
+
+// Decisions pin down bucketing.Evaluate (bucketing/doc.go, "Decision") for
+// every client: each case is one user's decision in one experiment of one
+// GET /v1/config body.
+type Decisions struct {
+	Configs []Config       `json:"configs"`
+	Cases   []DecisionCase `json:"cases"`
+}
+
+// DecisionCase: local assignment of UserID, with Attributes, in the
+// experiment named Experiment of Configs[Config] decides Variant,
+// InExperiment and ReasonCode.
+type DecisionCase struct {
+	Config       int                  `json:"config"`
+	Experiment   string               `json:"experiment"`
+	UserID       string               `json:"user_id"`
+	Attributes   map[string]any       `json:"attributes"`
+	Variant      string               `json:"variant"`
+	InExperiment bool                 `json:"in_experiment"`
+	ReasonCode   bucketing.ReasonCode `json:"reason_code"`
+}
+
+const decisionBuckets = 1000
+
+// decisionUsers are the users of the lifecycle cases: plain, non-ASCII and
+// emoji ids.
+var decisionUsers = []string{"user-0", "user-1", "user-2", "ユーザー", "naïve", "😀-7"}
+
+// closedSpec is an experiment that is not running: everyone gets serves.
+type closedSpec struct {
+	id, name, status, reason, serves string
+	code                             bucketing.ReasonCode
+}
+
+var closedSpecs = []closedSpec{
+	{"5a1d0c3e-0001-4a7b-9c2d-3e4f5a6b7c01", "draft", "draft", "draft: not started yet", "control", bucketing.ReasonNotRunning},
+	{"5a1d0c3e-0002-4a7b-9c2d-3e4f5a6b7c02", "scheduled", "scheduled", "scheduled: waiting for start_at", "control", bucketing.ReasonNotRunning},
+	{"5a1d0c3e-0003-4a7b-9c2d-3e4f5a6b7c03", "stopped", "stopped", "guardrail latency_ms breached", "control", bucketing.ReasonNotRunning},
+	{"5a1d0c3e-0004-4a7b-9c2d-3e4f5a6b7c04", "shipped", "shipped", "shipped: every user gets treatment", "treatment", bucketing.ReasonShipped},
+}
+
+// decisions builds the cases: one experiment per lifecycle status, a
+// running one, and a three-arm one after a weight change whose sticky
+// filters are tiny (2 bits per member) so that pins kept by a filter, pins
+// kept by an exception, and unpinned users caught by a filter's false
+// positive all occur. The expected answers are derived without Evaluate
+// where they can be (the served variant, the pin, the map's variant), and
+// Evaluate must agree with every case.
+func decisions() (Decisions, error) {
+	ds := Decisions{Configs: []Config{{ConfigVersion: 1}}}
+	add := func(e Experiment, user string, variant string, code bucketing.ReasonCode) {
+		ds.Cases = append(ds.Cases, DecisionCase{Experiment: e.Name, UserID: user, Attributes: map[string]any{}, Variant: variant,
+			InExperiment: code == bucketing.ReasonPinned || code == bucketing.ReasonBucketed, ReasonCode: code})
+	}
+	for _, c := range closedSpecs {
+		e := decisionExperiment(c.id, c.name, c.status, []bucketing.Slice{{Variant: c.serves, Weight: 100}},
+			bucketing.Map{{Variant: c.serves, Start: 0, End: decisionBuckets}})
+		e.Reason = c.reason
+		ds.Configs[0].Experiments = append(ds.Configs[0].Experiments, e)
+		for _, u := range decisionUsers {
+			add(e, u, c.serves, c.code)
+		}
+	}
+
+	running := specs[0]
+	m, err := bucketing.InitialMap(running.before, decisionBuckets)
+	if err != nil {
+		return ds, err
+	}
+	e := decisionExperiment("5a1d0c3e-0005-4a7b-9c2d-3e4f5a6b7c05", "running", "running", running.before, m)
+	ds.Configs[0].Experiments = append(ds.Configs[0].Experiments, e)
+	for _, u := range decisionUsers {
+		v, _ := m.Lookup(bucketing.Bucket(e.ID, e.Salt, u, decisionBuckets))
+		add(e, u, v, bucketing.ReasonBucketed)
+	}
+
+	if err := addReweighted(&ds, add); err != nil {
+		return ds, err
+	}
+	return ds, checkDecisions(ds)
+}
+
+func decisionExperiment(id, name, status string, alloc []bucketing.Slice, m bucketing.Map) Experiment {
+	return Experiment{ID: id, Name: name, Version: 1, Status: status, Salt: "decisions", BucketCount: decisionBuckets,
+		Control: alloc[0].Variant, Allocation: alloc, BucketMap: m, Variants: map[string]map[string]any{}, Metrics: []any{}}
+}
+
+// addReweighted adds the three-arm experiment after its weight change and
+// up to three users of each kind: pinned or not, kept off their bucket's
+// variant or not, listed as an exception or not.
+func addReweighted(ds *Decisions, add func(Experiment, string, string, bucketing.ReasonCode)) error {
+	sp := specs[1]
+	id := "5a1d0c3e-0006-4a7b-9c2d-3e4f5a6b7c06"
+	before, err := bucketing.InitialMap(sp.before, decisionBuckets)
+	if err != nil {
+		return err
+	}
+	after, err := bucketing.Rebalance(before, sp.after, decisionBuckets)
+	if err != nil {
+		return err
+	}
+	e := decisionExperiment(id, "reweighted", "running", sp.after, after)
+	e.Version = 2
+	const pinned, users = 300, 600
+	pins := map[string]string{}
+	var list []bucketing.PinnedUser
+	for i := range pinned {
+		u := fmt.Sprintf("pinned-%d", i)
+		v, _ := before.Lookup(bucketing.Bucket(id, e.Salt, u, decisionBuckets))
+		pins[u] = v
+		list = append(list, bucketing.PinnedUser{UserID: u, Variant: v})
+	}
+	e.Sticky = bucketing.BuildStickySized(id, e.Salt, decisionBuckets, after, func(string) bool { return true }, list, 2)
+	ds.Configs[0].Experiments = append(ds.Configs[0].Experiments, e)
+	type kind struct{ pinned, kept, exception bool }
+	taken := map[kind]int{}
+	for i := range users {
+		u := fmt.Sprintf("pinned-%d", i)
+		if i >= pinned {
+			u = fmt.Sprintf("fresh-%d", i)
+		}
+		d := bucketing.Digest(id, e.Salt, u)
+		mapped, _ := after.Lookup(bucketing.BucketOfDigest(&d, decisionBuckets))
+		variant, isPinned := pins[u]
+		if !isPinned {
+			variant = e.Sticky.Resolve(&d, mapped)
+		}
+		_, exception := e.Sticky.Exceptions[hex.EncodeToString(d[8:16])]
+		k := kind{isPinned, variant != mapped, exception}
+		if taken[k] == 3 {
+			continue
+		}
+		taken[k]++
+		code := bucketing.ReasonBucketed
+		if k.kept {
+			code = bucketing.ReasonPinned
+		}
+		add(e, u, variant, code)
+	}
+	for _, k := range []kind{{true, true, false}, {true, true, true}, {true, false, true}, {true, false, false}, {false, true, false}, {false, false, false}} {
+		if taken[k] == 0 {
+			return fmt.Errorf("decisions: no user of kind %+v; change the filter size", k)
+		}
+	}
+	return nil
+}
+
+// checkDecisions refuses a file on which Evaluate disagrees with a case or
+// that misses a reason reachable today.
+func checkDecisions(ds Decisions) error {
+	served := map[string]*bucketing.Served{}
+	for _, e := range ds.Configs[0].Experiments {
+		s := &bucketing.Served{ID: e.ID, Salt: e.Salt, BucketCount: e.BucketCount, BucketMap: e.BucketMap, Sticky: e.Sticky}
+		for _, c := range closedSpecs {
+			if c.name == e.Name {
+				s.Closed = c.code
+			}
+		}
+		served[e.Name] = s
+	}
+	seen := map[bucketing.ReasonCode]bool{}
+	for _, c := range ds.Cases {
+		got, err := bucketing.Evaluate(served[c.Experiment], c.UserID, c.Attributes, "")
+		if err != nil || got.Variant != c.Variant || got.InExperiment != c.InExperiment || got.Reason != c.ReasonCode {
+			return fmt.Errorf("decisions: %s %s: Evaluate = %+v, %v; want %+v", c.Experiment, c.UserID, got, err, c)
+		}
+		seen[c.ReasonCode] = true
+	}
+	for _, code := range []bucketing.ReasonCode{bucketing.ReasonNotRunning, bucketing.ReasonShipped, bucketing.ReasonPinned, bucketing.ReasonBucketed} {
+		if !seen[code] {
+			return fmt.Errorf("decisions: no case of %s", code)
+		}
+	}
+	return nil
+}
