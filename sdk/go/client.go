@@ -163,6 +163,16 @@ func (c *Client) Assign(ctx context.Context, experiment, userID string) (string,
 	return v, ok
 }
 
+// AssignDetail is Assign with the whole decision: the variant, whether the
+// user is in the experiment (counted by its analysis) and the reason code,
+// as POST /v1/assign answers them. An experiment that is not running gives
+// everyone its one variant with InExperiment false (ReasonNotRunning,
+// ReasonShipped). It queues the same exposure as Assign.
+func (c *Client) AssignDetail(ctx context.Context, experiment, userID string) (Decision, bool) {
+	d, _, ok := c.decide(experiment, userID, exposeDaily)
+	return d, ok
+}
+
 // Prompt is what GetPrompt answers.
 type Prompt struct {
 	Variant  string // "" before the config loads
@@ -239,24 +249,30 @@ func (c *Client) Close(ctx context.Context) error {
 	return err
 }
 
-// expose resolves the user's variant and queues the exposure mode owes:
+// expose is decide's variant.
+func (c *Client) expose(experimentRef, userID string, mode exposure) (string, *experiment, bool) {
+	d, e, ok := c.decide(experimentRef, userID, mode)
+	return d.Variant, e, ok
+}
+
+// decide resolves the user's decision and queues the exposure mode owes:
 // none (Track), once per UTC day, or always (a model call's, which also
 // counts as the day's).
-func (c *Client) expose(experimentRef, userID string, mode exposure) (string, *experiment, bool) {
+func (c *Client) decide(experimentRef, userID string, mode exposure) (Decision, *experiment, bool) {
 	e := c.find(experimentRef)
 	if e == nil {
-		return "", nil, false
+		return Decision{}, nil, false
 	}
-	v, ok, send := c.exposures.resolve(e, userID, c.day.day.Load(), mode)
+	d, ok, send := c.exposures.resolve(e, userID, c.day.day.Load(), mode)
 	if !ok {
-		return "", nil, false
+		return Decision{}, nil, false
 	}
 	if send {
 		c.sender.enqueue(newEvent(EventExposure, map[string]any{
-			"experiment_id": e.ID, "user_id": userID, "variant": v, "config_version": c.ConfigVersion(),
+			"experiment_id": e.ID, "user_id": userID, "variant": d.Variant, "config_version": c.ConfigVersion(),
 		}))
 	}
-	return v, e, true
+	return d, e, true
 }
 
 func (c *Client) find(ref string) *experiment {
@@ -285,8 +301,8 @@ func (c *Client) record(event string, fields map[string]any) bool {
 				if v, _ := fields["variant"].(string); v == "" {
 					if u, ok := fields["user_id"].(string); ok {
 						// Assign's cache: no hashing for a user seen on this config.
-						if v, ok, _ := c.exposures.resolve(e, u, c.day.day.Load(), exposeNone); ok {
-							fields["variant"] = v
+						if d, ok, _ := c.exposures.resolve(e, u, c.day.day.Load(), exposeNone); ok {
+							fields["variant"] = d.Variant
 						}
 					}
 				}

@@ -12,11 +12,12 @@ type Variant struct {
 	Variables map[string]any `json:"variables"`
 }
 
-// experiment is one running experiment of a config, ready for local assignment.
+// experiment is one experiment of a config, ready for local assignment.
 type experiment struct {
 	ID          string             `json:"id"`
 	Name        string             `json:"name"`
 	Version     int                `json:"version"`
+	Status      string             `json:"status"`
 	Salt        string             `json:"salt"`
 	BucketCount uint32             `json:"bucket_count"`
 	Control     string             `json:"control"`
@@ -25,20 +26,12 @@ type experiment struct {
 	Variants    map[string]Variant `json:"variants"`
 
 	ranges BucketMap
+	closed ReasonCode // closedBy(Status)
 	prefix string
 	gen    uint64 // this parse: assignments cached in the exposure log are valid for it only
 }
 
 var configGen atomic.Uint64
-
-func (e *experiment) variantFor(userID string) (string, bool) {
-	d := digest(e.prefix, userID)
-	mapped, ok := e.ranges.Lookup(bucketOfDigest(&d, e.BucketCount))
-	if !ok {
-		return "", false
-	}
-	return e.Sticky.resolve(&d, mapped), true
-}
 
 // snapshot is one org config version: experiments by id or name (ids win).
 type snapshot struct {
@@ -72,6 +65,7 @@ func parseConfig(body []byte, etag string) (*snapshot, error) {
 			}
 		}
 		e.ranges = NewBucketMap(e.BucketMap)
+		e.closed = closedBy(e.Status)
 		e.prefix = e.ID + "." + e.Salt + "."
 		e.gen = configGen.Add(1)
 		s.byKey[e.Name] = e

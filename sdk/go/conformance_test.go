@@ -94,7 +94,51 @@ type scenarioFile struct {
 		Users        []string `json:"users"`
 		Variants     []string `json:"variants"`
 	} `json:"sticky_cases"`
+	Decisions struct {
+		Configs []json.RawMessage `json:"configs"`
+		Cases   []struct {
+			Config       int            `json:"config"`
+			Experiment   string         `json:"experiment"`
+			UserID       string         `json:"user_id"`
+			Attributes   map[string]any `json:"attributes"`
+			Variant      string         `json:"variant"`
+			InExperiment bool           `json:"in_experiment"`
+			ReasonCode   ReasonCode     `json:"reason_code"`
+		} `json:"cases"`
+	} `json:"decisions"`
 	Steps []scenarioStep `json:"steps"`
+}
+
+// The shared decision cases through AssignDetail on a client whose fake
+// server serves each case's config.
+func TestDecisionCases(t *testing.T) {
+	var sc scenarioFile
+	readJSON(t, "conformance/scenario.json", &sc)
+	if len(sc.Decisions.Cases) == 0 {
+		t.Fatal("no decision cases")
+	}
+	ctx := context.Background()
+	clients := make([]*Client, len(sc.Decisions.Configs))
+	for i, raw := range sc.Decisions.Configs {
+		srv := newFakeServer(t)
+		srv.setConfig(raw)
+		c, err := New(Options{APIKey: "pk_test", BaseURL: srv.URL, FlushInterval: time.Hour, Logger: quietLogger()})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer c.Close(ctx)
+		if err := c.WaitReady(ctx); err != nil {
+			t.Fatal(err)
+		}
+		clients[i] = c
+	}
+	for _, dc := range sc.Decisions.Cases {
+		got, ok := clients[dc.Config].AssignDetail(ctx, dc.Experiment, dc.UserID)
+		want := Decision{Variant: dc.Variant, InExperiment: dc.InExperiment, ReasonCode: dc.ReasonCode}
+		if !ok || got != want {
+			t.Errorf("%s %s: AssignDetail = %+v, %v; want %+v", dc.Experiment, dc.UserID, got, ok, want)
+		}
+	}
 }
 
 func TestStickyCases(t *testing.T) {
@@ -106,8 +150,8 @@ func TestStickyCases(t *testing.T) {
 	for _, c := range sc.StickyCases {
 		e := &experiment{ID: c.ExperimentID, Salt: c.Salt, BucketCount: c.BucketCount, ranges: NewBucketMap(c.Map), Sticky: c.Sticky, prefix: c.ExperimentID + "." + c.Salt + "."}
 		for i, u := range c.Users {
-			if got, _ := e.variantFor(u); got != c.Variants[i] {
-				t.Fatalf("%s %s: got %s, want %s", c.ExperimentID, u, got, c.Variants[i])
+			if got, _ := e.decide(u); got.Variant != c.Variants[i] {
+				t.Fatalf("%s %s: got %s, want %s", c.ExperimentID, u, got.Variant, c.Variants[i])
 			}
 		}
 	}

@@ -64,13 +64,13 @@ func newEvent(event string, fields map[string]any) map[string]any {
 type exposureKey struct{ experiment, user string }
 
 // exposureEntry is what the log knows of a user in an experiment: the
-// variant computed on one parsed config (gen), and the UTC day of the last
+// decision computed on one parsed config (gen), and the UTC day of the last
 // exposure queued for that variant.
 type exposureEntry struct {
-	gen     uint64
-	variant string
-	ok      bool  // variant is valid (false: the user's bucket is in no range)
-	day     int32 // noExposureDay until this variant's first exposure
+	gen uint64
+	dec Decision
+	ok  bool  // dec is valid (false: the user's bucket is in no range)
+	day int32 // noExposureDay until this variant's first exposure
 }
 
 // exposureLog remembers, per (experiment, user), the variant computed on
@@ -105,9 +105,9 @@ const (
 // noExposureDay marks an entry whose variant has had no exposure yet.
 const noExposureDay int32 = -1
 
-// resolve returns the user's variant in e (ok false: in no range) and
+// resolve returns the user's decision in e (ok false: in no range) and
 // whether an exposure is due under mode on day.
-func (l *exposureLog) resolve(e *experiment, user string, day int32, mode exposure) (variant string, ok, send bool) {
+func (l *exposureLog) resolve(e *experiment, user string, day int32, mode exposure) (dec Decision, ok, send bool) {
 	k := exposureKey{e.ID, user}
 	l.mu.Lock()
 	ent, seen := l.m[k]
@@ -118,17 +118,17 @@ func (l *exposureLog) resolve(e *experiment, user string, day int32, mode exposu
 			l.m[k] = ent
 		}
 		l.mu.Unlock()
-		return ent.variant, ent.ok, send
+		return ent.dec, ent.ok, send
 	}
 	l.mu.Unlock()
 
-	variant, ok = e.variantFor(user) // hashing, outside the lock
+	dec, ok = e.decide(user) // hashing, outside the lock
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	ent, seen = l.m[k]
-	kept := seen && ent.ok && ok && ent.variant == variant // the day of the last exposure still counts
+	kept := seen && ent.ok && ok && ent.dec.Variant == dec.Variant // the day of the last exposure still counts
 	send = ok && (mode == exposeAlways || mode == exposeDaily && !(kept && ent.day == day))
-	next := exposureEntry{gen: e.gen, variant: variant, ok: ok, day: noExposureDay}
+	next := exposureEntry{gen: e.gen, dec: dec, ok: ok, day: noExposureDay}
 	switch {
 	case send:
 		next.day = day
@@ -145,7 +145,7 @@ func (l *exposureLog) resolve(e *experiment, user string, day int32, mode exposu
 			l.head = (l.head + 1) % l.max
 		}
 	}
-	return variant, ok, send
+	return dec, ok, send
 }
 
 // utcDay is the day number of t (days since 1970-01-01 UTC).

@@ -261,7 +261,7 @@ func TestLiveWeightChangeKeepsAssignedUsers(t *testing.T) {
 	// 7,000 above would (about 2.6 standard errors).
 	exp := c.find("go-sticky")
 	for i := range 100_000 {
-		if v, _ := exp.variantFor(fmt.Sprintf("fresh-%d", i)); v == "control" {
+		if d, _ := exp.decide(fmt.Sprintf("fresh-%d", i)); d.Variant == "control" {
 			control++
 		}
 	}

@@ -212,8 +212,8 @@ func TestExposureLogIsPerUTCDay(t *testing.T) {
 		{"a", day, exposeDaily, false}, {"a", day + 1, exposeNone, false}, {"a", day + 1, exposeDaily, true}, {"b", day, exposeDaily, true},
 		{"c", day, exposeDaily, true}, {"d", day, exposeDaily, true}, {"a", day + 1, exposeDaily, true}}
 	for i, s := range steps {
-		if v, ok, got := l.resolve(e, s.user, s.day, s.mode); v != "v" || !ok || got != s.want {
-			t.Fatalf("step %d: got %q %v %v", i, v, ok, got)
+		if d, ok, got := l.resolve(e, s.user, s.day, s.mode); d.Variant != "v" || !ok || got != s.want {
+			t.Fatalf("step %d: got %+v %v %v", i, d, ok, got)
 		}
 	}
 	if len(l.m) != 3 {
@@ -232,14 +232,14 @@ func TestExposureLogIsPerUTCDay(t *testing.T) {
 	// A new variant is due its exposure, also when Track cached it first.
 	e3 := e2
 	e3.gen, e3.ranges = 3, NewBucketMap([]Range{{"w", 0, 1}})
-	if v, _, got := l.resolve(&e3, "d", day, exposeNone); v != "w" || got {
-		t.Fatalf("Track: variant %q, exposure %v", v, got)
+	if d, _, got := l.resolve(&e3, "d", day, exposeNone); d.Variant != "w" || got {
+		t.Fatalf("Track: variant %q, exposure %v", d.Variant, got)
 	}
 	if l.m[exposureKey{"e", "d"}].gen != 3 {
 		t.Fatal("Track did not cache the variant on the new config")
 	}
-	if v, _, got := l.resolve(&e3, "d", day, exposeDaily); v != "w" || !got {
-		t.Fatalf("new variant %q: exposure due %v, want true", v, got)
+	if d, _, got := l.resolve(&e3, "d", day, exposeDaily); d.Variant != "w" || !got {
+		t.Fatalf("new variant %q: exposure due %v, want true", d.Variant, got)
 	}
 }
 

@@ -45,6 +45,19 @@ export interface ClientOptions {
   logger?: Logger;
 }
 
+/** Why a user got their variant (the reason_code of POST /v1/assign); holdout, layer and not_targeted are reserved. */
+export type ReasonCode = 'not_running' | 'shipped' | 'holdout' | 'layer' | 'not_targeted' | 'pinned' | 'bucketed';
+
+/** A user's assignment in one experiment, as POST /v1/assign decides it. */
+export interface Decision {
+  /** The user's variant. */
+  variant: string;
+  /** True when the user counts in the experiment's analysis (reasonCode pinned or bucketed). */
+  inExperiment: boolean;
+  /** The rule that decided the variant. */
+  reasonCode: ReasonCode;
+}
+
 export interface PromptAnswer {
   /** The user's variant, or null before the config loads (treat as control). */
   variant: string | null;
@@ -136,6 +149,7 @@ export declare class Client {
   readonly droppedEvents: number;
   waitUntilReady(timeoutMs?: number): Promise<boolean>;
   assign(experiment: string, userId: string): string | null;
+  assignDetail(experiment: string, userId: string): Decision | null;
   getPrompt(experiment: string, userId: string, defaultPrompt: string): PromptAnswer;
   getVariables<T extends Record<string, unknown>>(experiment: string, userId: string, defaults?: T): T & Record<string, unknown>;
   track(event: string, payload?: EventPayload): boolean;

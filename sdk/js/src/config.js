@@ -1,11 +1,12 @@
 import { BucketMap, Sticky, bucketOfDigest, digestOf } from './bucketing.js';
+import { BUCKETED, PINNED, closedBy, decision } from './decision.js';
 
 /** The config body does not have the shape of the wire contract. */
 export class ConfigError extends Error {}
 
 let generations = 0;
 
-/** One running experiment as GET /v1/config serves it, ready for local assignment. */
+/** One experiment as GET /v1/config serves it, ready for local assignment. */
 export class Experiment {
   constructor(raw) {
     try {
@@ -22,6 +23,7 @@ export class Experiment {
       throw new ConfigError(`experiment ${this.name}: bucket_count must be a positive integer`);
     }
     if (this.sticky?.empty) this.sticky = null;
+    this.closed = closedBy(raw.status);
     this.version = raw.version ?? null;
     this.control = raw.control ?? raw.allocation?.[0]?.variant ?? null;
     this.variants = raw.variants ?? {};
@@ -31,12 +33,14 @@ export class Experiment {
     this.gen = ++generations;
   }
 
-  /** The user's variant: the sticky filters' answer, else the map's; null if the map leaves the bucket unowned. */
-  variantFor(userId) {
+  /** The user's decision (lifecycle, sticky filters, bucket map); null if the map leaves the bucket unowned. */
+  decide(userId) {
     const d = digestOf(this.prefix, userId);
     const mapped = this.bucketMap.variantFor(bucketOfDigest(d, this.bucketCount));
-    if (mapped === null || this.sticky === null) return mapped;
-    return this.sticky.resolve(d, mapped);
+    if (mapped === null) return null;
+    if (this.closed !== null) return decision(mapped, false, this.closed);
+    const variant = this.sticky === null ? mapped : this.sticky.resolve(d, mapped);
+    return decision(variant, true, variant === mapped ? BUCKETED : PINNED);
   }
 
   /** The variant's prompt text, or null. */

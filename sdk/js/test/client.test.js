@@ -70,7 +70,7 @@ test('exposures: one per (experiment, user, variant, UTC day)', () => {
   let gen = 1;
   let answer = 'a';
   let hashed = 0;
-  const exp = { id: 'e', get gen() { return gen; }, variantFor: () => { hashed++; return answer; } };
+  const exp = { id: 'e', get gen() { return gen; }, decide: () => { hashed++; return { variant: answer, inExperiment: true, reasonCode: 'bucketed' }; } };
   const day = 20_000;
   const due = (user, d, mode = EXPOSE_DAILY) => { log.resolve(exp, user, d, mode); return log.due; };
   assert.equal(due('u', day, EXPOSE_NONE), false, 'track() sends no exposure');
@@ -88,7 +88,7 @@ test('exposures: one per (experiment, user, variant, UTC day)', () => {
   answer = 'b';
   assert.equal(due('u', day + 1, EXPOSE_NONE), false, 'track() caches the new variant');
   assert.equal(due('u', day + 1), true, 'new config, new variant');
-  assert.equal(log.resolve(exp, 'u', day + 1, EXPOSE_DAILY), 'b');
+  assert.equal(log.resolve(exp, 'u', day + 1, EXPOSE_DAILY).variant, 'b');
   assert.equal(hashed, 3);
   for (let i = 0; i < 20; i++) due(`x${i}`, day);
   assert.equal(log.size, 10);

@@ -20,7 +20,31 @@ function expectedVariant(experiment, config, i) {
 test('sticky cases: small filters, false positives and exceptions', () => {
   for (const c of scenario.sticky_cases) {
     const exp = new Experiment({ id: c.experiment_id, name: 'x', salt: c.salt, bucket_count: c.bucket_count, bucket_map: c.map, sticky: c.sticky });
-    c.users.forEach((u, i) => assert.equal(exp.variantFor(u), c.variants[i], `${c.experiment_id} ${u}`));
+    c.users.forEach((u, i) => assert.equal(exp.decide(u).variant, c.variants[i], `${c.experiment_id} ${u}`));
+  }
+});
+
+test('decision cases: assignDetail on a client served each case\'s config', async () => {
+  const { configs, cases } = scenario.decisions;
+  assert.ok(cases.length > 0);
+  const servers = [];
+  const clients = [];
+  try {
+    for (const config of configs) {
+      const server = await startFakeServer();
+      servers.push(server);
+      server.state.config = config;
+      const client = new Client({ apiKey: 'pk_test', baseUrl: server.url, flushIntervalMs: 3_600_000, logger: silent });
+      clients.push(client);
+      assert.ok(await client.waitUntilReady(10_000));
+    }
+    for (const c of cases) {
+      const want = { variant: c.variant, inExperiment: c.in_experiment, reasonCode: c.reason_code };
+      assert.deepEqual({ ...clients[c.config].assignDetail(c.experiment, c.user_id) }, want, `${c.experiment} ${c.user_id}`);
+    }
+  } finally {
+    for (const client of clients) await client.close(0);
+    for (const server of servers) await server.close();
   }
 });
 

@@ -59,7 +59,7 @@ test('weight change 50/50 -> 60/40 with 3,000 users assigned before: 0 moved, ne
   // measured on 100,000 more new users (computed locally, no exposures), so
   // 1.5 % is ten standard errors instead of the 2.6 of 7,000 users.
   const found = client.poller.snapshot.find(name);
-  for (let i = 0; i < 100_000; i++) if (found.variantFor(`fresh-${i}`) === 'control') control++;
+  for (let i = 0; i < 100_000; i++) if (found.decide(`fresh-${i}`).variant === 'control') control++;
   const share = control / 107_000;
   assert.ok(Math.abs(share - 0.6) <= 0.015, `new users' control share ${share}`);
   await client.close();

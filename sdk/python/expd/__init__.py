@@ -1,6 +1,7 @@
 """expd: A/B experiments for LLM applications. Start with ``from expd import Client``."""
 
 from ._client import DEFAULT_BASE_URL, Client, MissingApiKeyError
+from ._decision import Decision
 from ._model_call import ModelCall
 from ._version import __version__
 
@@ -8,4 +9,4 @@ import logging as _logging
 
 _logging.getLogger("expd").addHandler(_logging.NullHandler())
 
-__all__ = ["Client", "DEFAULT_BASE_URL", "MissingApiKeyError", "ModelCall", "__version__"]
+__all__ = ["Client", "DEFAULT_BASE_URL", "Decision", "MissingApiKeyError", "ModelCall", "__version__"]

@@ -11,6 +11,7 @@ from typing import Any, Dict, Iterable, Mapping, Optional, Tuple, Union
 from . import _lifecycle
 from ._backoff import Backoff
 from ._config import Experiment
+from ._decision import Decision
 from ._events import BUSINESS_EVENT, EVENT_TYPES, EXPOSURE, MODEL_CALL, bound_model_call_text, new_event
 from ._exposures import EXPOSE_ALWAYS, EXPOSE_DAILY, EXPOSE_NONE, ExposureLog
 from ._http import HttpClient
@@ -159,27 +160,46 @@ class Client:
         """
         return self._expose(experiment, user_id, EXPOSE_DAILY)
 
+    def assign_detail(self, experiment: str, user_id: str) -> Optional[Decision]:
+        """``assign`` with the whole decision, as ``POST /v1/assign`` answers it; None until the config loads.
+
+        ``Decision(variant, in_experiment, reason_code)``: ``in_experiment``
+        says whether the user counts in the experiment's analysis;
+        ``reason_code`` is ``"not_running"`` (draft, scheduled or stopped:
+        control for everyone), ``"shipped"`` (the shipped variant for
+        everyone), ``"pinned"`` (the sticky filters keep the user on the
+        variant they were first assigned) or ``"bucketed"`` (the bucket
+        map's variant); ``"holdout"``, ``"layer"`` and ``"not_targeted"`` are
+        reserved. Queues the same exposure as ``assign``.
+        """
+        return self._decide(experiment, user_id, EXPOSE_DAILY)
+
     def _expose_call(self, experiment: str, user_id: str) -> Optional[str]:
         """For a measured model call: the variant, with an exposure queued for this call."""
         return self._expose(experiment, user_id, EXPOSE_ALWAYS)
 
     def _expose(self, experiment: str, user_id: str, mode: int) -> Optional[str]:
-        """The variant; queues the exposure ``mode`` owes: always (a model call) or once per UTC day (assign)."""
+        """The decision's variant (see ``_decide``)."""
+        decision = self._decide(experiment, user_id, mode)
+        return None if decision is None else decision.variant
+
+    def _decide(self, experiment: str, user_id: str, mode: int) -> Optional[Decision]:
+        """The decision; queues the exposure ``mode`` owes: always (a model call) or once per UTC day (assign)."""
         try:
             found = self._experiment(experiment)
             if found is None:
                 return None
             user_id = user_id if type(user_id) is str else str(user_id)
             # A model call's exposure also counts as the day's, so assign() adds none after it.
-            variant, due = self._exposures.resolve(found, user_id, mode)
+            decision, due = self._exposures.resolve(found, user_id, mode)
             if due:
                 self._sender.enqueue(new_event(EXPOSURE, {
                     "experiment_id": found.id,
                     "user_id": user_id,
-                    "variant": variant,
+                    "variant": decision.variant,
                     "config_version": self.config_version,
                 }))
-            return variant
+            return decision
         except Exception:  # noqa: BLE001 - assignment must never break the caller
             logger.exception("expd: assign(%r) failed; answering None", experiment)
             return None
@@ -337,6 +357,10 @@ class Client:
         """Async form of ``assign``."""
         return self.assign(experiment, user_id)
 
+    async def aassign_detail(self, experiment: str, user_id: str) -> Optional[Decision]:
+        """Async form of ``assign_detail``."""
+        return self.assign_detail(experiment, user_id)
+
     async def aget_prompt(self, experiment: str, user_id: str, default: str) -> Tuple[Optional[str], str, bool]:
         """Async form of ``get_prompt``."""
         return self.get_prompt(experiment, user_id, default)
@@ -414,9 +438,9 @@ class Client:
             fields["experiment_id"] = found.id
             if fields.get("variant") is None and fields.get("user_id") is not None:
                 # assign()'s cache: no hashing for a user seen on this config.
-                variant, _ = self._exposures.resolve(found, str(fields["user_id"]), EXPOSE_NONE)
-                if variant is not None:
-                    fields["variant"] = variant
+                decision, _ = self._exposures.resolve(found, str(fields["user_id"]), EXPOSE_NONE)
+                if decision is not None:
+                    fields["variant"] = decision.variant
         if fields.get("variant") is None:
             fields.pop("variant", None)
         if event_type == MODEL_CALL:

@@ -7,6 +7,7 @@ import itertools
 from typing import Any, Dict, List, Mapping, Optional
 
 from ._bucketing import BucketMap, Sticky
+from ._decision import BUCKETED, PINNED, Decision, closed_by
 
 # One number per parsed experiment: variants the exposure log caches are valid for it only.
 _generations = itertools.count(1)
@@ -17,11 +18,11 @@ class ConfigError(ValueError):
 
 
 class Experiment:
-    """One running experiment as the config serves it, ready for local assignment."""
+    """One experiment as the config serves it, ready for local assignment."""
 
     __slots__ = (
         "id", "name", "version", "salt", "bucket_count", "control",
-        "variants", "bucket_map", "sticky", "_hash_prefix", "gen",
+        "variants", "bucket_map", "sticky", "closed", "_hash_prefix", "gen",
     )
 
     def __init__(self, raw: Mapping[str, Any]) -> None:
@@ -37,6 +38,7 @@ class Experiment:
         if self.bucket_count <= 0:
             raise ConfigError(f"experiment {self.name!r}: bucket_count must be positive")
         self.sticky: Optional[Sticky] = sticky if sticky else None
+        self.closed: Optional[str] = closed_by(raw.get("status"))
         self.version: Optional[int] = raw.get("version")
         allocation = raw.get("allocation") or []
         first = allocation[0].get("variant") if allocation else None
@@ -51,13 +53,16 @@ class Experiment:
         digest = hashlib.sha256(self._hash_prefix + user_id.encode("utf-8")).digest()
         return int.from_bytes(digest[:8], "big") % self.bucket_count
 
-    def variant_for(self, user_id: str) -> Optional[str]:
-        """Return the user's variant (sticky filters first), or None if the map leaves the bucket unowned."""
+    def decide(self, user_id: str) -> Optional[Decision]:
+        """The user's decision (lifecycle, sticky filters, bucket map), or None if the map leaves the bucket unowned."""
         digest = hashlib.sha256(self._hash_prefix + user_id.encode("utf-8")).digest()
         mapped = self.bucket_map.variant_for(int.from_bytes(digest[:8], "big") % self.bucket_count)
-        if mapped is None or self.sticky is None:
-            return mapped
-        return self.sticky.resolve(digest, mapped)
+        if mapped is None:
+            return None
+        if self.closed is not None:
+            return Decision(mapped, False, self.closed)
+        variant = mapped if self.sticky is None else self.sticky.resolve(digest, mapped)
+        return Decision(variant, True, BUCKETED if variant == mapped else PINNED)
 
     def prompt_of(self, variant: str) -> Optional[str]:
         """Return the variant's prompt text, or None when it has none."""

@@ -7,6 +7,8 @@ import time
 from collections import OrderedDict
 from typing import Any, List, Optional, Tuple
 
+from ._decision import Decision
+
 ExposureKey = Tuple[str, str]  # (experiment id, user id)
 _SECONDS_PER_DAY = 86_400
 
@@ -36,7 +38,7 @@ class ExposureLog:
         if capacity < 1:
             raise ValueError(f"exposure cache capacity must be positive, got {capacity}")
         self._capacity = capacity
-        self._entries: "OrderedDict[ExposureKey, List[Any]]" = OrderedDict()  # [gen, variant, day]
+        self._entries: "OrderedDict[ExposureKey, List[Any]]" = OrderedDict()  # [gen, decision, day]
         self._lock = threading.Lock()
 
     def reset_after_fork(self) -> None:
@@ -44,10 +46,10 @@ class ExposureLog:
         self._lock = threading.Lock()
 
     def resolve(self, experiment: Any, user_id: str, mode: int,
-                now: Optional[float] = None) -> Tuple[Optional[str], bool]:
-        """``(variant, due)``: the user's variant in ``experiment`` (None: in no range) and
+                now: Optional[float] = None) -> Tuple[Optional[Decision], bool]:
+        """``(decision, due)``: the user's decision in ``experiment`` (None: in no range) and
         whether ``mode`` (``EXPOSE_*``) owes an exposure on the UTC day of ``now`` (default:
-        the current time). ``experiment`` has ``id``, ``gen``, ``variant_for``."""
+        the current time). ``experiment`` has ``id``, ``gen``, ``decide``."""
         day = int((time.time() if now is None else now) // _SECONDS_PER_DAY)
         key = (experiment.id, user_id)
         gen = experiment.gen
@@ -56,26 +58,26 @@ class ExposureLog:
             if entry is not None:
                 self._entries.move_to_end(key)
                 if entry[0] == gen:
-                    variant = entry[1]
-                    due = variant is not None and (mode == EXPOSE_ALWAYS or (mode == EXPOSE_DAILY and entry[2] != day))
+                    decision = entry[1]
+                    due = decision is not None and (mode == EXPOSE_ALWAYS or (mode == EXPOSE_DAILY and entry[2] != day))
                     if due:
                         entry[2] = day
-                    return variant, due
-        variant = experiment.variant_for(user_id)  # hashing, outside the lock
+                    return decision, due
+        decision = experiment.decide(user_id)  # hashing, outside the lock
         with self._lock:
             entry = self._entries.get(key)
             # The day of the last exposure still counts while the variant stays.
-            kept = entry is not None and entry[1] is not None and entry[1] == variant
-            due = variant is not None and (
+            kept = entry is not None and entry[1] is not None and decision is not None and entry[1].variant == decision.variant
+            due = decision is not None and (
                 mode == EXPOSE_ALWAYS or (mode == EXPOSE_DAILY and not (kept and entry[2] == day)))
             next_day = day if due else entry[2] if kept else _NO_EXPOSURE_DAY
             if entry is None:
-                self._entries[key] = [gen, variant, next_day]
+                self._entries[key] = [gen, decision, next_day]
                 if len(self._entries) > self._capacity:
                     self._entries.popitem(last=False)
             else:
-                entry[0], entry[1], entry[2] = gen, variant, next_day
-            return variant, due
+                entry[0], entry[1], entry[2] = gen, decision, next_day
+            return decision, due
 
     def __len__(self) -> int:
         return len(self._entries)

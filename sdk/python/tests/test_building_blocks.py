@@ -9,6 +9,7 @@ from email.utils import formatdate
 from helpers import SDK_ROOT  # noqa: F401 - puts the package on the path
 from expd._backoff import Backoff
 from expd._config import ConfigError, ConfigSnapshot
+from expd._decision import Decision
 from expd._events import new_event, parse_rfc3339, rfc3339_ms
 from expd._exposures import EXPOSE_ALWAYS, EXPOSE_DAILY, EXPOSE_NONE, ExposureLog
 from expd._http import parse_retry_after
@@ -56,9 +57,13 @@ class _FakeExperiment:
     def __init__(self):
         self.id, self.gen, self.answer, self.hashed = "e", 1, "a", 0
 
-    def variant_for(self, user_id):
+    def decide(self, user_id):
         self.hashed += 1
-        return self.answer
+        return _bucketed(self.answer)
+
+
+def _bucketed(variant):
+    return Decision(variant, True, "bucketed")
 
 
 class ExposureLogTest(unittest.TestCase):
@@ -82,13 +87,13 @@ class ExposureLogTest(unittest.TestCase):
     def test_a_new_config_recomputes_and_a_new_variant_is_exposed(self):
         log, exp = ExposureLog(10), _FakeExperiment()
         now = 1_795_000_000
-        self.assertEqual(log.resolve(exp, "k", EXPOSE_DAILY, now), ("a", True))
+        self.assertEqual(log.resolve(exp, "k", EXPOSE_DAILY, now), (_bucketed("a"), True))
         exp.gen = 2
-        self.assertEqual(log.resolve(exp, "k", EXPOSE_NONE, now), ("a", False))
-        self.assertEqual(log.resolve(exp, "k", EXPOSE_DAILY, now), ("a", False))
+        self.assertEqual(log.resolve(exp, "k", EXPOSE_NONE, now), (_bucketed("a"), False))
+        self.assertEqual(log.resolve(exp, "k", EXPOSE_DAILY, now), (_bucketed("a"), False))
         exp.gen, exp.answer = 3, "b"
-        self.assertEqual(log.resolve(exp, "k", EXPOSE_NONE, now), ("b", False), "track caches the new variant")
-        self.assertEqual(log.resolve(exp, "k", EXPOSE_DAILY, now), ("b", True))
+        self.assertEqual(log.resolve(exp, "k", EXPOSE_NONE, now), (_bucketed("b"), False), "track caches the new variant")
+        self.assertEqual(log.resolve(exp, "k", EXPOSE_DAILY, now), (_bucketed("b"), True))
         self.assertEqual(exp.hashed, 3)
 
 

@@ -84,7 +84,25 @@ class ConformanceTest(unittest.TestCase):
             exp = Experiment({"id": case["experiment_id"], "name": "x", "salt": case["salt"],
                               "bucket_count": case["bucket_count"], "bucket_map": case["map"], "sticky": case["sticky"]})
             for user, variant in zip(case["users"], case["variants"]):
-                self.assertEqual(exp.variant_for(user), variant, user)
+                self.assertEqual(exp.decide(user).variant, variant, user)
+
+    def test_decision_cases(self):
+        """The shared decision cases through ``assign_detail`` on a client served each case's config."""
+        decisions = SCENARIO["decisions"]
+        self.assertTrue(decisions["cases"])
+        clients = []
+        for config in decisions["configs"]:
+            server = ScenarioServer()
+            self.addCleanup(server.close)
+            server.config = config
+            client = expd.Client(api_key="pk_test", base_url=server.base_url, wait_for_config=10, flush_interval=3600)
+            self.addCleanup(client.close, 0)
+            self.assertTrue(client.ready)
+            clients.append(client)
+        for case in decisions["cases"]:
+            want = expd.Decision(case["variant"], case["in_experiment"], case["reason_code"])
+            got = clients[case["config"]].assign_detail(case["experiment"], case["user_id"])
+            self.assertEqual(got, want, f'{case["experiment"]} {case["user_id"]}')
 
     def test_scripted_scenario(self):
         server = ScenarioServer()

@@ -104,6 +104,20 @@ class Client {
     return this.expose(experiment, userId, EXPOSE_DAILY);
   }
 
+  /**
+   * assign with the whole decision, as POST /v1/assign answers it, or null
+   * until the config loads: {variant, inExperiment, reasonCode}. inExperiment
+   * says whether the user counts in the experiment's analysis; reasonCode is
+   * 'not_running' (draft, scheduled or stopped: control for everyone),
+   * 'shipped' (the shipped variant for everyone), 'pinned' (the sticky
+   * filters keep the user on the variant they were first assigned) or
+   * 'bucketed' (the bucket map's variant); 'holdout', 'layer' and
+   * 'not_targeted' are reserved. Queues the same exposure as assign.
+   */
+  assignDetail(experiment, userId) {
+    return this._decide(experiment, userId, EXPOSE_DAILY);
+  }
+
   /** {variant, prompt, fallback}: the variant's prompt, or defaultPrompt with fallback true. */
   getPrompt(experiment, userId, defaultPrompt) {
     const variant = this.assign(experiment, userId);
@@ -229,23 +243,28 @@ class Client {
 
   // --- internals ---------------------------------------------------------------
 
-  /** assign, queueing the exposure mode (EXPOSE_*) owes: once per UTC day, or always (a model call). */
+  /** The variant of _decide. */
   expose(experiment, userId, mode) {
+    return this._decide(experiment, userId, mode)?.variant ?? null;
+  }
+
+  /** The decision, queueing the exposure mode (EXPOSE_*) owes: once per UTC day, or always (a model call). */
+  _decide(experiment, userId, mode) {
     try {
       const found = this.experimentOf(experiment);
       if (found === null) return null;
       const user = typeof userId === 'string' ? userId : String(userId);
       // A model call's exposure also counts as the day's, so assign() adds none after it.
-      const variant = this.exposures.resolve(found, user, utcDay(Date.now()), mode);
+      const decision = this.exposures.resolve(found, user, utcDay(Date.now()), mode);
       if (this.exposures.due) {
         this.sender.enqueue(newEvent(EXPOSURE, {
           experiment_id: found.id,
           user_id: user,
-          variant,
+          variant: decision.variant,
           config_version: this.poller.snapshot.version,
         }));
       }
-      return variant;
+      return decision;
     } catch (err) {
       this.logger.error(`expd: assign(${experiment}) failed; answering null: ${err?.message ?? err}`);
       return null;
@@ -275,8 +294,8 @@ class Client {
       fields.experiment_id = found.id;
       if ((fields.variant === undefined || fields.variant === null) && fields.user_id !== undefined && fields.user_id !== null) {
         // assign()'s cache: no hashing for a user seen on this config.
-        const variant = this.exposures.resolve(found, String(fields.user_id), 0, EXPOSE_NONE);
-        if (variant !== null) fields.variant = variant;
+        const decision = this.exposures.resolve(found, String(fields.user_id), 0, EXPOSE_NONE);
+        if (decision !== null) fields.variant = decision.variant;
       }
     }
     if (fields.variant === null || fields.variant === undefined) delete fields.variant;

@@ -23,7 +23,7 @@ class ExposureLog {
   constructor(capacity) {
     if (!(capacity >= 1)) throw new RangeError(`exposure cache capacity must be positive, got ${capacity}`);
     this.capacity = capacity;
-    this.byExperiment = new Map(); // experiment id -> Map(user id -> {gen, variant, day})
+    this.byExperiment = new Map(); // experiment id -> Map(user id -> {gen, decision, day})
     this.ringExperiments = []; // insertion order, for eviction
     this.ringUsers = [];
     this.head = 0;
@@ -32,9 +32,9 @@ class ExposureLog {
   }
 
   /**
-   * The user's variant in experiment (null: its bucket is in no range), and
+   * The user's decision in experiment (null: its bucket is in no range), and
    * in this.due whether mode (EXPOSE_*) owes an exposure on day. experiment
-   * is an Experiment (id, gen, variantFor).
+   * is an Experiment (id, gen, decide).
    */
   resolve(experiment, userId, day, mode) {
     let users = this.byExperiment.get(experiment.id);
@@ -44,25 +44,25 @@ class ExposureLog {
     }
     const entry = users.get(userId);
     if (entry !== undefined && entry.gen === experiment.gen) {
-      this.due = entry.variant !== null && (mode === EXPOSE_ALWAYS || (mode === EXPOSE_DAILY && entry.day !== day));
+      this.due = entry.decision !== null && (mode === EXPOSE_ALWAYS || (mode === EXPOSE_DAILY && entry.day !== day));
       if (this.due) entry.day = day;
-      return entry.variant;
+      return entry.decision;
     }
-    const variant = experiment.variantFor(userId);
+    const decision = experiment.decide(userId);
     // The day of the last exposure still counts while the variant stays.
-    const kept = entry !== undefined && entry.variant !== null && entry.variant === variant;
-    const due = variant !== null && (mode === EXPOSE_ALWAYS || (mode === EXPOSE_DAILY && !(kept && entry.day === day)));
+    const kept = entry !== undefined && entry.decision !== null && decision !== null && entry.decision.variant === decision.variant;
+    const due = decision !== null && (mode === EXPOSE_ALWAYS || (mode === EXPOSE_DAILY && !(kept && entry.day === day)));
     const nextDay = due ? day : kept ? entry.day : NO_EXPOSURE_DAY;
     if (entry === undefined) {
-      users.set(userId, { gen: experiment.gen, variant, day: nextDay });
+      users.set(userId, { gen: experiment.gen, decision, day: nextDay });
       this.admit(experiment.id, userId);
     } else {
       entry.gen = experiment.gen;
-      entry.variant = variant;
+      entry.decision = decision;
       entry.day = nextDay;
     }
     this.due = due;
-    return variant;
+    return decision;
   }
 
   admit(experimentId, userId) {

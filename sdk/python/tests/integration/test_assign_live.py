@@ -52,7 +52,7 @@ class AssignLiveTest(LiveTestCase):
         # 100,000 more new users (computed locally, no exposures), so 1.5 % is ten standard
         # errors instead of the 2.6 of 7,000 users, and the check cannot flake.
         found = client._experiment(exp["id"])
-        fresh = [found.variant_for(f"fresh-{n}") for n in range(100_000)]
+        fresh = [found.decide(f"fresh-{n}").variant for n in range(100_000)]
         share = (local[3000:].count("control") + fresh.count("control")) / 107_000
         self.assertAlmostEqual(share, 0.6, delta=0.015)
 

@@ -1,0 +1,20 @@
+// One user's assignment in one experiment, decided as POST /v1/assign decides
+// it (bucketing/doc.go of the repository, "Decision"): the lifecycle, then the
+// sticky filters, then the bucket map.
+
+/** Reason codes; holdout, layer and not_targeted are reserved for holdouts, layers and targeting rules. */
+export const NOT_RUNNING = 'not_running'; // draft, scheduled or stopped: control for everyone
+export const SHIPPED = 'shipped'; // the shipped variant for everyone
+export const PINNED = 'pinned'; // the sticky filters keep the user off their bucket's variant
+export const BUCKETED = 'bucketed'; // the bucket map's variant
+
+/** The reason code of a status in which everyone gets one variant; null while running (or without a status). */
+export function closedBy(status) {
+  if (status === undefined || status === null || status === 'running') return null;
+  return status === 'shipped' ? SHIPPED : NOT_RUNNING;
+}
+
+/** A decision: {variant, inExperiment, reasonCode}, frozen because the exposure log shares it. */
+export function decision(variant, inExperiment, reasonCode) {
+  return Object.freeze({ variant, inExperiment, reasonCode });
+}
