@@ -96,8 +96,8 @@
 //
 // Stored pins equal to the bucket's variant thus read bucketed, so the
 // server and a client (which sees pins only through the sticky filters)
-// give every user the same reason. testdata/conformance/scenario.json's
-// decision_cases pin the rules down for every client.
+// give every user the same reason. The decisions of
+// testdata/conformance/scenario.json pin the rules down for every client.
 //
 // # Stickiness across weight changes
 //
