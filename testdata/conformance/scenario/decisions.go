@@ -99,11 +99,7 @@ func decisionExperiment(id, name, status string, alloc []bucketing.Slice, m buck
 func addReweighted(ds *Decisions, add func(Experiment, string, string, bucketing.ReasonCode)) error {
 	sp := specs[1]
 	id := "5a1d0c3e-0006-4a7b-9c2d-3e4f5a6b7c06"
-	before, err := bucketing.InitialMap(sp.before, decisionBuckets)
-	if err != nil {
-		return err
-	}
-	after, err := bucketing.Rebalance(before, sp.after, decisionBuckets)
+	before, after, err := sp.maps(decisionBuckets)
 	if err != nil {
 		return err
 	}

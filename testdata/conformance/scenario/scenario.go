@@ -109,6 +109,15 @@ var specs = []experimentSpec{
 		[]bucketing.Slice{{Variant: "control", Weight: 20}, {Variant: "short", Weight: 30}, {Variant: "long", Weight: 50}}},
 }
 
+// maps are the experiment's bucket maps before and after its weight change.
+func (sp experimentSpec) maps(buckets uint32) (before, after bucketing.Map, err error) {
+	if before, err = bucketing.InitialMap(sp.before, buckets); err != nil {
+		return nil, nil, err
+	}
+	after, err = bucketing.Rebalance(before, sp.after, buckets)
+	return before, after, err
+}
+
 func slices2(a string, wa float64, b string, wb float64) []bucketing.Slice {
 	return []bucketing.Slice{{Variant: a, Weight: wa}, {Variant: b, Weight: wb}}
 }
@@ -143,11 +152,7 @@ func Build() (*File, error) {
 
 func addExperiment(f *File, sp experimentSpec) error {
 	const buckets = 10_000
-	before, err := bucketing.InitialMap(sp.before, buckets)
-	if err != nil {
-		return err
-	}
-	after, err := bucketing.Rebalance(before, sp.after, buckets)
+	before, after, err := sp.maps(buckets)
 	if err != nil {
 		return err
 	}
@@ -215,11 +220,7 @@ func stickyCases() ([]StickyCase, error) {
 	var cases []StickyCase
 	for n, sp := range specs {
 		const buckets = 1000
-		before, err := bucketing.InitialMap(sp.before, buckets)
-		if err != nil {
-			return nil, err
-		}
-		after, err := bucketing.Rebalance(before, sp.after, buckets)
+		before, after, err := sp.maps(buckets)
 		if err != nil {
 			return nil, err
 		}
