@@ -43,9 +43,10 @@ func (r assignRequest) validate() error {
 	return errs.Err()
 }
 
-// POST /v1/assign: the user's variant of a running experiment, sticky
-// through pins; an experiment that is not running answers the variant it
-// serves to everyone (control, or the shipped one) with its status.
+// POST /v1/assign: bucketing.Evaluate's decision for the user, the one
+// every client makes locally, with the user's stored pin read (or recorded)
+// when they are in the experiment; an experiment that is not running
+// answers the variant it serves to everyone with its status.
 func (h *handlers) assign(c *gin.Context) {
 	var req assignRequest
 	if !decodeJSON(c, &req) {
