@@ -10,6 +10,7 @@ import (
 	"github.com/expd/expd/ingest"
 	"github.com/expd/expd/models"
 	"github.com/expd/expd/validate"
+	"github.com/expd/expd/vocab"
 )
 
 // Bounds of GET /v1/experiments/:id/events (docs/events-read.md).
@@ -34,18 +35,16 @@ type eventsPage struct {
 
 // eventsFilter is the validated query of the read-back route.
 type eventsFilter struct {
-	eventType string
+	eventType vocab.RecordType
 	userID    string
 	limit     int
 }
 
 func parseEventsFilter(c *gin.Context) (eventsFilter, error) {
-	f := eventsFilter{eventType: c.Query("type"), userID: c.Query("user_id"), limit: defaultEventsLimit}
+	f := eventsFilter{eventType: vocab.RecordType(c.Query("type")), userID: c.Query("user_id"), limit: defaultEventsLimit}
 	var errs validate.Errors
-	switch f.eventType {
-	case "", ingest.TypeExposure, ingest.TypeModelCall, ingest.TypeBusinessEvent:
-	default:
-		errs.Add("type", "must be %s, %s or %s", ingest.TypeExposure, ingest.TypeModelCall, ingest.TypeBusinessEvent)
+	if f.eventType != "" && !f.eventType.Valid() {
+		errs.Add("type", "must be %s", vocab.JoinOr(vocab.RecordTypes, "%s"))
 	}
 	if _, given := c.GetQuery("user_id"); given {
 		errs.Text("user_id", f.userID, ingest.MaxUserIDLen, true)
@@ -92,10 +91,7 @@ func showEvent(r models.Event) storedEvent {
 		Event: ingest.Event{
 			EventID: r.EventID, Type: r.Type, ExperimentID: r.ExperimentID, UserID: r.UserID,
 			Timestamp:     r.Ts.UTC().Format(time.RFC3339Nano),
-			ConfigVersion: r.ConfigVersion, Model: r.Model, LatencyMs: r.LatencyMs, InputTokens: r.InputTokens,
-			OutputTokens: r.OutputTokens, TotalTokens: r.TotalTokens, CostUSD: r.CostUSD,
-			TimeToFirstTokenMs: r.TimeToFirstTokenMs, Error: r.Error, BusinessMetric: r.BusinessMetric,
-			Value: r.Value, Prompt: r.Prompt, Response: r.Response,
+			ConfigVersion: r.ConfigVersion, ModelCall: r.ModelCall, BusinessMetric: r.BusinessMetric, Value: r.Value,
 		},
 		ReceivedAt: r.ReceivedAt.UTC().Format(time.RFC3339Nano),
 		Source:     r.Source,

@@ -14,12 +14,13 @@ import (
 
 	"github.com/expd/expd/bucketing"
 	"github.com/expd/expd/models"
+	"github.com/expd/expd/vocab"
 )
 
 // Sources of a pin.
 const (
 	SourceAssign   = "assign"
-	SourceExposure = "exposure"
+	SourceExposure = string(vocab.TypeExposure) // pinned by an exposure event
 )
 
 // Pin is one (experiment, user) -> variant binding to record.

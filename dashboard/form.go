@@ -15,7 +15,9 @@ import (
 	"github.com/expd/expd/bucketing"
 	"github.com/expd/expd/experiments"
 	"github.com/expd/expd/metrics"
+	"github.com/expd/expd/stats"
 	"github.com/expd/expd/validate"
+	"github.com/expd/expd/vocab"
 )
 
 // Rows a form offers beyond those in use, so a variant or a metric can be
@@ -86,9 +88,9 @@ func (f *formData) addError(id, text string) {
 func newForm() *formData {
 	f := &formData{Status: experiments.StatusRunning, BucketCount: "10000",
 		Statuses: []string{experiments.StatusDraft, experiments.StatusRunning, experiments.StatusStopped},
-		Kinds:    []string{"proportion", "mean", "sum", "count"}, Categories: []string{"primary", "secondary", "guardrail"},
-		Methods:    []string{"welch_t", "z_test", "mann_whitney", "permutation", "bootstrap"},
-		EventTypes: []string{"model_call", "business_event", "exposure"},
+		Kinds:    vocab.Strings(vocab.KindNames(true)), Categories: []string{"primary", "secondary", "guardrail"},
+		Methods:    vocab.Strings(stats.Methods),
+		EventTypes: vocab.Strings(vocab.RecordTypes),
 	}
 	for _, m := range metrics.Builtins() {
 		f.Builtins = append(f.Builtins, builtinRow{Metric: m})
@@ -116,10 +118,10 @@ func (f *formData) fill(cfg experiments.Config) {
 			f.Builtins[i].Checked = true
 			continue
 		}
-		row := metricRow{Name: m.Name, Kind: m.Kind, Category: m.Category, Method: m.MethodDefault,
+		row := metricRow{Name: m.Name, Kind: string(m.Kind), Category: m.Category, Method: m.MethodDefault,
 			Version: strconv.Itoa(m.MetricVersion), Shared: m.SharedOrgWide != nil && *m.SharedOrgWide}
 		if m.Source != nil {
-			row.EventType, row.Field, row.BusinessMetric = m.Source.EventType, m.Source.Field, m.Source.BusinessMetric
+			row.EventType, row.Field, row.BusinessMetric = string(m.Source.EventType), m.Source.Field, m.Source.BusinessMetric
 		}
 		f.Custom = append(f.Custom, row)
 	}
@@ -143,7 +145,7 @@ func (f *formData) addSpares() {
 		f.Variants = append(f.Variants, variantRow{})
 	}
 	for range spareMetrics {
-		f.Custom = append(f.Custom, metricRow{Kind: "mean", Category: "secondary", Method: "welch_t", Version: "1", EventType: "model_call"})
+		f.Custom = append(f.Custom, metricRow{Kind: string(vocab.Mean), Category: "secondary", Method: string(stats.WelchT), Version: "1", EventType: string(vocab.TypeModelCall)})
 	}
 }
 
@@ -221,12 +223,12 @@ func (f *formData) config(prev *experiments.Config) (experiments.Config, []strin
 	}
 	for i, r := range f.Custom {
 		shared := r.Shared
-		m := experiments.Metric{Name: r.Name, Kind: r.Kind, Category: r.Category, MethodDefault: r.Method, SharedOrgWide: &shared}
+		m := experiments.Metric{Name: r.Name, Kind: vocab.Kind(r.Kind), Category: r.Category, MethodDefault: r.Method, SharedOrgWide: &shared}
 		if n, err := strconv.Atoi(r.Version); err == nil {
 			m.MetricVersion = n
 		}
 		if r.EventType != "" {
-			m.Source = &experiments.MetricSource{EventType: r.EventType, Field: r.Field, BusinessMetric: r.BusinessMetric}
+			m.Source = &experiments.MetricSource{EventType: vocab.RecordType(r.EventType), Field: r.Field, BusinessMetric: r.BusinessMetric}
 		}
 		cfg.Metrics = append(cfg.Metrics, m)
 		keys = append(keys, fmt.Sprintf("m%d", i))

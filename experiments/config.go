@@ -7,7 +7,9 @@ import (
 	"time"
 
 	"github.com/expd/expd/bucketing"
+	"github.com/expd/expd/stats"
 	"github.com/expd/expd/validate"
+	"github.com/expd/expd/vocab"
 )
 
 // Config is ExperimentConfig as POST and PUT take it.
@@ -56,7 +58,7 @@ type Variant struct {
 // missing field is told apart from false: the spec makes it required.
 type Metric struct {
 	Name          string        `json:"name"`
-	Kind          string        `json:"kind"`
+	Kind          vocab.Kind    `json:"kind"`
 	Category      string        `json:"category"`
 	MethodDefault string        `json:"method_default"`
 	MetricVersion int           `json:"metric_version"`
@@ -65,9 +67,9 @@ type Metric struct {
 
 	// CUPED is on by default for welch_t and z_test metrics; false turns it off.
 	CUPED *bool `json:"cuped,omitempty"`
-	// Quantile in (0, 1) is the per-call quantile of a kind "quantile" metric.
+	// Quantile in (0, 1) is the per-call quantile of a quantile metric.
 	Quantile *float64 `json:"quantile,omitempty"`
-	// Denominator is the per-user denominator of a kind "ratio" metric
+	// Denominator is the per-user denominator of a ratio metric
 	// (Source is the numerator): the sum of its field, or the count of its
 	// events when it names no field.
 	Denominator *MetricSource `json:"denominator,omitempty"`
@@ -88,20 +90,26 @@ type Margin struct {
 }
 
 // UsesCUPED tells whether the metric is analysed with CUPED: on unless
-// turned off, for the mean-based tests only.
+// turned off, for the mean-based tests of kinds compared on per-user
+// values only.
 func (m Metric) UsesCUPED() bool {
 	if m.CUPED != nil && !*m.CUPED {
 		return false
 	}
-	return (m.MethodDefault == "welch_t" || m.MethodDefault == "z_test") && m.Kind != "quantile" && m.Kind != "ratio"
+	return cupedMethod(m.MethodDefault) && m.Kind.ByUser()
+}
+
+// cupedMethod tells whether a test has a CUPED form.
+func cupedMethod(method string) bool {
+	return method == string(stats.WelchT) || method == string(stats.ZTest)
 }
 
 // MetricSource says which events feed a metric: an event type and one of
 // its numeric fields, or a business metric name.
 type MetricSource struct {
-	EventType      string `json:"event_type"`
-	Field          string `json:"field,omitempty"`
-	BusinessMetric string `json:"business_metric,omitempty"`
+	EventType      vocab.RecordType `json:"event_type"`
+	Field          string           `json:"field,omitempty"`
+	BusinessMetric string           `json:"business_metric,omitempty"`
 }
 
 // ControlVariant is the control arm: Control when set, else the first slice.

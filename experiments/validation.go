@@ -9,7 +9,9 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/expd/expd/bucketing"
+	"github.com/expd/expd/stats"
 	"github.com/expd/expd/validate"
+	"github.com/expd/expd/vocab"
 )
 
 // Bounds of a config; documented in README.md ("Experiment configs").
@@ -31,14 +33,8 @@ var (
 	saltPattern    = regexp.MustCompile(`^[A-Za-z0-9_-]+$`)
 	variantPattern = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$`)
 
-	metricKinds      = set("proportion", "mean", "sum", "count", "quantile", "ratio")
 	metricCategories = set("primary", "secondary", "guardrail")
-	metricMethods    = set("welch_t", "z_test", "mann_whitney", "permutation", "bootstrap")
-	// Quantile and ratio metrics have one test each, named here.
-	kindMethods = map[string]string{"quantile": "clustered_quantile", "ratio": "delta_ratio"}
-	eventTypes  = set("exposure", "model_call", "business_event")
-	// Numeric fields of model_call events that a metric may read.
-	modelCallFields = set("latency_ms", "input_tokens", "output_tokens", "total_tokens", "cost_usd", "time_to_first_token_ms", "error")
+	metricMethods    = set(vocab.Strings(stats.Methods)...)
 	// Statuses a config may ask for; scheduled and shipped are reached
 	// through start_at and the ship route.
 	statuses    = set(StatusDraft, StatusRunning, StatusStopped)
@@ -158,17 +154,18 @@ func (c *Config) validateMetrics(errs *validate.Errors) {
 			errs.Add(f("name"), "duplicates metric %q", m.Name)
 		}
 		seen[m.Name] = true
-		checkEnum(errs, f("kind"), m.Kind, metricKinds)
+		spec, _ := vocab.Spec(m.Kind)
+		checkKnown(errs, f("kind"), string(m.Kind), m.Kind.Valid())
 		checkEnum(errs, f("category"), m.Category, metricCategories)
-		if own, ok := kindMethods[m.Kind]; ok {
-			if m.MethodDefault != "" && m.MethodDefault != own {
-				errs.Add(f("method_default"), "must be %q (or omitted) for %s metrics", own, m.Kind)
+		if spec.Test != "" {
+			if m.MethodDefault != "" && m.MethodDefault != spec.Test {
+				errs.Add(f("method_default"), "must be %q (or omitted) for %s metrics", spec.Test, m.Kind)
 			}
 		} else {
 			checkEnum(errs, f("method_default"), m.MethodDefault, metricMethods)
 		}
-		if m.MethodDefault == "z_test" && m.Kind != "" && m.Kind != "proportion" {
-			errs.Add(f("method_default"), "z_test applies to proportion metrics only")
+		if m.MethodDefault == string(stats.ZTest) && m.Kind != "" && !spec.ZeroOne {
+			errs.Add(f("method_default"), "%s applies to %s metrics only", stats.ZTest, kindsWhere(func(s vocab.KindSpec) bool { return s.ZeroOne }))
 		}
 		if m.MetricVersion < 1 {
 			errs.Add(f("metric_version"), "is required and must be an integer >= 1")
@@ -187,29 +184,34 @@ func (c *Config) validateMetrics(errs *validate.Errors) {
 }
 
 // validateMetricOptions checks the fields of issue 12: cuped, quantile,
-// denominator and non_inferiority_margin.
+// denominator and non_inferiority_margin, by what the kind's entry needs.
 func validateMetricOptions(errs *validate.Errors, f func(string) string, m Metric) {
-	if m.CUPED != nil && *m.CUPED && (m.MethodDefault != "welch_t" && m.MethodDefault != "z_test") {
-		errs.Add(f("cuped"), "needs method_default welch_t or z_test (CUPED has no rank or resampling form)")
+	if m.CUPED != nil && *m.CUPED && !cupedMethod(m.MethodDefault) {
+		errs.Add(f("cuped"), "needs method_default %s or %s (CUPED has no rank or resampling form)", stats.WelchT, stats.ZTest)
 	}
+	spec, _ := vocab.Spec(m.Kind)
+	quantile := f(string(vocab.Quantile)) // the option is named after its kind
 	switch {
-	case m.Kind == "quantile" && m.Source != nil && m.Quantile == nil:
+	case spec.NeedsQuantile && m.Source != nil && m.Quantile == nil:
 		// Without a source, a built-in or shared definition supplies it.
-		errs.Add(f("quantile"), "is required for a quantile metric with a source (a number in (0, 1), e.g. 0.95)")
-	case m.Quantile != nil && m.Kind != "quantile":
-		errs.Add(f("quantile"), "applies to kind quantile only")
+		errs.Add(quantile, "is required for a %s metric with a source (a number in (0, 1), e.g. 0.95)", m.Kind)
+	case m.Quantile != nil && !spec.NeedsQuantile:
+		errs.Add(quantile, "applies to kind %s only", kindsWhere(func(s vocab.KindSpec) bool { return s.NeedsQuantile }))
 	case m.Quantile != nil && !(*m.Quantile > 0 && *m.Quantile < 1):
-		errs.Add(f("quantile"), "must be strictly between 0 and 1")
+		errs.Add(quantile, "must be strictly between 0 and 1")
 	}
-	if m.Kind == "quantile" && m.Source != nil && (m.Source.EventType != "model_call" || m.Source.Field == "error") {
-		errs.Add(f("source"), "a quantile metric reads a numeric model_call field (latency_ms, time_to_first_token_ms, ...)")
+	if spec.PerCall && m.Source != nil {
+		field, _ := vocab.ModelCallField(m.Source.Field)
+		if m.Source.EventType != vocab.TypeModelCall || field.Metric == vocab.Indicator {
+			errs.Add(f("source"), "a %s metric reads a numeric %s field (latency_ms, time_to_first_token_ms, ...)", m.Kind, vocab.TypeModelCall)
+		}
 	}
 	switch {
-	case m.Kind == "ratio" && m.Source != nil && m.Denominator == nil:
+	case spec.NeedsDenominator && m.Source != nil && m.Denominator == nil:
 		// Without a source, a built-in or shared definition supplies both.
-		errs.Add(f("denominator"), "is required for a ratio metric with a source (the per-user denominator)")
-	case m.Denominator != nil && m.Kind != "ratio":
-		errs.Add(f("denominator"), "applies to kind ratio only")
+		errs.Add(f("denominator"), "is required for a %s metric with a source (the per-user denominator)", m.Kind)
+	case m.Denominator != nil && !spec.NeedsDenominator:
+		errs.Add(f("denominator"), "applies to kind %s only", kindsWhere(func(s vocab.KindSpec) bool { return s.NeedsDenominator }))
 	case m.Denominator != nil:
 		validateDenominator(errs, f("denominator"), m.Denominator)
 	}
@@ -230,7 +232,7 @@ var (
 // validateDenominator is validateSource, except that a model_call
 // denominator may name no field: it then counts calls.
 func validateDenominator(errs *validate.Errors, field string, s *MetricSource) {
-	if s.EventType == "model_call" && s.Field == "" {
+	if s.EventType == vocab.TypeModelCall && s.Field == "" {
 		return
 	}
 	validateSource(errs, field, s)
@@ -257,25 +259,42 @@ func (c *Config) validateInference(errs *validate.Errors) {
 }
 
 func validateSource(errs *validate.Errors, field string, s *MetricSource) {
-	checkEnum(errs, field+".event_type", s.EventType, eventTypes)
+	checkKnown(errs, field+".event_type", string(s.EventType), s.EventType.Valid())
 	switch s.EventType {
-	case "model_call":
-		if !modelCallFields[s.Field] {
-			errs.Add(field+".field", "must be one of latency_ms, input_tokens, output_tokens, total_tokens, cost_usd, time_to_first_token_ms, error")
+	case vocab.TypeModelCall:
+		if f, ok := vocab.ModelCallField(s.Field); !ok || f.Metric == vocab.NotReadable {
+			errs.Add(field+".field", "must be one of %s", strings.Join(vocab.MetricFields(), ", "))
 		}
-	case "business_event":
+	case vocab.TypeBusinessEvent:
 		if s.BusinessMetric == "" {
-			errs.Add(field+".business_metric", "is required for business_event metrics")
+			errs.Add(field+".business_metric", "is required for %s metrics", vocab.TypeBusinessEvent)
 		}
 	}
 }
 
 func checkEnum(errs *validate.Errors, field, v string, allowed map[string]bool) {
+	checkKnown(errs, field, v, allowed[v])
+}
+
+// checkKnown reports v missing, or not allowed (known false).
+func checkKnown(errs *validate.Errors, field, v string, known bool) {
 	if v == "" {
 		errs.Add(field, "is required")
-	} else if !allowed[v] {
+	} else if !known {
 		errs.Add(field, "%q is not allowed", v)
 	}
+}
+
+// kindsWhere names the metric kinds whose entry satisfies keep, for
+// messages.
+func kindsWhere(keep func(vocab.KindSpec) bool) string {
+	var names []string
+	for _, s := range vocab.Kinds {
+		if keep(s) {
+			names = append(names, string(s.Name))
+		}
+	}
+	return strings.Join(names, ", ")
 }
 
 // checkJSONText refuses NUL characters anywhere in a free-form JSON value

@@ -15,6 +15,7 @@ import (
 	"gorm.io/gorm/clause"
 
 	"github.com/expd/expd/validate"
+	"github.com/expd/expd/vocab"
 )
 
 // ErrNoSigningSecret is returned for an org without a business-event secret.
@@ -90,10 +91,10 @@ func BusinessEvent(payload []byte, h http.Header) (Event, error) {
 	if ev.EventID != "" && ev.EventID != id {
 		errs.Add("event_id", "must be absent or equal to the webhook-id header")
 	}
-	if ev.Type != "" && ev.Type != TypeBusinessEvent {
-		errs.Add("type", "must be absent or %q", TypeBusinessEvent)
+	if ev.Type != "" && ev.Type != vocab.TypeBusinessEvent {
+		errs.Add("type", "must be absent or %q", vocab.TypeBusinessEvent)
 	}
-	ev.EventID, ev.Type = id, TypeBusinessEvent
+	ev.EventID, ev.Type = id, vocab.TypeBusinessEvent
 	if ev.Timestamp == "" {
 		if sec, err := strconv.ParseInt(h.Get("webhook-timestamp"), 10, 64); err == nil {
 			ev.Timestamp = time.Unix(sec, 0).UTC().Format(time.RFC3339)

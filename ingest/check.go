@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/expd/expd/validate"
+	"github.com/expd/expd/vocab"
 )
 
 // Bounds of an event, documented in docs/ingest.md.
@@ -12,10 +13,8 @@ const (
 	MaxEventIDLen    = validate.MaxIDLen
 	MaxRefLen        = 128 // experiment_id: a UUID or an experiment name
 	MaxUserIDLen     = 256
-	MaxModelLen      = 256
-	MaxErrorLen      = 4 << 10
-	MaxTextBytes     = 64 << 10 // prompt and response each
 	MaxMetricNameLen = validate.MaxNameLen
+	// The model-call fields' bounds are in vocab.ModelCallFields.
 	// MaxAhead is how far in the future a timestamp may be (clock skew).
 	MaxAhead = 5 * time.Minute
 	// LiveMaxAge is how old an event of POST /v1/events may be: the client
@@ -47,49 +46,30 @@ func (e *Event) Check(w Window) (time.Time, error) {
 		errs.Add("config_version", "must be >= 0")
 	}
 	switch e.Type {
-	case TypeExposure:
+	case vocab.TypeExposure:
 		if e.Variant == nil {
-			errs.Add("variant", "is required for exposure events")
+			errs.Add("variant", "is required for %s events", vocab.TypeExposure)
 		}
 		e.forbid(&errs, e.modelCallFields(), e.businessFields())
-	case TypeModelCall:
-		e.checkModelCall(&errs)
+	case vocab.TypeModelCall:
+		for _, f := range vocab.ModelCallFields {
+			f.Check(&errs, &e.ModelCall)
+		}
 		e.forbid(&errs, e.businessFields())
-	case TypeBusinessEvent:
+	case vocab.TypeBusinessEvent:
 		e.checkBusiness(&errs)
 		e.forbid(&errs, e.modelCallFields())
 	case "":
 		errs.Add("type", "is required")
 	default:
-		errs.Add("type", "must be %q, %q or %q", TypeExposure, TypeModelCall, TypeBusinessEvent)
+		errs.Add("type", "must be %s", vocab.JoinOr(vocab.RecordTypes, "%q"))
 	}
 	return ts, errs.Err()
 }
 
-func (e *Event) checkModelCall(errs *validate.Errors) {
-	if e.LatencyMs == nil {
-		errs.Add("latency_ms", "is required for model_call events")
-	}
-	nonNegative(errs, "latency_ms", e.LatencyMs)
-	nonNegative(errs, "cost_usd", e.CostUSD)
-	nonNegative(errs, "time_to_first_token_ms", e.TimeToFirstTokenMs)
-	for _, f := range []struct {
-		name string
-		v    *int64
-	}{{"input_tokens", e.InputTokens}, {"output_tokens", e.OutputTokens}, {"total_tokens", e.TotalTokens}} {
-		if f.v != nil && *f.v < 0 {
-			errs.Add(f.name, "must be >= 0")
-		}
-	}
-	optionalText(errs, "model", e.Model, MaxModelLen)
-	optionalText(errs, "error", e.Error, MaxErrorLen)
-	optionalText(errs, "prompt", e.Prompt, MaxTextBytes)
-	optionalText(errs, "response", e.Response, MaxTextBytes)
-}
-
 func (e *Event) checkBusiness(errs *validate.Errors) {
 	if e.BusinessMetric == nil || *e.BusinessMetric == "" {
-		errs.Add("business_metric", "is required for business_event events")
+		errs.Add("business_metric", "is required for %s events", vocab.TypeBusinessEvent)
 		return
 	}
 	errs.Name("business_metric", *e.BusinessMetric)
@@ -114,26 +94,13 @@ type presence struct {
 }
 
 func (e *Event) modelCallFields() []presence {
-	return []presence{
-		{"model", e.Model != nil}, {"latency_ms", e.LatencyMs != nil}, {"input_tokens", e.InputTokens != nil},
-		{"output_tokens", e.OutputTokens != nil}, {"total_tokens", e.TotalTokens != nil}, {"cost_usd", e.CostUSD != nil},
-		{"time_to_first_token_ms", e.TimeToFirstTokenMs != nil}, {"error", e.Error != nil},
-		{"prompt", e.Prompt != nil}, {"response", e.Response != nil},
+	out := make([]presence, len(vocab.ModelCallFields))
+	for i, f := range vocab.ModelCallFields {
+		out[i] = presence{f.Name, f.Set(&e.ModelCall)}
 	}
+	return out
 }
 
 func (e *Event) businessFields() []presence {
 	return []presence{{"business_metric", e.BusinessMetric != nil}, {"value", e.Value != nil}}
-}
-
-func nonNegative(errs *validate.Errors, field string, v *float64) {
-	if v != nil && *v < 0 {
-		errs.Add(field, "must be >= 0")
-	}
-}
-
-func optionalText(errs *validate.Errors, field string, v *string, max int) {
-	if v != nil {
-		errs.Text(field, *v, max, false)
-	}
 }

@@ -4,15 +4,10 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"strings"
 
 	"github.com/expd/expd/validate"
-)
-
-// Event types.
-const (
-	TypeExposure      = "exposure"
-	TypeModelCall     = "model_call"
-	TypeBusinessEvent = "business_event"
+	"github.com/expd/expd/vocab"
 )
 
 // Event is one event as clients send it. Optional fields are pointers so
@@ -20,25 +15,16 @@ const (
 // unknown values) both read as absent. Unknown fields are ignored, so
 // newer clients can add fields without breaking older servers.
 type Event struct {
-	EventID      string `json:"event_id"`
-	Type         string `json:"type"`
-	ExperimentID string `json:"experiment_id"`
-	UserID       string `json:"user_id"`
-	Timestamp    string `json:"timestamp"`
+	EventID      string           `json:"event_id"`
+	Type         vocab.RecordType `json:"type"`
+	ExperimentID string           `json:"experiment_id"`
+	UserID       string           `json:"user_id"`
+	Timestamp    string           `json:"timestamp"`
 
 	Variant       *string `json:"variant"`
 	ConfigVersion *int64  `json:"config_version"`
 
-	Model              *string  `json:"model"`
-	LatencyMs          *float64 `json:"latency_ms"`
-	InputTokens        *int64   `json:"input_tokens"`
-	OutputTokens       *int64   `json:"output_tokens"`
-	TotalTokens        *int64   `json:"total_tokens"`
-	CostUSD            *float64 `json:"cost_usd"`
-	TimeToFirstTokenMs *float64 `json:"time_to_first_token_ms"`
-	Error              *string  `json:"error"`
-	Prompt             *string  `json:"prompt"`
-	Response           *string  `json:"response"`
+	vocab.ModelCall // the model-call fields (vocab.ModelCallFields)
 
 	BusinessMetric *string  `json:"business_metric"`
 	Value          *float64 `json:"value"`
@@ -58,6 +44,10 @@ func Decode(raw []byte) (Event, error) {
 		var syntax *json.SyntaxError
 		if errors.As(err, &syntax) {
 			return e, validate.New("event", "malformed JSON at byte %d", syntax.Offset)
+		}
+		var te *json.UnmarshalTypeError
+		if errors.As(err, &te) { // the field path names the embedded struct
+			te.Field = strings.TrimPrefix(te.Field, "ModelCall.")
 		}
 		return e, validate.DecodeError(err)
 	}

@@ -14,6 +14,7 @@ import (
 	"github.com/expd/expd/internal/testenv"
 	"github.com/expd/expd/models"
 	"github.com/expd/expd/plans"
+	"github.com/expd/expd/vocab"
 )
 
 // partitionedDB is a migrated PostgreSQL schema; SQLite keeps one table,
@@ -27,7 +28,7 @@ func partitionedDB(t *testing.T) *gorm.DB {
 }
 
 func event(org, id string, ts time.Time) models.Event {
-	return models.Event{OrgID: org, EventID: id, Type: ingest.TypeExposure, ExperimentID: "00000000-0000-0000-0000-0000000000e1",
+	return models.Event{OrgID: org, EventID: id, Type: vocab.TypeExposure, ExperimentID: "00000000-0000-0000-0000-0000000000e1",
 		UserID: "u-" + id, Variant: "a", Ts: ts, Source: ingest.SourceAPI}
 }
 

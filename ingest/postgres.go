@@ -17,6 +17,7 @@ import (
 	"github.com/expd/expd/assignments"
 	"github.com/expd/expd/models"
 	"github.com/expd/expd/scores"
+	"github.com/expd/expd/vocab"
 )
 
 // postgresStore runs the write path on a raw pgx connection borrowed from
@@ -57,15 +58,6 @@ func (s postgresStore) inTx(ctx context.Context, fn func(tx groupTx) error) erro
 }
 
 type pgTx struct{ tx pgx.Tx }
-
-// eventColumns are the events columns in COPY order.
-var eventColumns = []string{
-	"org_id", "event_id", "type", "experiment_id", "user_id", "variant", "ts", "received_at", "config_version",
-	"model", "latency_ms", "input_tokens", "output_tokens", "total_tokens", "cost_usd", "time_to_first_token_ms",
-	"error", "business_metric", "value", "prompt", "response", "source",
-}
-
-var columnList = strings.Join(eventColumns, ", ")
 
 const (
 	// claimIDs stores each (org_id, event_id) once (docs/partitions.md):
@@ -243,7 +235,7 @@ func (p *pgTx) pin(ctx context.Context, rows []models.Event) error {
 	first := make(map[pinKey]*models.Event)
 	for i := range rows {
 		e := &rows[i]
-		if e.Type != TypeExposure {
+		if e.Type != vocab.TypeExposure {
 			continue
 		}
 		k := pinKey{e.ExperimentID, e.UserID}
@@ -284,11 +276,7 @@ func CopyEvents(ctx context.Context, tx pgx.Tx, rows []models.Event) (int64, err
 	}
 	n, err := tx.CopyFrom(ctx, pgx.Identifier{"events"}, eventColumns, pgx.CopyFromSlice(len(rows), func(i int) ([]any, error) {
 		r := &rows[i]
-		return []any{
-			ids[r.OrgID], r.EventID, r.Type, ids[r.ExperimentID], r.UserID, r.Variant, r.Ts, r.ReceivedAt, r.ConfigVersion,
-			r.Model, r.LatencyMs, r.InputTokens, r.OutputTokens, r.TotalTokens, r.CostUSD, r.TimeToFirstTokenMs,
-			r.Error, r.BusinessMetric, r.Value, r.Prompt, r.Response, r.Source,
-		}, nil
+		return appendEventValues(make([]any, 0, len(eventColumns)), r, ids[r.OrgID], ids[r.ExperimentID]), nil
 	}))
 	if err != nil {
 		return 0, fmt.Errorf("copy events: %w", err)

@@ -8,6 +8,7 @@ import (
 	"github.com/expd/expd/models"
 	"github.com/expd/expd/telemetry"
 	"github.com/expd/expd/validate"
+	"github.com/expd/expd/vocab"
 )
 
 // Sources of stored events (the events.source column).
@@ -137,10 +138,8 @@ func (e *Event) row(orgID, experimentID string, ts time.Time, source string) mod
 		r.Variant = *e.Variant
 	}
 	switch e.Type {
-	case TypeModelCall:
-		r.Model, r.LatencyMs, r.CostUSD, r.TimeToFirstTokenMs = e.Model, e.LatencyMs, e.CostUSD, e.TimeToFirstTokenMs
-		r.InputTokens, r.OutputTokens, r.TotalTokens = e.InputTokens, e.OutputTokens, e.TotalTokens
-		r.Error, r.Prompt, r.Response = e.Error, e.Prompt, e.Response
+	case vocab.TypeModelCall:
+		r.ModelCall = e.ModelCall
 		// The total_tokens metric reads one column; fill it as the SDK does.
 		if r.TotalTokens == nil && r.InputTokens != nil {
 			total := *r.InputTokens
@@ -149,7 +148,7 @@ func (e *Event) row(orgID, experimentID string, ts time.Time, source string) mod
 			}
 			r.TotalTokens = &total
 		}
-	case TypeBusinessEvent:
+	case vocab.TypeBusinessEvent:
 		r.BusinessMetric, r.Value = e.BusinessMetric, e.Value
 		// A business event without a value counts one occurrence.
 		if r.Value == nil {

@@ -8,6 +8,7 @@ import (
 	"gorm.io/gorm"
 
 	"github.com/expd/expd/models"
+	"github.com/expd/expd/vocab"
 )
 
 // PurgeBefore deletes up to about limit of the org's events older than
@@ -49,7 +50,7 @@ SELECT count(*) FROM gone`, orgID, end).Scan(&n).Error
 type ReadFilter struct {
 	OrgID        string
 	ExperimentID string
-	Type         string
+	Type         vocab.RecordType
 	UserID       string
 	Limit        int
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/expd/expd/assignments"
 	"github.com/expd/expd/models"
 	"github.com/expd/expd/scores"
+	"github.com/expd/expd/vocab"
 )
 
 // sqliteStore runs the write path with multi-row INSERTs: SQLite has one
@@ -27,8 +28,8 @@ func (s sqliteStore) inTx(ctx context.Context, fn func(tx groupTx) error) error 
 
 type sqliteTx struct{ tx *gorm.DB }
 
-// sqliteRowsPerStatement keeps a statement's parameters (22 per row)
-// under SQLite's limit of 32,766.
+// sqliteRowsPerStatement keeps a statement's parameters (one per event
+// column, 22 today) under SQLite's limit of 32,766.
 const sqliteRowsPerStatement = 500
 
 var rowPlaceholders = "(" + strings.TrimSuffix(strings.Repeat("?, ", len(eventColumns)), ", ") + ")"
@@ -91,10 +92,7 @@ func (s sqliteTx) insert(ctx context.Context, rows []models.Event) ([]eventKey, 
 func (s sqliteTx) insertChunk(chunk []models.Event) ([]eventKey, error) {
 	args := make([]any, 0, len(chunk)*len(eventColumns))
 	for i := range chunk {
-		r := &chunk[i]
-		args = append(args, r.OrgID, r.EventID, r.Type, r.ExperimentID, r.UserID, r.Variant, r.Ts, r.ReceivedAt, r.ConfigVersion,
-			r.Model, r.LatencyMs, r.InputTokens, r.OutputTokens, r.TotalTokens, r.CostUSD, r.TimeToFirstTokenMs,
-			r.Error, r.BusinessMetric, r.Value, r.Prompt, r.Response, r.Source)
+		args = appendEventValues(args, &chunk[i], chunk[i].OrgID, chunk[i].ExperimentID)
 	}
 	values := strings.TrimSuffix(strings.Repeat(rowPlaceholders+", ", len(chunk)), ", ")
 	// OR IGNORE rather than ON CONFLICT DO NOTHING: no constraint can
@@ -124,7 +122,7 @@ func firstExposures(rows []models.Event) []assignments.Pin {
 	var order []pinKey
 	for i := range rows {
 		r := &rows[i]
-		if r.Type != TypeExposure {
+		if r.Type != vocab.TypeExposure {
 			continue
 		}
 		k := pinKey{r.ExperimentID, r.UserID}

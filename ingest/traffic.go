@@ -8,6 +8,7 @@ import (
 	"gorm.io/gorm"
 
 	"github.com/expd/expd/models"
+	"github.com/expd/expd/vocab"
 )
 
 // TrafficDay is one day of the traffic timeline: unique exposed users per
@@ -36,7 +37,7 @@ func Traffic(ctx context.Context, db *gorm.DB, orgID, experimentID string, from,
 	err := db.WithContext(ctx).Table("events").
 		Select(day+" AS day, variant, COUNT(DISTINCT user_id) AS users").
 		Where("org_id = ? AND experiment_id = ? AND type = ? AND ts >= ? AND ts < ?",
-			orgID, experimentID, TypeExposure, first, last.Add(24*time.Hour)).
+			orgID, experimentID, vocab.TypeExposure, first, last.Add(24*time.Hour)).
 		Group(day + ", variant").Scan(&rows).Error
 	if err != nil {
 		return nil, fmt.Errorf("count traffic: %w", err)

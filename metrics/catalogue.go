@@ -1,6 +1,10 @@
 package metrics
 
-import "github.com/expd/expd/experiments"
+import (
+	"github.com/expd/expd/experiments"
+	"github.com/expd/expd/stats"
+	"github.com/expd/expd/vocab"
+)
 
 // Built-in metric names. An experiment may list one of these with no
 // source; the catalogue supplies it.
@@ -23,21 +27,21 @@ const (
 // user-clustered interval); the per-call ratios divide by the user's
 // number of model calls.
 var catalogue = []experiments.Metric{
-	builtin(LatencyMs, "mean", "guardrail", "welch_t", modelCall("latency_ms")),
+	builtin(LatencyMs, vocab.Mean, "guardrail", stats.WelchT, modelCall("latency_ms")),
 	quantile(LatencyP95Ms, 0.95, modelCall("latency_ms")),
-	builtin(ErrorRate, "mean", "guardrail", "welch_t", modelCall("error")),
-	builtin(TotalTokens, "mean", "guardrail", "welch_t", modelCall("total_tokens")),
-	builtin(CostUSD, "sum", "guardrail", "welch_t", modelCall("cost_usd")),
-	builtin(TimeToFirstTokenMs, "mean", "guardrail", "welch_t", modelCall("time_to_first_token_ms")),
-	builtin(Conversion, "proportion", "primary", "z_test", business(Conversion)),
-	builtin(Revenue, "sum", "secondary", "welch_t", business(Revenue)),
+	builtin(ErrorRate, vocab.Mean, "guardrail", stats.WelchT, modelCall("error")),
+	builtin(TotalTokens, vocab.Mean, "guardrail", stats.WelchT, modelCall("total_tokens")),
+	builtin(CostUSD, vocab.Sum, "guardrail", stats.WelchT, modelCall("cost_usd")),
+	builtin(TimeToFirstTokenMs, vocab.Mean, "guardrail", stats.WelchT, modelCall("time_to_first_token_ms")),
+	builtin(Conversion, vocab.Proportion, "primary", stats.ZTest, business(Conversion)),
+	builtin(Revenue, vocab.Sum, "secondary", stats.WelchT, business(Revenue)),
 	ratio(CostPerCallUSD, modelCall("cost_usd")),
 	ratio(TokensPerCall, modelCall("total_tokens")),
 	ratio(ErrorRatePerCall, modelCall("error")),
 }
 
 func quantile(name string, p float64, src experiments.MetricSource) experiments.Metric {
-	m := builtin(name, "quantile", "guardrail", "clustered_quantile", src)
+	m := builtin(name, vocab.Quantile, "guardrail", "", src)
 	m.Quantile = &p
 	return m
 }
@@ -45,23 +49,29 @@ func quantile(name string, p float64, src experiments.MetricSource) experiments.
 // ratio is a per-call ratio: the numerator's sum over the user's count of
 // model calls.
 func ratio(name string, num experiments.MetricSource) experiments.Metric {
-	m := builtin(name, "ratio", "guardrail", "delta_ratio", num)
-	m.Denominator = &experiments.MetricSource{EventType: "model_call"}
+	m := builtin(name, vocab.Ratio, "guardrail", "", num)
+	m.Denominator = &experiments.MetricSource{EventType: vocab.TypeModelCall}
 	return m
 }
 
-func builtin(name, kind, category, method string, src experiments.MetricSource) experiments.Metric {
+// builtin is a catalogue entry; a kind with its own test (vocab.KindSpec.
+// Test) takes it, method is the test of the others.
+func builtin(name string, kind vocab.Kind, category string, method stats.Method, src experiments.MetricSource) experiments.Metric {
 	shared := false
-	return experiments.Metric{Name: name, Kind: kind, Category: category, MethodDefault: method,
+	test := string(method)
+	if spec, _ := vocab.Spec(kind); spec.Test != "" {
+		test = spec.Test
+	}
+	return experiments.Metric{Name: name, Kind: kind, Category: category, MethodDefault: test,
 		MetricVersion: 1, SharedOrgWide: &shared, Source: &src}
 }
 
 func modelCall(field string) experiments.MetricSource {
-	return experiments.MetricSource{EventType: "model_call", Field: field}
+	return experiments.MetricSource{EventType: vocab.TypeModelCall, Field: field}
 }
 
 func business(name string) experiments.MetricSource {
-	return experiments.MetricSource{EventType: "business_event", BusinessMetric: name}
+	return experiments.MetricSource{EventType: vocab.TypeBusinessEvent, BusinessMetric: name}
 }
 
 // Builtins returns a copy of the built-in catalogue.

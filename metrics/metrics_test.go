@@ -126,7 +126,7 @@ func TestResolve(t *testing.T) {
 		if c.problem {
 			continue
 		}
-		if r.Source == nil || (c.field != "" && r.Source.Field != c.field) || r.Kind != c.kind || (c.category != "" && r.Category != c.category) {
+		if r.Source == nil || (c.field != "" && r.Source.Field != c.field) || string(r.Kind) != c.kind || (c.category != "" && r.Category != c.category) {
 			t.Errorf("%d: resolved to %+v (source %+v)", i, r.Metric, r.Source)
 		}
 	}

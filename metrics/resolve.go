@@ -6,6 +6,7 @@ import (
 	"fmt"
 
 	"github.com/expd/expd/experiments"
+	"github.com/expd/expd/vocab"
 )
 
 // Where a resolved metric's source came from.
@@ -52,13 +53,15 @@ func resolveOne(ctx context.Context, shared Store, orgID string, m experiments.M
 	return r, err
 }
 
-// incomplete says what a resolved quantile or ratio metric still lacks.
+// incomplete says what a resolved metric still lacks of what its kind
+// needs (a quantile, a denominator).
 func incomplete(m experiments.Metric) string {
+	spec, _ := vocab.Spec(m.Kind)
 	switch {
-	case m.Kind == "quantile" && m.Quantile == nil:
-		return fmt.Sprintf("quantile metric %q has no quantile", m.Name)
-	case m.Kind == "ratio" && m.Denominator == nil:
-		return fmt.Sprintf("ratio metric %q has no denominator", m.Name)
+	case spec.NeedsQuantile && m.Quantile == nil:
+		return fmt.Sprintf("%s metric %q has no quantile", m.Kind, m.Name)
+	case spec.NeedsDenominator && m.Denominator == nil:
+		return fmt.Sprintf("%s metric %q has no denominator", m.Kind, m.Name)
 	}
 	return ""
 }

@@ -122,12 +122,12 @@ func collect(ctx context.Context, db *gorm.DB, q aggregateQuery, orgID, experime
 	dest := []any{&user, &variant, &crossover}
 	var computed []int // metrics with columns, in column order
 	for i, m := range ms {
-		if m.Problem != "" || m.Kind == "quantile" {
+		if !hasUserColumns(m) {
 			continue
 		}
 		c := &cols[i]
 		dest = append(dest, &c.sum, &c.count)
-		if m.Kind == "ratio" {
+		if m.Kind.Spec().NeedsDenominator {
 			dest = append(dest, &c.denSum, &c.denCount)
 		}
 		if m.UsesCUPED() {
@@ -160,7 +160,7 @@ func collect(ctx context.Context, db *gorm.DB, q aggregateQuery, orgID, experime
 	if err := rows.Err(); err != nil {
 		return Sample{}, fmt.Errorf("read per-user values: %w", err)
 	}
-	if slices.ContainsFunc(ms, func(m metrics.Resolved) bool { return m.Problem == "" && m.Kind == "quantile" }) {
+	if slices.ContainsFunc(ms, readsCalls) {
 		c, err := readEvents(ctx, db, orgID, experimentID, w, arms, ms, &s)
 		if err != nil {
 			return Sample{}, err
@@ -169,6 +169,14 @@ func collect(ctx context.Context, db *gorm.DB, q aggregateQuery, orgID, experime
 	}
 	return s, nil
 }
+
+// hasUserColumns tells whether m gets per-user columns in the run's
+// query: resolved, and not read call by call.
+func hasUserColumns(m metrics.Resolved) bool { return m.Problem == "" && !m.Kind.Spec().PerCall }
+
+// readsCalls tells whether m is resolved and read call by call
+// (eventpass.go).
+func readsCalls(m metrics.Resolved) bool { return m.Problem == "" && m.Kind.Spec().PerCall }
 
 // perUserColumns are one metric's columns of a user's row.
 type perUserColumns struct {
@@ -179,9 +187,8 @@ type perUserColumns struct {
 // appendTo adds the user's value of metric i (and its denominator or
 // pre-period value) to the arm.
 func (c perUserColumns) appendTo(arm *Arm, i int, m metrics.Resolved) {
-	kind := m.Kind
-	if kind == "ratio" {
-		kind = "sum"
+	kind := m.Kind.AggregatedAs()
+	if m.Kind.Spec().NeedsDenominator {
 		d, _ := perUserValue(denominatorKind(*m.Denominator), c.denSum.Float64, c.denCount)
 		arm.Den[i] = append(arm.Den[i], d)
 	}

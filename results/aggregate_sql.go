@@ -9,6 +9,7 @@ import (
 	"github.com/expd/expd/experiments"
 	"github.com/expd/expd/metrics"
 	"github.com/expd/expd/models"
+	"github.com/expd/expd/vocab"
 )
 
 // PrePeriodDays is CUPED's pre-period: the days before each user's first
@@ -82,18 +83,15 @@ func buildAggregateQuery(db *gorm.DB, orgID, experimentID string, w Window, ms [
 	var sums []rollupSum
 	var colArgs, preArgs []any
 	for i, m := range ms {
-		if m.Problem != "" || m.Kind == "quantile" {
+		if !hasUserColumns(m) {
 			continue
 		}
-		kind := m.Kind
-		if kind == "ratio" {
-			kind = "sum" // the numerator: the user's sum
-		}
+		kind, ratio := m.Kind.AggregatedAs(), m.Kind.Spec().NeedsDenominator
 		if p != nil {
 			// Summed per user in the CTE agg (rollupSums); the pre-period
 			// too, from the rollup of the first exposure day.
 			mine := []rollupSum{{name: fmt.Sprint(i), key: p.num[i]}}
-			if m.Kind == "ratio" {
+			if ratio {
 				mine = append(mine, rollupSum{name: fmt.Sprintf("d%d", i), key: p.den[i]})
 			}
 			if m.UsesCUPED() {
@@ -112,7 +110,7 @@ func buildAggregateQuery(db *gorm.DB, orgID, experimentID string, w Window, ms [
 		// Each condition appears twice, so its arguments do too.
 		cols = append(cols, sumCount(d, cond, value, fmt.Sprint(i))...)
 		colArgs = append(colArgs, append(args, args...)...)
-		if m.Kind == "ratio" {
+		if ratio {
 			cond, value, args, err := metricExpr(m.Name, denominatorKind(*m.Denominator), *m.Denominator, "e", d.float)
 			if err != nil {
 				return aggregateQuery{}, err
@@ -179,81 +177,64 @@ const byUser = "\nORDER BY x.user_id"
 
 // denominatorKind: a denominator naming a model_call field sums it;
 // otherwise it counts its events.
-func denominatorKind(s experiments.MetricSource) string {
-	if s.EventType == "model_call" && s.Field != "" {
-		return "sum"
+func denominatorKind(s experiments.MetricSource) vocab.Kind {
+	if s.EventType == vocab.TypeModelCall && s.Field != "" {
+		return vocab.Sum
 	}
-	return "count"
-}
-
-// modelCallColumns are the numeric model_call fields a metric may read;
-// the names go into SQL text, so only these are accepted.
-var modelCallColumns = map[string]bool{
-	"latency_ms": true, "input_tokens": true, "output_tokens": true, "total_tokens": true,
-	"cost_usd": true, "time_to_first_token_ms": true,
+	return vocab.Count
 }
 
 // metricExpr returns the SQL condition selecting the events (table alias
-// a) that feed a metric of this kind and source, the value each
-// contributes (as a float), and the condition's arguments. A proportion
-// counts events whose value is non-zero (for error: an error was
-// recorded); a mean only events that carry the value. A model_call
-// source without a field (a ratio's denominator) is every call.
-func metricExpr(name, kind string, src experiments.MetricSource, a, float string) (cond, value string, args []any, err error) {
+// a) that feed a metric aggregated as kind (its entry's Selection) from
+// src, the value each contributes (as a float), and the condition's
+// arguments. A model_call source without a field (a ratio's denominator)
+// is every call.
+func metricExpr(name string, kind vocab.Kind, src experiments.MetricSource, a, float string) (cond, value string, args []any, err error) {
+	spec, ok := vocab.Spec(kind)
+	if !ok {
+		return "", "", nil, fmt.Errorf("metric %q: unknown kind %q", name, kind)
+	}
 	switch src.EventType {
-	case "model_call":
+	case vocab.TypeModelCall:
+		// Field names go into SQL text: only the table's are accepted.
+		f, known := vocab.ModelCallField(src.Field)
 		switch {
-		case src.Field == "error":
-			value = fmt.Sprintf("(CASE WHEN %[1]s.error IS NOT NULL AND %[1]s.error <> '' THEN 1.0 ELSE 0.0 END)", a)
-		case modelCallColumns[src.Field]:
-			value = fmt.Sprintf("CAST(%s.%s AS %s)", a, src.Field, float)
-		case src.Field == "" && kind == "count":
+		case known && f.Metric == vocab.Indicator:
+			value = fmt.Sprintf("(CASE WHEN %[1]s.%[2]s IS NOT NULL AND %[1]s.%[2]s <> '' THEN 1.0 ELSE 0.0 END)", a, f.Name)
+		case known && f.Metric == vocab.Numeric:
+			value = fmt.Sprintf("CAST(%s.%s AS %s)", a, f.Name, float)
+		case src.Field == "" && spec.Reduce == vocab.ReduceCount:
 			value = "1.0"
 		default:
-			return "", "", nil, fmt.Errorf("metric %q: unknown model_call field %q", name, src.Field)
+			return "", "", nil, fmt.Errorf("metric %q: unknown %s field %q", name, vocab.TypeModelCall, src.Field)
 		}
-		cond = a + ".type = 'model_call'"
-	case "business_event":
-		cond, value, args = fmt.Sprintf("%[1]s.type = 'business_event' AND %[1]s.business_metric = ?", a), a+".value", []any{src.BusinessMetric}
-	case "exposure":
-		cond, value = a+".type = 'exposure'", "1.0"
+	case vocab.TypeBusinessEvent:
+		value, args = a+".value", []any{src.BusinessMetric}
+	case vocab.TypeExposure:
+		value = "1.0"
 	default:
 		return "", "", nil, fmt.Errorf("metric %q: unknown event type %q", name, src.EventType)
 	}
-	switch kind {
-	case "proportion":
-		if src.EventType == "business_event" {
+	cond = fmt.Sprintf("%s.type = '%s'", a, src.EventType)
+	if src.EventType == vocab.TypeBusinessEvent {
+		cond += fmt.Sprintf(" AND %s.business_metric = ?", a)
+	}
+	switch spec.Select {
+	case vocab.SelectNonZero:
+		if src.EventType == vocab.TypeBusinessEvent {
 			// A business event marks the outcome whatever its value.
 			break
 		}
 		cond += fmt.Sprintf(" AND COALESCE(%s, 0) <> 0", value)
-	case "mean":
+	case vocab.SelectNotNull:
 		cond += fmt.Sprintf(" AND %s IS NOT NULL", value)
-	case "sum", "count":
-	default:
-		return "", "", nil, fmt.Errorf("metric %q: unknown kind %q", name, kind)
 	}
 	return "(" + cond + ")", value, args, nil
 }
 
 // perUserValue turns a user's sum and count of matching values into the
-// metric's per-user value (docs/architecture.md §6); ok is false when a mean metric
-// has no value for the user, who is then left out of that metric.
-func perUserValue(kind string, sum float64, count int64) (v float64, ok bool) {
-	switch kind {
-	case "proportion":
-		if count > 0 {
-			return 1, true
-		}
-		return 0, true
-	case "count":
-		return float64(count), true
-	case "mean":
-		if count == 0 {
-			return 0, false
-		}
-		return sum / float64(count), true
-	default: // sum, a ratio's numerator: 0 for exposed users with none
-		return sum, true
-	}
+// per-user value of a metric aggregated as kind (its entry's Reduce); ok
+// is false when the user has no value and is left out of that metric.
+func perUserValue(kind vocab.Kind, sum float64, count int64) (v float64, ok bool) {
+	return kind.Spec().Reduce.PerUser(sum, count)
 }

@@ -11,6 +11,7 @@ import (
 	"github.com/expd/expd/metrics"
 	"github.com/expd/expd/plans"
 	"github.com/expd/expd/stats"
+	"github.com/expd/expd/vocab"
 )
 
 // Preliminary thresholds (docs/results.md).
@@ -178,7 +179,7 @@ func (c cappedArm) values(mi int) []float64 {
 func compareArms(d Design, m metrics.Resolved, mi int, control, treatment cappedArm, variant string, srm SRMSummary) (Row, error) {
 	row := Row{
 		OrgID: d.OrgID, ExperimentID: d.ExperimentID, Metric: m.Name, Variant: variant,
-		ControlVariant: d.Control, MetricVersion: m.MetricVersion, Category: m.Category, Kind: m.Kind,
+		ControlVariant: d.Control, MetricVersion: m.MetricVersion, Category: m.Category, Kind: string(m.Kind),
 		Origin: m.Origin, Test: m.MethodDefault, SRMP: srm.PValue,
 		SampleCapUsed: control.capped || treatment.capped,
 		WindowDays:    d.Window.Days, RetentionTruncated: d.Window.RetentionTruncated,
@@ -187,7 +188,8 @@ func compareArms(d Design, m metrics.Resolved, mi int, control, treatment capped
 		CrossoverUsers: map[string]int64{d.Control: control.crossover(), variant: treatment.crossover()}}
 	an.CrossoverHealth = crossoverHealth(control, treatment)
 	cv, tv := control.values(mi), treatment.values(mi)
-	if m.Kind == "quantile" {
+	compare := m.Kind.Spec().Compare
+	if compare == vocab.ByCall {
 		cv, tv = control.callValues(mi), treatment.callValues(mi)
 	}
 	row.NControl, row.NTreatment = int64(len(cv)), int64(len(tv))
@@ -203,7 +205,7 @@ func compareArms(d Design, m metrics.Resolved, mi int, control, treatment capped
 		fillComparison(&row, &an, cmp, d.Sequential)
 		nonInferiority(&an, m, cmp, row.Sequential, d.options(m, variant))
 	}
-	if m.Kind == "quantile" || m.Kind == "ratio" {
+	if compare != vocab.ByUser {
 		// n is users with calls (quantile) or all kept users (ratio).
 		row.NControl, row.NTreatment = int64(cmp.NControl), int64(cmp.NTreatment)
 	}
@@ -231,10 +233,10 @@ func compareMetric(d Design, m metrics.Resolved, mi int, control, treatment capp
 	opt := d.options(m, variant)
 	var cmp stats.Comparison
 	var err error
-	switch {
-	case m.Kind == "quantile":
+	switch m.Kind.Spec().Compare {
+	case vocab.ByCall:
 		cmp, err = stats.CompareQuantile(control.calls(mi), treatment.calls(mi), *m.Quantile, opt)
-	case m.Kind == "ratio":
+	case vocab.ByRatio:
 		cmp, err = stats.CompareRatio(control.ratio(mi), treatment.ratio(mi), opt)
 	default:
 		method, perr := stats.ParseMethod(m.MethodDefault)

@@ -67,10 +67,10 @@ func readEvents(ctx context.Context, db *gorm.DB, orgID, experimentID string, w 
 	if s != nil {
 		p.collect = s.Arms
 		for i, m := range ms {
-			if m.Problem != "" || m.Kind != "quantile" {
+			if !readsCalls(m) {
 				continue
 			}
-			cond, value, condArgs, err := metricExpr(m.Name, "mean", *m.Source, "e", d.float)
+			cond, value, condArgs, err := metricExpr(m.Name, m.Kind.AggregatedAs(), *m.Source, "e", d.float)
 			if err != nil {
 				return Coverage{}, err
 			}

@@ -15,6 +15,7 @@ import (
 	"github.com/expd/expd/ingest"
 	"github.com/expd/expd/metrics"
 	"github.com/expd/expd/models"
+	"github.com/expd/expd/vocab"
 )
 
 // Incremental results (docs/results.md, "Incremental results"): every
@@ -94,8 +95,8 @@ func dayMark(marks map[string]int64, day time.Time, pre bool) int64 {
 const exprVersion = "1"
 
 // exprKey names a metric expression in result_rollups.expr.
-func exprKey(kind string, src experiments.MetricSource) string {
-	b, _ := json.Marshal([]string{exprVersion, kind, src.EventType, src.Field, src.BusinessMetric})
+func exprKey(kind vocab.Kind, src experiments.MetricSource) string {
+	b, _ := json.Marshal([]string{exprVersion, string(kind), string(src.EventType), src.Field, src.BusinessMetric})
 	return string(b)
 }
 
@@ -123,7 +124,7 @@ type dayRange struct {
 func rollupExprs(d dialect, ms []metrics.Resolved) ([]rollupExpr, []string, []string, error) {
 	byKey := map[string]rollupExpr{}
 	num, den := make([]string, len(ms)), make([]string, len(ms))
-	add := func(m metrics.Resolved, kind string, src experiments.MetricSource) (string, error) {
+	add := func(m metrics.Resolved, kind vocab.Kind, src experiments.MetricSource) (string, error) {
 		key := exprKey(kind, src)
 		if _, ok := byKey[key]; !ok {
 			cond, value, args, err := metricExpr(m.Name, kind, src, "e", d.float)
@@ -135,18 +136,14 @@ func rollupExprs(d dialect, ms []metrics.Resolved) ([]rollupExpr, []string, []st
 		return key, nil
 	}
 	for i, m := range ms {
-		if m.Problem != "" || m.Kind == "quantile" {
+		if !hasUserColumns(m) {
 			continue
 		}
-		kind := m.Kind
-		if kind == "ratio" {
-			kind = "sum"
-		}
 		var err error
-		if num[i], err = add(m, kind, *m.Source); err != nil {
+		if num[i], err = add(m, m.Kind.AggregatedAs(), *m.Source); err != nil {
 			return nil, nil, nil, err
 		}
-		if m.Kind == "ratio" {
+		if m.Kind.Spec().NeedsDenominator {
 			if den[i], err = add(m, denominatorKind(*m.Denominator), *m.Denominator); err != nil {
 				return nil, nil, nil, err
 			}

@@ -11,6 +11,7 @@ import (
 	"github.com/expd/expd/assignments"
 	"github.com/expd/expd/ingest"
 	"github.com/expd/expd/models"
+	"github.com/expd/expd/vocab"
 )
 
 // copyResult times the baseline: the rows COPYed into events alone, and
@@ -107,7 +108,7 @@ func firstExposures(rows []models.Event) []*models.Event {
 	var out []*models.Event
 	for i := range rows {
 		r := &rows[i]
-		if r.Type != ingest.TypeExposure {
+		if r.Type != vocab.TypeExposure {
 			continue
 		}
 		if j, ok := at[r.UserID]; !ok {

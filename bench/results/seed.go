@@ -14,6 +14,7 @@ import (
 	"github.com/expd/expd/models"
 	"github.com/expd/expd/orgs"
 	"github.com/expd/expd/results"
+	"github.com/expd/expd/vocab"
 )
 
 // windowDays is how far back the events go.
@@ -53,7 +54,7 @@ func openSchema(base string, keep bool) (*gorm.DB, string, func(), error) {
 	return db, u.Query().Get("search_path"), cleanup, nil
 }
 
-func metric(name, kind, category, method string, src experiments.MetricSource) experiments.Metric {
+func metric(name string, kind vocab.Kind, category, method string, src experiments.MetricSource) experiments.Metric {
 	shared := false
 	return experiments.Metric{Name: name, Kind: kind, Category: category, MethodDefault: method, MetricVersion: 1, SharedOrgWide: &shared, Source: &src}
 }
@@ -64,7 +65,7 @@ func metric(name, kind, category, method string, src experiments.MetricSource) e
 // per-call p95 (a quantile metric).
 func benchMetrics() []experiments.Metric {
 	shared := false
-	builtin := func(name, kind, method string) experiments.Metric {
+	builtin := func(name string, kind vocab.Kind, method string) experiments.Metric {
 		return experiments.Metric{Name: name, Kind: kind, Category: "guardrail", MethodDefault: method, MetricVersion: 1, SharedOrgWide: &shared}
 	}
 	purchase := experiments.MetricSource{EventType: "business_event", BusinessMetric: "purchase"}

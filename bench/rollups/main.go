@@ -25,6 +25,7 @@ import (
 	"github.com/expd/expd/models"
 	"github.com/expd/expd/orgs"
 	"github.com/expd/expd/results"
+	"github.com/expd/expd/vocab"
 )
 
 // ageDays is the experiment's age at the nightly run.
@@ -176,7 +177,7 @@ func seed(ctx context.Context, db *gorm.DB, began time.Time, users, perUser int,
 		return "", "", err
 	}
 	shared := false
-	builtin := func(name, kind, method string) experiments.Metric {
+	builtin := func(name string, kind vocab.Kind, method string) experiments.Metric {
 		return experiments.Metric{Name: name, Kind: kind, Category: "guardrail", MethodDefault: method, MetricVersion: 1, SharedOrgWide: &shared}
 	}
 	purchase := &experiments.MetricSource{EventType: "business_event", BusinessMetric: "purchase"}

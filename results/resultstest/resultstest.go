@@ -15,6 +15,8 @@ import (
 	"github.com/expd/expd/bucketing"
 	"github.com/expd/expd/experiments"
 	"github.com/expd/expd/models"
+	"github.com/expd/expd/stats"
+	"github.com/expd/expd/vocab"
 )
 
 // The synthetic experiment's true effects, treatment minus control.
@@ -70,9 +72,9 @@ var Metrics = []string{"latency_ms", "conversion", "revenue"}
 func Config(name string) experiments.Config {
 	shared := false
 	ms := []experiments.Metric{
-		{Name: "latency_ms", Kind: "mean", Category: "guardrail", MethodDefault: "welch_t", MetricVersion: 1, SharedOrgWide: &shared},
-		{Name: "conversion", Kind: "proportion", Category: "primary", MethodDefault: "z_test", MetricVersion: 1, SharedOrgWide: &shared},
-		{Name: "revenue", Kind: "sum", Category: "secondary", MethodDefault: "welch_t", MetricVersion: 1, SharedOrgWide: &shared},
+		{Name: "latency_ms", Kind: vocab.Mean, Category: "guardrail", MethodDefault: string(stats.WelchT), MetricVersion: 1, SharedOrgWide: &shared},
+		{Name: "conversion", Kind: vocab.Proportion, Category: "primary", MethodDefault: string(stats.ZTest), MetricVersion: 1, SharedOrgWide: &shared},
+		{Name: "revenue", Kind: vocab.Sum, Category: "secondary", MethodDefault: string(stats.WelchT), MetricVersion: 1, SharedOrgWide: &shared},
 	}
 	return experiments.Config{
 		Name: name, Salt: "resultstest-salt", BucketCount: 1000,
@@ -114,19 +116,19 @@ func Events(orgID, experimentID string, users []User, at time.Time) []models.Eve
 	var out []models.Event
 	for _, u := range users {
 		t, seq := at, 0
-		next := func(typ string) models.Event {
+		next := func(typ vocab.RecordType) models.Event {
 			t, seq = t.Add(time.Millisecond), seq+1
 			return models.Event{OrgID: orgID, EventID: fmt.Sprintf("%s-%s-%d", experimentID, u.ID, seq), Type: typ, ExperimentID: experimentID,
 				UserID: u.ID, Variant: u.Variant, Ts: t.UTC(), ReceivedAt: t.UTC(), Source: "api"}
 		}
-		out = append(out, next("exposure"))
+		out = append(out, next(vocab.TypeExposure))
 		for _, l := range u.Latencies {
-			e := next("model_call")
+			e := next(vocab.TypeModelCall)
 			e.LatencyMs = &l
 			out = append(out, e)
 		}
 		if u.Converted {
-			conv, rev := next("business_event"), next("business_event")
+			conv, rev := next(vocab.TypeBusinessEvent), next(vocab.TypeBusinessEvent)
 			one, revenue, convName, revName := 1.0, u.Revenue, "conversion", "revenue"
 			conv.BusinessMetric, conv.Value = &convName, &one
 			rev.BusinessMetric, rev.Value = &revName, &revenue
