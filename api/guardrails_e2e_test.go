@@ -20,6 +20,7 @@ import (
 	"github.com/expd/expd/models"
 	"github.com/expd/expd/outbound"
 	"github.com/expd/expd/results/resultstest"
+	"github.com/expd/expd/vocab"
 )
 
 // receivedEvent is one verified delivery at the test's listener.
@@ -187,7 +188,7 @@ func harmfulExperiment(t *testing.T, env *testenv.Env, orgID string, admin []str
 	var events []models.Event
 	for _, u := range resultstest.Users(300, 7) {
 		seq := 0
-		add := func(typ string, errText *string) {
+		add := func(typ vocab.RecordType, errText *string) {
 			seq++
 			events = append(events, models.Event{OrgID: orgID, EventID: fmt.Sprintf("%s-%d", u.ID, seq), Type: typ, ExperimentID: exp.ID,
 				UserID: u.ID, Variant: u.Variant, Ts: now.Add(time.Duration(seq) * time.Millisecond), ReceivedAt: now, Source: "api"})

@@ -12,6 +12,7 @@ import (
 	"github.com/expd/expd/models"
 	"github.com/expd/expd/results"
 	"github.com/expd/expd/results/resultstest"
+	"github.com/expd/expd/vocab"
 )
 
 // aggregateFixture is an experiment with synthetic users plus events the
@@ -39,8 +40,8 @@ func newAggregateFixture(t *testing.T) aggregateFixture {
 	early, late := 1e6, 2e6
 	events = append(events, resultstest.Events(org.ID, other.ID, users[:5], at)...)
 	events = append(events,
-		models.Event{OrgID: org.ID, EventID: "early", Type: "model_call", ExperimentID: exp.ID, UserID: u0.ID, Variant: u0.Variant, Ts: at.Add(-time.Minute), ReceivedAt: at, LatencyMs: &early},
-		models.Event{OrgID: org.ID, EventID: "late", Type: "model_call", ExperimentID: exp.ID, UserID: u0.ID, Variant: u0.Variant, Ts: at.Add(2 * time.Hour), ReceivedAt: at, LatencyMs: &late},
+		models.Event{OrgID: org.ID, EventID: "early", Type: "model_call", ExperimentID: exp.ID, UserID: u0.ID, Variant: u0.Variant, Ts: at.Add(-time.Minute), ReceivedAt: at, ModelCall: vocab.ModelCall{LatencyMs: &early}},
+		models.Event{OrgID: org.ID, EventID: "late", Type: "model_call", ExperimentID: exp.ID, UserID: u0.ID, Variant: u0.Variant, Ts: at.Add(2 * time.Hour), ReceivedAt: at, ModelCall: vocab.ModelCall{LatencyMs: &late}},
 		models.Event{OrgID: org.ID, EventID: "switch", Type: "exposure", ExperimentID: exp.ID, UserID: u0.ID, Variant: "treatment", Ts: at.Add(time.Minute), ReceivedAt: at},
 		models.Event{OrgID: org.ID, EventID: "stranger", Type: "exposure", ExperimentID: exp.ID, UserID: "stranger", Variant: "nope", Ts: at, ReceivedAt: at},
 	)

@@ -24,6 +24,7 @@ import (
 	"github.com/expd/expd/orgs"
 	"github.com/expd/expd/plans"
 	"github.com/expd/expd/results"
+	"github.com/expd/expd/vocab"
 	"github.com/expd/expd/worker"
 	"github.com/expd/expd/workflows"
 )
@@ -259,7 +260,7 @@ func (e *env) ingest(ctx context.Context, pass int) (float64, error) {
 					rows = append(rows, models.Event{OrgID: e.orgID, EventID: fmt.Sprintf("live-p%d-g%d-%d", pass, g, i),
 						Type: "model_call", ExperimentID: e.expIDs[rng.IntN(len(e.expIDs))], UserID: fmt.Sprintf("live-%d", i/10),
 						Variant: "control", Ts: now.Add(-time.Duration(rng.IntN(3600)) * time.Second),
-						LatencyMs: &lat, TotalTokens: &tokens, Source: ingest.SourceAPI})
+						ModelCall: vocab.ModelCall{LatencyMs: &lat, TotalTokens: &tokens}, Source: ingest.SourceAPI})
 				}
 				if _, err := w.Write(ctx, ingest.Batch{Tenant: tenant, Rows: rows}); err != nil {
 					return err
