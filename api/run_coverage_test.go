@@ -16,6 +16,7 @@ import (
 	"github.com/expd/expd/models"
 	"github.com/expd/expd/results"
 	"github.com/expd/expd/results/resultstest"
+	"github.com/expd/expd/vocab"
 	"github.com/expd/expd/workflows"
 )
 
@@ -36,7 +37,7 @@ func coverageEvents(orgID, expID string, start, now time.Time) []models.Event {
 	latency := 100.0
 	var out []models.Event
 	add := func(typ, user, variant string, ts time.Time) {
-		e := models.Event{OrgID: orgID, EventID: fmt.Sprintf("cov-%s-%d", expID, len(out)), Type: typ, ExperimentID: expID,
+		e := models.Event{OrgID: orgID, EventID: fmt.Sprintf("cov-%s-%d", expID, len(out)), Type: vocab.RecordType(typ), ExperimentID: expID,
 			UserID: user, Variant: variant, Ts: ts.UTC(), ReceivedAt: now.UTC(), Source: "api"}
 		if typ == "model_call" {
 			e.LatencyMs = &latency

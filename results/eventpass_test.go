@@ -15,6 +15,7 @@ import (
 	"github.com/expd/expd/results"
 	"github.com/expd/expd/results/resultstest"
 	"github.com/expd/expd/stats"
+	"github.com/expd/expd/vocab"
 )
 
 // One read of the events gives a run both its coverage and its quantile
@@ -29,7 +30,7 @@ func TestReadEventsCountsCoverageAndCollectsCallsInOnePass(t *testing.T) {
 	w := results.NewWindow(t0.Add(-time.Hour), t0.Add(time.Hour), 30)
 	var events []models.Event
 	add := func(id, typ, user, variant string, ts time.Time, latency float64) {
-		e := models.Event{OrgID: org.ID, EventID: id, Type: typ, ExperimentID: exp.ID, UserID: user, Variant: variant, Ts: ts, ReceivedAt: t0, Source: "api"}
+		e := models.Event{OrgID: org.ID, EventID: id, Type: vocab.RecordType(typ), ExperimentID: exp.ID, UserID: user, Variant: variant, Ts: ts, ReceivedAt: t0, Source: "api"}
 		if typ == "model_call" {
 			e.LatencyMs = &latency
 		}

@@ -18,6 +18,7 @@ import (
 	"github.com/expd/expd/plans"
 	"github.com/expd/expd/results"
 	"github.com/expd/expd/results/resultstest"
+	"github.com/expd/expd/vocab"
 )
 
 // rollupMetrics covers every kind the per-user query computes, with CUPED
@@ -33,7 +34,7 @@ func rollupMetrics() []experiments.Metric {
 		return &experiments.MetricSource{EventType: "business_event", BusinessMetric: name}
 	}
 	m := func(name, kind, method string, src *experiments.MetricSource) experiments.Metric {
-		return experiments.Metric{Name: name, Kind: kind, Category: "secondary", MethodDefault: method, MetricVersion: 1, SharedOrgWide: &shared, Source: src}
+		return experiments.Metric{Name: name, Kind: vocab.Kind(kind), Category: "secondary", MethodDefault: method, MetricVersion: 1, SharedOrgWide: &shared, Source: src}
 	}
 	out := []experiments.Metric{
 		m("latency_ms", "mean", "welch_t", call("latency_ms")),
@@ -80,7 +81,7 @@ type simUser struct {
 
 func (s *rollupSim) event(typ, user, variant string, ts time.Time) models.Event {
 	s.seq++
-	return models.Event{OrgID: s.org, EventID: fmt.Sprintf("ev-%d", s.seq), Type: typ, ExperimentID: s.exp, UserID: user, Variant: variant, Ts: ts.UTC(), Source: "api"}
+	return models.Event{OrgID: s.org, EventID: fmt.Sprintf("ev-%d", s.seq), Type: vocab.RecordType(typ), ExperimentID: s.exp, UserID: user, Variant: variant, Ts: ts.UTC(), Source: "api"}
 }
 
 func (s *rollupSim) call(user simUser, ts time.Time) models.Event {
