@@ -13,6 +13,7 @@ import (
 	"github.com/expd/expd/internal/testenv"
 	"github.com/expd/expd/outbound"
 	"github.com/expd/expd/results"
+	"github.com/expd/expd/workflowclient"
 	"github.com/expd/expd/workflows"
 )
 
@@ -22,7 +23,7 @@ import (
 // delivery, control served, and no results run published.
 func TestHourlyHealthRunStopsAHarmfulTreatment(t *testing.T) {
 	env, tenv := testenv.NewWithWorker(t, func(a *activities.Activities) { a.Webhooks = &outbound.Sender{AllowPrivate: true} })
-	if err := workflows.EnsureSchedules(t.Context(), tenv.Client, tenv.TaskQueue); err != nil {
+	if err := workflowclient.EnsureSchedules(t.Context(), tenv.Client, tenv.TaskQueue); err != nil {
 		t.Fatal(err)
 	}
 	org := env.NewOrg(t)

@@ -8,6 +8,7 @@ import (
 	"github.com/gin-gonic/gin"
 
 	"github.com/expd/expd/orgs"
+	"github.com/expd/expd/workflowclient"
 	"github.com/expd/expd/workflows"
 )
 
@@ -43,7 +44,7 @@ func (h *handlers) identityWebhook(c *gin.Context) {
 // returned: 204 when Temporal holds it (a redelivery included), else 503,
 // so the provider retries.
 func acceptDelivery(c *gin.Context, err error) {
-	if err != nil && !errors.Is(err, workflows.ErrNotConnected) {
+	if err != nil && !errors.Is(err, workflowclient.ErrNotConnected) {
 		c.Header("Retry-After", "30")
 	}
 	if err != nil {

@@ -13,6 +13,7 @@ import (
 	"github.com/expd/expd/auth"
 	"github.com/expd/expd/keys"
 	"github.com/expd/expd/validate"
+	"github.com/expd/expd/workflowclient"
 	"github.com/expd/expd/workflows"
 )
 
@@ -43,11 +44,11 @@ func (h *handlers) rotateKey(c *gin.Context) {
 	}
 	k, err := h.rotateKeyOf(c.Request.Context(), orgID(c), session(c).UserID, scope)
 	switch {
-	case errors.Is(err, workflows.ErrNotConnected):
+	case errors.Is(err, workflowclient.ErrNotConnected):
 		workflowsUnavailable(c, err)
 	case errors.Is(err, context.DeadlineExceeded):
 		problem(c, http.StatusServiceUnavailable, CodeKeyRotationTimeout,
-			fmt.Sprintf("the rotation did not finish within %s; it may still complete, so rotate again to get a key you can see", workflows.KeyRotationTimeout))
+			fmt.Sprintf("the rotation did not finish within %s; it may still complete, so rotate again to get a key you can see", workflowclient.KeyRotationTimeout))
 	case err != nil:
 		internalError(c, err)
 	default:
@@ -59,7 +60,7 @@ func (h *handlers) rotateKey(c *gin.Context) {
 // previous one; the route and the dashboard's keys page both use it.
 func (h *handlers) rotateKeyOf(ctx context.Context, org, actor string, scope auth.Scope) (apiKey, error) {
 	if h.deps.Temporal == nil {
-		return apiKey{}, workflows.ErrNotConnected
+		return apiKey{}, workflowclient.ErrNotConnected
 	}
 	key, err := auth.GenerateKey(scope)
 	if err != nil {
@@ -67,7 +68,7 @@ func (h *handlers) rotateKeyOf(ctx context.Context, org, actor string, scope aut
 	}
 	// Detached from the request: a started rotation must be followed to its
 	// end (and the publishable key stored) even if the caller goes away.
-	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), workflows.KeyRotationTimeout)
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), workflowclient.KeyRotationTimeout)
 	defer cancel()
 	res, err := h.workflows.RunKeyRotation(ctx, workflows.KeyRotationInput{OrgID: org, Scope: scope, Hash: key.Hash, Prefix: key.Prefix, Actor: actor})
 	if err != nil {

@@ -9,7 +9,7 @@ import (
 
 	"github.com/expd/expd/experiments"
 	"github.com/expd/expd/validate"
-	"github.com/expd/expd/workflows"
+	"github.com/expd/expd/workflowclient"
 )
 
 // shipRequest is the body of POST /v1/experiments/:id/ship.
@@ -63,7 +63,7 @@ func (h *handlers) announceChange(ctx context.Context, org string, exp experimen
 	if err == nil && ok {
 		err = h.workflows.AnnounceQueued(ctx, h.deps.DB, ev)
 	}
-	if err != nil && !errors.Is(err, workflows.ErrNotConnected) {
+	if err != nil && !errors.Is(err, workflowclient.ErrNotConnected) {
 		h.deps.Logger.WarnContext(ctx, "announcement left to the reconcile", "org_id", org, "experiment_id", exp.ID, "status", exp.Status, "error", err)
 	}
 }
@@ -80,7 +80,7 @@ func (h *handlers) experimentSaved(ctx context.Context, org string, exp experime
 		return
 	}
 	err := h.workflows.SignalOwed(ctx, h.deps.DB, org, exp.ID, exp.Version)
-	if err != nil && !errors.Is(err, workflows.ErrNotConnected) {
+	if err != nil && !errors.Is(err, workflowclient.ErrNotConnected) {
 		h.deps.Logger.WarnContext(ctx, "experiment workflow signal left to the reconcile", "org_id", org, "experiment_id", exp.ID, "error", err)
 	}
 }

@@ -15,6 +15,7 @@ import (
 	"github.com/expd/expd/internal/testenv"
 	"github.com/expd/expd/outbound"
 	"github.com/expd/expd/results/resultstest"
+	"github.com/expd/expd/workflowclient"
 	"github.com/expd/expd/workflows"
 )
 
@@ -59,7 +60,7 @@ func TestAnnouncementsAndSignalsSurviveTemporalBeingAway(t *testing.T) {
 	admin := testenv.Bearer(org.AdminToken)
 	listener, stopListener := listenForWebhooks(t, env, org.ID)
 	defer stopListener()
-	s := workflows.Starter{Client: tenv.Client, TaskQueue: tenv.TaskQueue}
+	s := workflowclient.Starter{Client: tenv.Client, TaskQueue: tenv.TaskQueue}
 
 	stopAt := time.Now().Add(time.Hour).UTC().Truncate(time.Second)
 	create := func(name, status string) string {
@@ -166,7 +167,7 @@ func TestAnnouncementsAndSignalsSurviveTemporalBeingAway(t *testing.T) {
 
 // waitForExperimentState queries the experiment's workflow until cond
 // holds (a bound against a hung test, not a timing assertion).
-func waitForExperimentState(t *testing.T, s workflows.Starter, id string, cond func(workflows.ExperimentState) bool) {
+func waitForExperimentState(t *testing.T, s workflowclient.Starter, id string, cond func(workflows.ExperimentState) bool) {
 	t.Helper()
 	var st workflows.ExperimentState
 	var err error

@@ -11,7 +11,7 @@ import (
 
 	"github.com/expd/expd/models"
 	"github.com/expd/expd/validate"
-	"github.com/expd/expd/workflows"
+	"github.com/expd/expd/workflowclient"
 )
 
 // Problem is an RFC 9457 problem-details body. Every non-2xx answer of the
@@ -115,10 +115,10 @@ func databaseUnavailable(c *gin.Context, err error, code, detail string) {
 }
 
 // workflowsUnavailable answers 503 workflows_unavailable: this server is not
-// connected to Temporal (workflows.ErrNotConnected), or Temporal did not
+// connected to Temporal (workflowclient.ErrNotConnected), or Temporal did not
 // accept a start that the client should retry.
 func workflowsUnavailable(c *gin.Context, err error) {
-	if !errors.Is(err, workflows.ErrNotConnected) {
+	if !errors.Is(err, workflowclient.ErrNotConnected) {
 		slog.ErrorContext(c.Request.Context(), "start workflow", "request_id", requestID(c), "path", c.FullPath(), "error", err)
 	}
 	problem(c, http.StatusServiceUnavailable, CodeWorkflowsUnavailable, "workflows cannot be started now (Temporal is unreachable or not connected); retry later")
@@ -127,7 +127,7 @@ func workflowsUnavailable(c *gin.Context, err error) {
 // workflowStartFailed answers a failed start whose retry the client
 // decides: 503 without Temporal, else 500.
 func workflowStartFailed(c *gin.Context, err error) {
-	if errors.Is(err, workflows.ErrNotConnected) {
+	if errors.Is(err, workflowclient.ErrNotConnected) {
 		workflowsUnavailable(c, err)
 		return
 	}

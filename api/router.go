@@ -19,7 +19,7 @@ import (
 	"github.com/expd/expd/outbound"
 	"github.com/expd/expd/ratelimit"
 	"github.com/expd/expd/sdkcache"
-	"github.com/expd/expd/workflows"
+	"github.com/expd/expd/workflowclient"
 )
 
 // Deps are what the handlers need. Temporal may be nil where no route that
@@ -52,7 +52,7 @@ type Deps struct {
 type handlers struct {
 	deps        Deps
 	experiments experiments.Store
-	workflows   workflows.Starter
+	workflows   workflowclient.Starter
 	ingest      ingest.Sources
 }
 
@@ -72,7 +72,7 @@ func NewRouter(deps Deps) *gin.Engine {
 		deps.Ingest = ingest.NewWriter(deps.DB, ingest.Options{})
 	}
 	h := &handlers{deps: deps, experiments: experiments.Store{DB: deps.DB},
-		workflows: workflows.Starter{Client: deps.Temporal, TaskQueue: deps.TaskQueue},
+		workflows: workflowclient.Starter{Client: deps.Temporal, TaskQueue: deps.TaskQueue},
 		ingest:    ingest.Sources{DB: deps.DB, Writer: deps.Ingest}}
 
 	r := gin.New()

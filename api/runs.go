@@ -13,6 +13,7 @@ import (
 
 	"github.com/expd/expd/results"
 	"github.com/expd/expd/validate"
+	"github.com/expd/expd/workflowclient"
 	"github.com/expd/expd/workflows"
 )
 
@@ -91,7 +92,7 @@ func (h *handlers) startDayRun(c *gin.Context, experimentID, day string) {
 		return
 	}
 	wid, err := h.workflows.StartDayRun(c.Request.Context(), workflows.ExperimentResultsInput{OrgID: orgID(c), ExperimentID: experimentID, ComputedFor: key.ComputedFor})
-	if errors.Is(err, workflows.ErrAlreadyRunning) {
+	if errors.Is(err, workflowclient.ErrAlreadyRunning) {
 		problem(c, http.StatusConflict, CodeRunInProgress, "a run of "+key.ComputedFor+" is already running (workflow "+wid+"); follow it at GET /v1/experiments/"+experimentID+"/runs/"+key.ComputedFor+" and start again once it has ended to recompute")
 		return
 	}
@@ -143,7 +144,7 @@ func (h *handlers) startBackfill(c *gin.Context) {
 		return
 	}
 	wid, err := h.workflows.StartBackfill(c.Request.Context(), workflows.DailyResultsInput{Day: from.ComputedFor, LastDay: to.ComputedFor, OrgID: orgID(c)})
-	if errors.Is(err, workflows.ErrAlreadyRunning) {
+	if errors.Is(err, workflowclient.ErrAlreadyRunning) {
 		problem(c, http.StatusConflict, CodeBackfillInProgress, "this range is already being backfilled (workflow "+wid+")")
 		return
 	}

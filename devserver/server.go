@@ -14,7 +14,7 @@ import (
 	"go.temporal.io/server/common/primitives"
 	"go.temporal.io/server/temporal"
 
-	"github.com/expd/expd/workflows"
+	"github.com/expd/expd/workflowclient"
 )
 
 // readyProbeInterval paces the wait for the namespace to be served.
@@ -99,7 +99,7 @@ func (s *Server) awaitReady(ctx context.Context, namespace string, logger slogLo
 		case <-time.After(readyProbeInterval):
 		}
 	}
-	if err := workflows.EnsureSearchAttributes(ctx, c, namespace); err != nil {
+	if err := workflowclient.EnsureSearchAttributes(ctx, c, namespace); err != nil {
 		return fmt.Errorf("devserver: %w", err)
 	}
 	return nil

@@ -16,7 +16,7 @@ import (
 // The outbox (table outbound_events): every announcement of a change is
 // written in the transaction of the change (Enqueue), so the change and
 // the promise to announce it commit together. Whoever committed then
-// starts its delivery (workflows.Starter.AnnounceQueued, or the workflow
+// starts its delivery (workflowclient.Starter.AnnounceQueued, or the workflow
 // that made the change) and a row counts as sent once a DeliverEvent
 // workflow under its event id exists; rows still pending, because
 // Temporal was unreachable or the process died between the commit and

@@ -15,6 +15,7 @@ import (
 	"go.temporal.io/sdk/worker"
 
 	"github.com/expd/expd/activities"
+	"github.com/expd/expd/workflowclient"
 	"github.com/expd/expd/workflows"
 )
 
@@ -42,11 +43,11 @@ func Register(r worker.Registry, acts *activities.Activities) {
 // would refuse those starts), the schedules (daily results, retention, guardrail health),
 // then the registrations. It returns once the worker polls; Stop ends it.
 func Run(ctx context.Context, c client.Client, namespace, taskQueue string, acts *activities.Activities, opts worker.Options) (worker.Worker, error) {
-	if err := workflows.EnsureSearchAttributes(ctx, c, namespace); err != nil {
+	if err := workflowclient.EnsureSearchAttributes(ctx, c, namespace); err != nil {
 		return nil, fmt.Errorf("register search attributes %s and %s (Keyword) on namespace %s: %w",
 			workflows.SearchAttributeOrgID, workflows.SearchAttributeExperimentID, namespace, err)
 	}
-	if err := workflows.EnsureSchedules(ctx, c, taskQueue); err != nil {
+	if err := workflowclient.EnsureSchedules(ctx, c, taskQueue); err != nil {
 		return nil, fmt.Errorf("ensure schedules: %w", err)
 	}
 	w := worker.New(c, taskQueue, opts)
@@ -57,12 +58,12 @@ func Run(ctx context.Context, c client.Client, namespace, taskQueue string, acts
 	if acts != nil && acts.DB != nil {
 		// In the background: a large deployment's reconciliation must not
 		// hold up the worker, and a failed one is retried by the next start.
-		go reconcile(context.WithoutCancel(ctx), workflows.Starter{Client: c, TaskQueue: taskQueue}, acts)
+		go reconcile(context.WithoutCancel(ctx), workflowclient.Starter{Client: c, TaskQueue: taskQueue}, acts)
 	}
 	// What changes committed while no worker ran still owe Temporal
 	// (announcements, lifecycle signals) goes out now, not at the next
 	// five-minute mark.
-	if err := workflows.TriggerRedrive(ctx, c, taskQueue); err != nil {
+	if err := workflowclient.TriggerRedrive(ctx, c, taskQueue); err != nil {
 		slog.Error("reconcile at worker start", "error", err)
 	}
 	return w, nil
@@ -72,12 +73,12 @@ func Run(ctx context.Context, c client.Client, namespace, taskQueue string, acts
 const reconcileTimeout = 10 * time.Minute
 
 // reconcile gives every experiment with a pending scheduled step its
-// lifecycle workflow (workflows.Starter.ReconcileExperiments) and logs
+// lifecycle workflow (workflowclient.Starter.ReconcileExperiments) and logs
 // what it did. Unlike the periodic reconcile (workflows.Redrive), which
 // handles the signals changes recorded as owed, it checks every scheduled
 // and running experiment: those written before the workflow existed, or
 // whose workflow was terminated by hand.
-func reconcile(ctx context.Context, s workflows.Starter, acts *activities.Activities) {
+func reconcile(ctx context.Context, s workflowclient.Starter, acts *activities.Activities) {
 	ctx, cancel := context.WithTimeout(ctx, reconcileTimeout)
 	defer cancel()
 	res, err := s.ReconcileExperiments(ctx, acts.DB)

@@ -24,6 +24,7 @@ import (
 	"github.com/expd/expd/orgs"
 	"github.com/expd/expd/outbound"
 	expdworker "github.com/expd/expd/worker"
+	"github.com/expd/expd/workflowclient"
 	"github.com/expd/expd/workflows"
 )
 
@@ -188,7 +189,7 @@ func TestDeliveryStopsAfterTheRetryBudget(t *testing.T) {
 // delivers it once.
 func TestDuplicateAnnounceDeliversOnce(t *testing.T) {
 	f := newDeliveryFixture(t)
-	s := workflows.Starter{Client: f.env.Client, TaskQueue: f.env.TaskQueue}
+	s := workflowclient.Starter{Client: f.env.Client, TaskQueue: f.env.TaskQueue}
 	ev := f.event("stopped-once")
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()

@@ -22,6 +22,7 @@ import (
 	"github.com/expd/expd/results"
 	"github.com/expd/expd/results/resultstest"
 	expdworker "github.com/expd/expd/worker"
+	"github.com/expd/expd/workflowclient"
 	"github.com/expd/expd/workflows"
 )
 
@@ -84,7 +85,7 @@ func TestScheduledDayRunsOnceAndRerunsGiveTheSameRows(t *testing.T) {
 	defer cancel()
 
 	// The daily schedule, triggered now, computes yesterday.
-	if err := workflows.EnsureSchedules(ctx, tenv.Client, tenv.TaskQueue); err != nil {
+	if err := workflowclient.EnsureSchedules(ctx, tenv.Client, tenv.TaskQueue); err != nil {
 		t.Fatal(err)
 	}
 	if err := tenv.Client.ScheduleClient().GetHandle(ctx, workflows.DailyResultsScheduleID(tenv.TaskQueue)).Trigger(ctx, client.ScheduleTriggerOptions{}); err != nil {

@@ -26,6 +26,7 @@ import (
 	"github.com/expd/expd/results"
 	"github.com/expd/expd/vocab"
 	"github.com/expd/expd/worker"
+	"github.com/expd/expd/workflowclient"
 	"github.com/expd/expd/workflows"
 )
 
@@ -350,7 +351,7 @@ func (e *env) nightlyPhase(ctx context.Context, pass int, day, label string, org
 func startTemporal(ctx context.Context, db *gorm.DB) (client.Client, string, func(), error) {
 	srv := servertest.NewServer()
 	c := srv.GetDefaultClient()
-	if err := workflows.EnsureSearchAttributes(ctx, c, srv.GetDefaultNamespace()); err != nil {
+	if err := workflowclient.EnsureSearchAttributes(ctx, c, srv.GetDefaultNamespace()); err != nil {
 		srv.Stop()
 		return nil, "", nil, err
 	}

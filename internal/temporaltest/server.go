@@ -11,7 +11,7 @@ import (
 	"go.temporal.io/server/temporal"
 	servertest "go.temporal.io/server/temporaltest"
 
-	"github.com/expd/expd/workflows"
+	"github.com/expd/expd/workflowclient"
 )
 
 // searchAttributeTimeout bounds registering expd's search attributes on a fresh server.
@@ -47,7 +47,7 @@ func sharedServer() (*servertest.TestServer, client.Client, error) {
 		shared.client = shared.server.GetDefaultClient()
 		ctx, cancel := context.WithTimeout(context.Background(), searchAttributeTimeout)
 		defer cancel()
-		if err := workflows.EnsureSearchAttributes(ctx, shared.client, shared.server.GetDefaultNamespace()); err != nil {
+		if err := workflowclient.EnsureSearchAttributes(ctx, shared.client, shared.server.GetDefaultNamespace()); err != nil {
 			shared.err = fmt.Errorf("temporaltest: %w", err)
 		}
 	})

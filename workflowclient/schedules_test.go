@@ -1,4 +1,4 @@
-package workflows_test
+package workflowclient_test
 
 import (
 	"context"
@@ -11,7 +11,7 @@ import (
 	"go.temporal.io/sdk/temporal"
 
 	"github.com/expd/expd/internal/temporaltest"
-	"github.com/expd/expd/workflows"
+	"github.com/expd/expd/workflowclient"
 )
 
 func TestEnsureSchedulesIsIdempotentAndUpdatesInPlace(t *testing.T) {
@@ -21,18 +21,18 @@ func TestEnsureSchedulesIsIdempotentAndUpdatesInPlace(t *testing.T) {
 	sc := tenv.Client.ScheduleClient()
 
 	// An older deployment left the daily schedule at the wrong hour.
-	stale := workflows.Schedules(tenv.TaskQueue)[0]
+	stale := workflowclient.Schedules(tenv.TaskQueue)[0]
 	stale.Spec.Calendars[0].Hour = []client.ScheduleRange{{Start: 5}}
 	stale.Overlap = enumspb.SCHEDULE_OVERLAP_POLICY_SKIP
 	if _, err := sc.Create(ctx, stale); err != nil {
 		t.Fatal(err)
 	}
 	for start := 1; start <= 2; start++ { // two worker starts
-		if err := workflows.EnsureSchedules(ctx, tenv.Client, tenv.TaskQueue); err != nil {
+		if err := workflowclient.EnsureSchedules(ctx, tenv.Client, tenv.TaskQueue); err != nil {
 			t.Fatalf("worker start %d: %v", start, err)
 		}
 	}
-	for _, want := range workflows.Schedules(tenv.TaskQueue) {
+	for _, want := range workflowclient.Schedules(tenv.TaskQueue) {
 		// Exactly one schedule per id: creating it again is refused.
 		if _, err := sc.Create(ctx, want); !errors.Is(err, temporal.ErrScheduleAlreadyRunning) {
 			t.Fatalf("create %s again: %v, want already registered", want.ID, err)

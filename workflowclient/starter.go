@@ -1,4 +1,4 @@
-package workflows
+package workflowclient
 
 import (
 	"context"
@@ -14,6 +14,7 @@ import (
 
 	"github.com/expd/expd/experiments"
 	"github.com/expd/expd/outbound"
+	"github.com/expd/expd/workflows"
 )
 
 // ErrNotConnected is returned by every start when the server has no
@@ -41,16 +42,16 @@ type Starter struct {
 // ResultsWorkflowID, tagged with its org and experiment. The id is never
 // reused: a second start of the same run is not an error, it is the same
 // run. It returns the workflow id.
-func (s Starter) StartResults(ctx context.Context, in ExperimentResultsInput) (string, error) {
-	id := ResultsWorkflowID(in.ExperimentID, in.ComputedFor)
+func (s Starter) StartResults(ctx context.Context, in workflows.ExperimentResultsInput) (string, error) {
+	id := workflows.ResultsWorkflowID(in.ExperimentID, in.ComputedFor)
 	if s.Client == nil {
 		return id, ErrNotConnected
 	}
 	_, err := s.Client.ExecuteWorkflow(ctx, client.StartWorkflowOptions{
 		ID: id, TaskQueue: s.TaskQueue,
 		WorkflowIDReusePolicy: enumspb.WORKFLOW_ID_REUSE_POLICY_REJECT_DUPLICATE,
-		TypedSearchAttributes: ExperimentSearchAttributes(in.OrgID, in.ExperimentID),
-	}, ExperimentResults, in)
+		TypedSearchAttributes: workflows.ExperimentSearchAttributes(in.OrgID, in.ExperimentID),
+	}, workflows.ExperimentResults, in)
 	if err != nil && !temporal.IsWorkflowExecutionAlreadyStartedError(err) {
 		return id, fmt.Errorf("start results run %s: %w", id, err)
 	}
@@ -59,14 +60,14 @@ func (s Starter) StartResults(ctx context.Context, in ExperimentResultsInput) (s
 
 // StartIdentitySync starts the sync of one identity-provider webhook
 // message (IdentitySyncID).
-func (s Starter) StartIdentitySync(ctx context.Context, in IdentitySyncInput) error {
-	return s.startWebhook(ctx, IdentitySyncID(in.SvixID), IdentitySync, in)
+func (s Starter) StartIdentitySync(ctx context.Context, in workflows.IdentitySyncInput) error {
+	return s.startWebhook(ctx, workflows.IdentitySyncID(in.SvixID), workflows.IdentitySync, in)
 }
 
 // StartPaymentEvent starts the application of one payment-provider event
 // (PaymentEventID).
-func (s Starter) StartPaymentEvent(ctx context.Context, in PaymentEventInput) error {
-	return s.startWebhook(ctx, PaymentEventID(in.Event.ID), PaymentEvent, in)
+func (s Starter) StartPaymentEvent(ctx context.Context, in workflows.PaymentEventInput) error {
+	return s.startWebhook(ctx, workflows.PaymentEventID(in.Event.ID), workflows.PaymentEvent, in)
 }
 
 // startWebhook starts the workflow of one webhook delivery and returns
@@ -91,10 +92,10 @@ func (s Starter) startWebhook(ctx context.Context, id string, workflow, input an
 }
 
 // deliverEventStartOptions start DeliverEvent from outside a workflow, with
-// the id and reuse rule of deliverEventChildOptions.
+// the id and reuse rule workflows.Announce starts it with from a workflow.
 func deliverEventStartOptions(taskQueue string, ev outbound.Event) client.StartWorkflowOptions {
 	return client.StartWorkflowOptions{
-		ID:                    DeliverEventID(ev.ID),
+		ID:                    workflows.DeliverEventID(ev.ID),
 		TaskQueue:             taskQueue,
 		WorkflowIDReusePolicy: enumspb.WORKFLOW_ID_REUSE_POLICY_REJECT_DUPLICATE,
 	}
@@ -113,7 +114,7 @@ func (s Starter) Announce(ctx context.Context, ev outbound.Event) error {
 	}
 	ctx, cancel := context.WithTimeout(ctx, webhookStartTimeout)
 	defer cancel()
-	_, err := s.Client.ExecuteWorkflow(ctx, deliverEventStartOptions(s.TaskQueue, ev), DeliverEvent, DeliverEventInput{Event: ev})
+	_, err := s.Client.ExecuteWorkflow(ctx, deliverEventStartOptions(s.TaskQueue, ev), workflows.DeliverEvent, workflows.DeliverEventInput{Event: ev})
 	if err != nil && !temporal.IsWorkflowExecutionAlreadyStartedError(err) {
 		return fmt.Errorf("announce %s %s: %w", ev.Type, ev.ID, err)
 	}
@@ -136,7 +137,7 @@ func (s Starter) AnnounceQueued(ctx context.Context, db *gorm.DB, ev outbound.Ev
 // stop_at to arm) and clears the debt for version. On failure the debt
 // stays and Redrive signals later.
 func (s Starter) SignalOwed(ctx context.Context, db *gorm.DB, orgID, experimentID string, version int) error {
-	if err := s.SignalExperiment(ctx, orgID, experimentID, LifecycleChange{}); err != nil {
+	if err := s.SignalExperiment(ctx, orgID, experimentID, workflows.LifecycleChange{}); err != nil {
 		return err
 	}
 	return experiments.Store{DB: db}.SignalSent(ctx, orgID, experimentID, version)
@@ -146,13 +147,13 @@ func (s Starter) SignalOwed(ctx context.Context, db *gorm.DB, orgID, experimentI
 // waits for its result. Rotations of one org and scope run one at a time:
 // while one runs, the start fails and this one queues behind it. Bound ctx
 // by KeyRotationTimeout.
-func (s Starter) RunKeyRotation(ctx context.Context, in KeyRotationInput) (KeyRotationResult, error) {
-	var res KeyRotationResult
+func (s Starter) RunKeyRotation(ctx context.Context, in workflows.KeyRotationInput) (workflows.KeyRotationResult, error) {
+	var res workflows.KeyRotationResult
 	if s.Client == nil {
 		return res, ErrNotConnected
 	}
 	opts := client.StartWorkflowOptions{
-		ID:                                       KeyRotationID(in.OrgID, string(in.Scope)),
+		ID:                                       workflows.KeyRotationID(in.OrgID, string(in.Scope)),
 		TaskQueue:                                s.TaskQueue,
 		WorkflowIDReusePolicy:                    enumspb.WORKFLOW_ID_REUSE_POLICY_ALLOW_DUPLICATE,
 		WorkflowIDConflictPolicy:                 enumspb.WORKFLOW_ID_CONFLICT_POLICY_FAIL,
@@ -160,7 +161,7 @@ func (s Starter) RunKeyRotation(ctx context.Context, in KeyRotationInput) (KeyRo
 		WorkflowExecutionTimeout:                 KeyRotationTimeout,
 	}
 	for {
-		run, err := s.Client.ExecuteWorkflow(ctx, opts, KeyRotation, in)
+		run, err := s.Client.ExecuteWorkflow(ctx, opts, workflows.KeyRotation, in)
 		var running *serviceerror.WorkflowExecutionAlreadyStarted
 		if errors.As(err, &running) && ctx.Err() == nil {
 			// Its outcome does not matter here: this rotation supersedes it.
@@ -184,17 +185,17 @@ func (s Starter) RunKeyRotation(ctx context.Context, in KeyRotationInput) (KeyRo
 // The routes call it after every change they commit (and after a create
 // or update that sets start_at or stop_at); ch.Status empty only asks the
 // workflow to re-read the schedule.
-func (s Starter) SignalExperiment(ctx context.Context, orgID, experimentID string, ch LifecycleChange) error {
+func (s Starter) SignalExperiment(ctx context.Context, orgID, experimentID string, ch workflows.LifecycleChange) error {
 	if s.Client == nil {
 		return ErrNotConnected
 	}
-	id := ExperimentWorkflowID(experimentID)
-	_, err := s.Client.SignalWithStartWorkflow(ctx, id, LifecycleSignal, ch, client.StartWorkflowOptions{
+	id := workflows.ExperimentWorkflowID(experimentID)
+	_, err := s.Client.SignalWithStartWorkflow(ctx, id, workflows.LifecycleSignal, ch, client.StartWorkflowOptions{
 		ID: id, TaskQueue: s.TaskQueue,
 		// A run that ended (shipped, or failed) may be followed by a new one.
 		WorkflowIDReusePolicy: enumspb.WORKFLOW_ID_REUSE_POLICY_ALLOW_DUPLICATE,
-		TypedSearchAttributes: ExperimentSearchAttributes(orgID, experimentID),
-	}, Experiment, ExperimentInput{OrgID: orgID, ExperimentID: experimentID})
+		TypedSearchAttributes: workflows.ExperimentSearchAttributes(orgID, experimentID),
+	}, workflows.Experiment, workflows.ExperimentInput{OrgID: orgID, ExperimentID: experimentID})
 	if err != nil {
 		return fmt.Errorf("signal experiment workflow %s: %w", id, err)
 	}
@@ -202,12 +203,12 @@ func (s Starter) SignalExperiment(ctx context.Context, orgID, experimentID strin
 }
 
 // ExperimentState asks the experiment's workflow for its state.
-func (s Starter) ExperimentState(ctx context.Context, experimentID string) (ExperimentState, error) {
-	var st ExperimentState
+func (s Starter) ExperimentState(ctx context.Context, experimentID string) (workflows.ExperimentState, error) {
+	var st workflows.ExperimentState
 	if s.Client == nil {
 		return st, ErrNotConnected
 	}
-	v, err := s.Client.QueryWorkflow(ctx, ExperimentWorkflowID(experimentID), "", StateQuery)
+	v, err := s.Client.QueryWorkflow(ctx, workflows.ExperimentWorkflowID(experimentID), "", workflows.StateQuery)
 	if err != nil {
 		return st, fmt.Errorf("query experiment workflow: %w", err)
 	}
@@ -222,19 +223,19 @@ var ErrAlreadyRunning = errors.New("already running")
 // schedule gives that day (ResultsWorkflowID): while a run of the day is
 // running, from the schedule or the API, another start fails with
 // ErrAlreadyRunning; once it has ended, the day may be computed again.
-func (s Starter) StartDayRun(ctx context.Context, in ExperimentResultsInput) (string, error) {
-	id := ResultsWorkflowID(in.ExperimentID, in.ComputedFor)
+func (s Starter) StartDayRun(ctx context.Context, in workflows.ExperimentResultsInput) (string, error) {
+	id := workflows.ResultsWorkflowID(in.ExperimentID, in.ComputedFor)
 	return id, s.startUnlessRunning(ctx, client.StartWorkflowOptions{ID: id,
-		TypedSearchAttributes: ExperimentSearchAttributes(in.OrgID, in.ExperimentID)}, ExperimentResults, in)
+		TypedSearchAttributes: workflows.ExperimentSearchAttributes(in.OrgID, in.ExperimentID)}, workflows.ExperimentResults, in)
 }
 
 // StartBackfill runs DailyResults over an org's day range (in.Day to
 // in.LastDay) under BackfillWorkflowID. The same range while it runs fails
 // with ErrAlreadyRunning; after it ended it may run again (completed days
 // are then counted as already done, failed ones rerun).
-func (s Starter) StartBackfill(ctx context.Context, in DailyResultsInput) (string, error) {
-	id := BackfillWorkflowID(in.OrgID, in.Day, in.LastDay)
-	return id, s.startUnlessRunning(ctx, client.StartWorkflowOptions{ID: id}, DailyResults, in)
+func (s Starter) StartBackfill(ctx context.Context, in workflows.DailyResultsInput) (string, error) {
+	id := workflows.BackfillWorkflowID(in.OrgID, in.Day, in.LastDay)
+	return id, s.startUnlessRunning(ctx, client.StartWorkflowOptions{ID: id}, workflows.DailyResults, in)
 }
 
 // startUnlessRunning starts a workflow whose id may be reused once the

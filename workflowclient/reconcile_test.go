@@ -1,4 +1,4 @@
-package workflows_test
+package workflowclient_test
 
 import (
 	"testing"
@@ -13,6 +13,7 @@ import (
 	"github.com/expd/expd/internal/testenv"
 	"github.com/expd/expd/results/resultstest"
 	expdworker "github.com/expd/expd/worker"
+	"github.com/expd/expd/workflowclient"
 	"github.com/expd/expd/workflows"
 )
 
@@ -40,7 +41,7 @@ func TestReconcileStartsMissingLifecycleWorkflows(t *testing.T) {
 	plain := create("plain", experiments.StatusRunning, nil, nil)
 	stopped := create("stopped", experiments.StatusStopped, nil, &stop)
 
-	s := workflows.Starter{Client: tenv.Client, TaskQueue: tenv.TaskQueue}
+	s := workflowclient.Starter{Client: tenv.Client, TaskQueue: tenv.TaskQueue}
 	runs := map[string]string{}
 	for round := 1; round <= 2; round++ {
 		res, err := s.ReconcileExperiments(t.Context(), db)
@@ -73,7 +74,7 @@ func TestReconcileStartsMissingLifecycleWorkflows(t *testing.T) {
 
 // waitForState queries the experiment's workflow until cond holds (a bound
 // against a hung test, not a timing assertion).
-func waitForState(t *testing.T, s workflows.Starter, id string, cond func(workflows.ExperimentState) bool) {
+func waitForState(t *testing.T, s workflowclient.Starter, id string, cond func(workflows.ExperimentState) bool) {
 	t.Helper()
 	deadline := time.Now().Add(time.Minute)
 	for {

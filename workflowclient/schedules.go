@@ -1,4 +1,4 @@
-package workflows
+package workflowclient
 
 import (
 	"context"
@@ -9,6 +9,8 @@ import (
 	enumspb "go.temporal.io/api/enums/v1"
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/temporal"
+
+	"github.com/expd/expd/workflows"
 )
 
 // Schedule policies (docs/results.md).
@@ -39,10 +41,10 @@ const (
 func Schedules(taskQueue string) []client.ScheduleOptions {
 	return []client.ScheduleOptions{
 		{
-			ID:   DailyResultsScheduleID(taskQueue),
+			ID:   workflows.DailyResultsScheduleID(taskQueue),
 			Spec: dailyAt(0, 30, "results of the previous UTC day"),
 			Action: &client.ScheduleWorkflowAction{
-				ID: DailyResultsWorkflowID, Workflow: DailyResults, Args: []any{DailyResultsInput{}}, TaskQueue: taskQueue,
+				ID: workflows.DailyResultsWorkflowID, Workflow: workflows.DailyResults, Args: []any{workflows.DailyResultsInput{}}, TaskQueue: taskQueue,
 			},
 			// Every run computes its own day, so a run that overlaps a slow
 			// predecessor waits for it instead of being dropped.
@@ -50,10 +52,10 @@ func Schedules(taskQueue string) []client.ScheduleOptions {
 			CatchupWindow: dailyCatchupWindow,
 		},
 		{
-			ID:   EventPartitionsScheduleID(taskQueue),
+			ID:   workflows.EventPartitionsScheduleID(taskQueue),
 			Spec: dailyAt(0, 10, "create the events partitions of the coming days"),
 			Action: &client.ScheduleWorkflowAction{
-				ID: EventPartitionsWorkflowID, Workflow: EventPartitions, Args: []any{EventPartitionsInput{}}, TaskQueue: taskQueue,
+				ID: workflows.EventPartitionsWorkflowID, Workflow: workflows.EventPartitions, Args: []any{workflows.EventPartitionsInput{}}, TaskQueue: taskQueue,
 			},
 			// Each run covers a week ahead, so a missed or skipped run is
 			// made up by the next.
@@ -61,20 +63,20 @@ func Schedules(taskQueue string) []client.ScheduleOptions {
 			CatchupWindow: retentionCatchupWindow,
 		},
 		{
-			ID:   RetentionScheduleID(taskQueue),
+			ID:   workflows.RetentionScheduleID(taskQueue),
 			Spec: dailyAt(1, 30, "purge events and nightly results past each org's plan retention"),
 			Action: &client.ScheduleWorkflowAction{
-				ID: RetentionWorkflowID, Workflow: Retention, Args: []any{RetentionInput{}}, TaskQueue: taskQueue,
+				ID: workflows.RetentionWorkflowID, Workflow: workflows.Retention, Args: []any{workflows.RetentionInput{}}, TaskQueue: taskQueue,
 			},
 			// A purge still running covers the next one's work.
 			Overlap:       enumspb.SCHEDULE_OVERLAP_POLICY_SKIP,
 			CatchupWindow: retentionCatchupWindow,
 		},
 		{
-			ID:   GuardrailHealthScheduleID(taskQueue),
+			ID:   workflows.GuardrailHealthScheduleID(taskQueue),
 			Spec: hourlyAt(15, "guardrails and SRM of running experiments, analysed without publishing"),
 			Action: &client.ScheduleWorkflowAction{
-				ID: GuardrailHealthWorkflowID, Workflow: GuardrailHealth, Args: []any{GuardrailHealthInput{}}, TaskQueue: taskQueue,
+				ID: workflows.GuardrailHealthWorkflowID, Workflow: workflows.GuardrailHealth, Args: []any{workflows.GuardrailHealthInput{}}, TaskQueue: taskQueue,
 			},
 			// At most one health run at a time: a slow one makes the next
 			// hour's skipped, which bounds the load it puts on the database.
@@ -82,7 +84,7 @@ func Schedules(taskQueue string) []client.ScheduleOptions {
 			CatchupWindow: healthCatchupWindow,
 		},
 		{
-			ID: RedriveScheduleID(taskQueue),
+			ID: workflows.RedriveScheduleID(taskQueue),
 			Spec: client.ScheduleSpec{
 				Calendars: []client.ScheduleCalendarSpec{{
 					Hour:    []client.ScheduleRange{{Start: 0, End: 23}},
@@ -93,7 +95,7 @@ func Schedules(taskQueue string) []client.ScheduleOptions {
 				TimeZoneName: "UTC",
 			},
 			Action: &client.ScheduleWorkflowAction{
-				ID: RedriveWorkflowID, Workflow: Redrive, Args: []any{RedriveInput{}}, TaskQueue: taskQueue,
+				ID: workflows.RedriveWorkflowID, Workflow: workflows.Redrive, Args: []any{workflows.RedriveInput{}}, TaskQueue: taskQueue,
 			},
 			// One at a time: a run still going covers the next one's work.
 			Overlap:       enumspb.SCHEDULE_OVERLAP_POLICY_SKIP,
@@ -106,11 +108,11 @@ func Schedules(taskQueue string) []client.ScheduleOptions {
 // time with the scheduled runs: skipped while one runs). Worker start
 // calls it after EnsureSchedules.
 func TriggerRedrive(ctx context.Context, c client.Client, taskQueue string) error {
-	err := c.ScheduleClient().GetHandle(ctx, RedriveScheduleID(taskQueue)).Trigger(ctx, client.ScheduleTriggerOptions{
+	err := c.ScheduleClient().GetHandle(ctx, workflows.RedriveScheduleID(taskQueue)).Trigger(ctx, client.ScheduleTriggerOptions{
 		Overlap: enumspb.SCHEDULE_OVERLAP_POLICY_SKIP,
 	})
 	if err != nil {
-		return fmt.Errorf("trigger %s: %w", RedriveScheduleID(taskQueue), err)
+		return fmt.Errorf("trigger %s: %w", workflows.RedriveScheduleID(taskQueue), err)
 	}
 	return nil
 }
