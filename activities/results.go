@@ -43,11 +43,7 @@ type RunPlan struct {
 // window's end, resolves its metric definitions at their versions, applies
 // the org's plan retention to the window, and records the run as running.
 func (a *Activities) LoadRunPlan(ctx context.Context, in RunInput) (RunPlan, error) {
-	key, err := results.ParseKey(in.ComputedFor)
-	if err != nil {
-		return RunPlan{}, temporal.NewNonRetryableApplicationError("bad computed_for", "BadRunKey", err)
-	}
-	d, plan, err := a.design(ctx, in, key)
+	key, d, plan, err := a.design(ctx, in)
 	if err != nil {
 		return plan, err
 	}
@@ -76,14 +72,18 @@ func (a *Activities) LoadRunPlan(ctx context.Context, in RunInput) (RunPlan, err
 	return plan, nil
 }
 
-// design loads what a run analyses (results.LoadDesign) and the plan that
-// reports it.
-func (a *Activities) design(ctx context.Context, in RunInput, key results.Key) (results.Design, RunPlan, error) {
+// design reads the run's key and loads what the run analyses
+// (results.LoadDesign) and the plan that reports it.
+func (a *Activities) design(ctx context.Context, in RunInput) (results.Key, results.Design, RunPlan, error) {
+	key, err := results.ParseKey(in.ComputedFor)
+	if err != nil {
+		return key, results.Design{}, RunPlan{}, temporal.NewNonRetryableApplicationError("bad computed_for", "BadRunKey", err)
+	}
 	plan := RunPlan{Kind: key.Kind}
 	p, err := results.LoadDesign(ctx, a.DB, in.OrgID, in.ExperimentID, key.WindowEnd)
 	if err != nil || p.Skip != "" {
 		plan.Skip = p.Skip
-		return results.Design{}, plan, err
+		return key, results.Design{}, plan, err
 	}
 	d := p.Design
 	plan.ExperimentVersion, plan.Plan, plan.Window, plan.Metrics = p.Version, string(d.Limits.Plan), d.Window, len(d.Metrics)
@@ -92,7 +92,7 @@ func (a *Activities) design(ctx context.Context, in RunInput, key results.Key) (
 			plan.UnresolvedMetrics = append(plan.UnresolvedMetrics, m.Name)
 		}
 	}
-	return d, plan, nil
+	return key, d, plan, nil
 }
 
 // AnalyzeResult summarises an analysis; the comparisons themselves are
@@ -115,11 +115,7 @@ type AnalyzeResult struct {
 // SRM, and stages the comparisons. It heartbeats while it works; a retry
 // recomputes the same comparisons (resampling is seeded) and restages them.
 func (a *Activities) AnalyzeExperiment(ctx context.Context, in RunInput) (AnalyzeResult, error) {
-	key, err := results.ParseKey(in.ComputedFor)
-	if err != nil {
-		return AnalyzeResult{}, temporal.NewNonRetryableApplicationError("bad computed_for", "BadRunKey", err)
-	}
-	d, plan, err := a.design(ctx, in, key)
+	key, d, plan, err := a.design(ctx, in)
 	if err != nil {
 		return AnalyzeResult{}, err
 	}

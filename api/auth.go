@@ -48,17 +48,15 @@ func (h *handlers) requireSession(c *gin.Context) {
 		h.managementTokenSession(c, token)
 		return
 	}
-	sess, err := h.deps.Verifier.Verify(token)
-	if err != nil {
+	sess, org, err := orgs.SignIn(c.Request.Context(), h.deps.DB, h.deps.Verifier, token)
+	switch {
+	case errors.Is(err, orgs.ErrBadToken):
 		unauthorized(c, "invalid identity token")
 		return
-	}
-	org, err := orgs.Ensure(c.Request.Context(), h.deps.DB, sess.OrgID, sess.OrgSlug)
-	if errors.Is(err, orgs.ErrDeleted) {
+	case errors.Is(err, orgs.ErrDeleted):
 		unauthorized(c, "the token's organization has been deleted")
 		return
-	}
-	if err != nil {
+	case err != nil:
 		internalError(c, err)
 		return
 	}

@@ -34,13 +34,11 @@ func (h *handlers) createExperiment(c *gin.Context) {
 	if !ok {
 		return
 	}
-	exp, err := h.experiments.Create(c.Request.Context(), orgID(c), session(c).UserID, cfg)
+	exp, err := h.cases.CreateExperiment(c.Request.Context(), orgID(c), session(c).UserID, cfg)
 	if err != nil {
 		h.experimentError(c, err)
 		return
 	}
-	h.deps.SDK.Configs.Expire(orgID(c))
-	h.experimentSaved(c.Request.Context(), orgID(c), exp)
 	c.Header("Location", "/v1/experiments/"+exp.ID)
 	c.JSON(http.StatusCreated, exp)
 }
@@ -76,13 +74,11 @@ func (h *handlers) updateExperiment(c *gin.Context) {
 	if !ok {
 		return
 	}
-	exp, err := h.experiments.Update(c.Request.Context(), orgID(c), c.Param("id"), session(c).UserID, cfg)
+	exp, err := h.cases.UpdateExperiment(c.Request.Context(), orgID(c), c.Param("id"), session(c).UserID, cfg)
 	if err != nil {
 		h.experimentError(c, err)
 		return
 	}
-	h.deps.SDK.Configs.Expire(orgID(c))
-	h.experimentSaved(c.Request.Context(), orgID(c), exp)
 	c.JSON(http.StatusOK, exp)
 }
 

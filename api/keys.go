@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"log/slog"
 	"net/http"
 	"time"
 
@@ -14,7 +13,6 @@ import (
 	"github.com/expd/expd/keys"
 	"github.com/expd/expd/validate"
 	"github.com/expd/expd/workflowclient"
-	"github.com/expd/expd/workflows"
 )
 
 type keyRequest struct {
@@ -42,7 +40,7 @@ func (h *handlers) rotateKey(c *gin.Context) {
 		invalid(c, validate.New("scope", "must be %q or %q", auth.Publishable, auth.Secret))
 		return
 	}
-	k, err := h.rotateKeyOf(c.Request.Context(), orgID(c), session(c).UserID, scope)
+	k, err := h.cases.RotateKey(c.Request.Context(), orgID(c), session(c).UserID, scope)
 	switch {
 	case errors.Is(err, workflowclient.ErrNotConnected):
 		workflowsUnavailable(c, err)
@@ -52,41 +50,7 @@ func (h *handlers) rotateKey(c *gin.Context) {
 	case err != nil:
 		internalError(c, err)
 	default:
-		c.JSON(http.StatusCreated, k)
-	}
-}
-
-// rotateKeyOf issues a new key of the scope for the org and revokes the
-// previous one; the route and the dashboard's keys page both use it.
-func (h *handlers) rotateKeyOf(ctx context.Context, org, actor string, scope auth.Scope) (apiKey, error) {
-	if h.deps.Temporal == nil {
-		return apiKey{}, workflowclient.ErrNotConnected
-	}
-	key, err := auth.GenerateKey(scope)
-	if err != nil {
-		return apiKey{}, err
-	}
-	// Detached from the request: a started rotation must be followed to its
-	// end (and the publishable key stored) even if the caller goes away.
-	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), workflowclient.KeyRotationTimeout)
-	defer cancel()
-	res, err := h.workflows.RunKeyRotation(ctx, workflows.KeyRotationInput{OrgID: org, Scope: scope, Hash: key.Hash, Prefix: key.Prefix, Actor: actor})
-	if err != nil {
-		return apiKey{}, err
-	}
-	h.deps.SDK.Keys.ForgetOrg(org)
-	if scope == auth.Publishable {
-		h.storePublishable(ctx, key)
-	}
-	return apiKey{Scope: scope, Key: key.Plain, CreatedAt: res.CreatedAt}, nil
-}
-
-// storePublishable keeps the plaintext of a new publishable key so that
-// an admin can read it again. A failure only loses the re-read: the key
-// itself is live and is answered anyway.
-func (h *handlers) storePublishable(ctx context.Context, key auth.NewKey) {
-	if err := keys.KeepPublishable(ctx, h.deps.DB, key); err != nil {
-		slog.ErrorContext(ctx, "store publishable key for re-read", "prefix", key.Prefix, "error", err)
+		c.JSON(http.StatusCreated, apiKey{Scope: k.Scope, Key: k.Plain, CreatedAt: k.CreatedAt})
 	}
 }
 

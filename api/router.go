@@ -19,6 +19,7 @@ import (
 	"github.com/expd/expd/outbound"
 	"github.com/expd/expd/ratelimit"
 	"github.com/expd/expd/sdkcache"
+	"github.com/expd/expd/usecases"
 	"github.com/expd/expd/workflowclient"
 )
 
@@ -53,6 +54,7 @@ type handlers struct {
 	deps        Deps
 	experiments experiments.Store
 	workflows   workflowclient.Starter
+	cases       usecases.Service
 	ingest      ingest.Sources
 }
 
@@ -71,9 +73,10 @@ func NewRouter(deps Deps) *gin.Engine {
 	if deps.Ingest == nil {
 		deps.Ingest = ingest.NewWriter(deps.DB, ingest.Options{})
 	}
-	h := &handlers{deps: deps, experiments: experiments.Store{DB: deps.DB},
-		workflows: workflowclient.Starter{Client: deps.Temporal, TaskQueue: deps.TaskQueue},
-		ingest:    ingest.Sources{DB: deps.DB, Writer: deps.Ingest}}
+	starter := workflowclient.Starter{Client: deps.Temporal, TaskQueue: deps.TaskQueue}
+	h := &handlers{deps: deps, experiments: experiments.Store{DB: deps.DB}, workflows: starter,
+		cases:  usecases.Service{DB: deps.DB, Workflows: starter, SDK: deps.SDK, Logger: deps.Logger},
+		ingest: ingest.Sources{DB: deps.DB, Writer: deps.Ingest}}
 
 	r := gin.New()
 	r.HandleMethodNotAllowed = true
@@ -133,7 +136,6 @@ func NewRouter(deps Deps) *gin.Engine {
 	v1.POST("/assign", anyKey, limitBody(assignBodyLimit), h.rateLimit("assign"), h.assign)             // assign.go
 	v1.POST("/events", anyKey, h.rateLimit("events"), limitBody(eventsBodyLimit), h.postEvents)         // events.go
 	v1.POST("/events/import", h.requireSDKKey(auth.Secret), limitBody(importBodyLimit), h.importEvents) // import.go
-	v1.POST("/scores", anyKey, h.rateLimit("scores"), limitBody(scoresBodyLimit), h.postScores)         // scores.go
 
 	// ---- Signed deliveries: the body's signature is the credential ----
 	// Each counted by outcome (webhook_metrics.go).
@@ -144,7 +146,8 @@ func NewRouter(deps Deps) *gin.Engine {
 	// ---- Dashboard pages: HTML at /, /experiments, /keys, /billing, /assets;
 	// identity session as the __session cookie or Bearer (dashboard.Routes,
 	// dashboard/dashboard.go, lists each page and its handler) ----
-	pages, err := dashboard.New(h.dashboardDeps())
+	pages, err := dashboard.New(dashboard.Deps{DB: deps.DB, Verifier: deps.Verifier, Billing: deps.Billing, Logger: deps.Logger, UseCases: h.cases,
+		DevToken: deps.DevToken, TemporalUI: deps.TemporalUI, Namespace: deps.Namespace})
 	if err != nil {
 		panic(err) // embedded templates that do not parse: a build defect
 	}

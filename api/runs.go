@@ -17,25 +17,6 @@ import (
 	"github.com/expd/expd/workflows"
 )
 
-// runView is the body of the runs routes.
-type runView struct {
-	RunID       string          `json:"run_id"`
-	WorkflowID  string          `json:"workflow_id"`
-	Status      string          `json:"status"` // running | completed | failed
-	ComputedFor string          `json:"computed_for"`
-	Kind        string          `json:"kind"`
-	Rows        *int            `json:"rows,omitempty"`
-	Window      *results.Window `json:"window,omitempty"`
-	Error       string          `json:"error,omitempty"`
-	// What the run counted and left out, and why (once analysed), and why
-	// a completed run has no rows.
-	Counted    *results.Tally    `json:"counted,omitempty"`
-	LeftOut    []results.LeftOut `json:"left_out,omitempty"`
-	NoResults  string            `json:"no_results,omitempty"`
-	StartedAt  *time.Time        `json:"started_at,omitempty"`
-	FinishedAt *time.Time        `json:"finished_at,omitempty"`
-}
-
 // runRequest is the optional body of POST /v1/experiments/:id/runs.
 type runRequest struct {
 	Day *string `json:"day"`
@@ -58,24 +39,13 @@ func (h *handlers) startRun(c *gin.Context) {
 		h.startDayRun(c, exp.ID, *req.Day)
 		return
 	}
-	v, err := h.startManualRun(c.Request.Context(), orgID(c), exp.ID)
+	v, err := h.cases.StartManualRun(c.Request.Context(), orgID(c), exp.ID)
 	if err != nil {
 		workflowStartFailed(c, err)
 		return
 	}
 	c.Header("Location", "/v1/experiments/"+exp.ID+"/runs/"+v.RunID)
 	c.JSON(http.StatusAccepted, v)
-}
-
-// startManualRun starts the manual run of an experiment computed up to
-// now; the route and the dashboard's Run now both use it.
-func (h *handlers) startManualRun(ctx context.Context, org, experimentID string) (runView, error) {
-	key := results.ManualKey(time.Now())
-	wid, err := h.workflows.StartResults(ctx, workflows.ExperimentResultsInput{OrgID: org, ExperimentID: experimentID, ComputedFor: key.ComputedFor})
-	if err != nil {
-		return runView{}, err
-	}
-	return runView{RunID: key.ComputedFor, WorkflowID: wid, Status: results.StatusRunning, ComputedFor: key.ComputedFor, Kind: key.Kind}, nil
 }
 
 // startDayRun computes a finished nightly day now. A run of the same day
@@ -101,7 +71,7 @@ func (h *handlers) startDayRun(c *gin.Context, experimentID, day string) {
 		return
 	}
 	c.Header("Location", "/v1/experiments/"+experimentID+"/runs/"+key.ComputedFor)
-	c.JSON(http.StatusAccepted, runView{RunID: key.ComputedFor, WorkflowID: wid, Status: results.StatusRunning, ComputedFor: key.ComputedFor, Kind: key.Kind})
+	c.JSON(http.StatusAccepted, usecases.StartedRun(key, wid))
 }
 
 // maxBackfillDays bounds one backfill; longer histories take several.
@@ -180,7 +150,7 @@ func (h *handlers) getRun(c *gin.Context) {
 		invalid(c, validate.New("run_id", "%v", err))
 		return
 	}
-	v, err := h.runState(c.Request.Context(), orgID(c), exp.ID, key)
+	v, err := h.cases.RunState(c.Request.Context(), orgID(c), exp.ID, key)
 	if errors.Is(err, results.ErrRunNotFound) {
 		problem(c, http.StatusNotFound, CodeRunNotFound, "no run "+key.ComputedFor+" of this experiment")
 		return
@@ -190,64 +160,4 @@ func (h *handlers) getRun(c *gin.Context) {
 		return
 	}
 	c.JSON(http.StatusOK, v)
-}
-
-// runState is a run's state: Temporal's when it still knows the workflow,
-// else the stored run record; results.ErrRunNotFound when neither knows
-// it. The route and the dashboard's run status both use it.
-func (h *handlers) runState(ctx context.Context, org, experimentID string, key results.Key) (runView, error) {
-	v := runView{RunID: key.ComputedFor, WorkflowID: workflows.ResultsWorkflowID(experimentID, key.ComputedFor), ComputedFor: key.ComputedFor, Kind: key.Kind}
-	if h.deps.Temporal != nil {
-		desc, err := h.deps.Temporal.DescribeWorkflowExecution(ctx, v.WorkflowID, "")
-		var notFound *serviceerror.NotFound
-		switch {
-		case errors.As(err, &notFound):
-		case err != nil:
-			return v, fmt.Errorf("describe %s: %w", v.WorkflowID, err)
-		default:
-			v.Status = workflowStatus(desc.GetWorkflowExecutionInfo().GetStatus())
-		}
-	}
-	run, err := results.LoadRun(ctx, h.deps.DB, org, experimentID, key.ComputedFor)
-	switch {
-	case errors.Is(err, results.ErrRunNotFound):
-		if v.Status == "" {
-			return v, err
-		}
-	case err != nil:
-		return v, err
-	default:
-		if err := fillRun(&v, run); err != nil {
-			return v, err
-		}
-	}
-	return v, nil
-}
-
-// fillRun adds the stored record; its status stands in when Temporal no
-// longer knows the workflow.
-func fillRun(v *runView, run results.Run) error {
-	if v.Status == "" {
-		v.Status = run.Status
-	}
-	rows := run.RowCount
-	started := run.StartedAt
-	v.Rows, v.Error, v.StartedAt, v.FinishedAt, v.NoResults = &rows, run.Error, &started, run.FinishedAt, run.NoResults
-	v.Window = &results.Window{Start: run.WindowStart, End: run.WindowEnd, Days: run.WindowDays, RetentionTruncated: run.RetentionTruncated}
-	cov, ok, err := run.DecodeCoverage()
-	if ok {
-		v.Counted, v.LeftOut = &cov.Counted, cov.LeftOut
-	}
-	return err
-}
-
-func workflowStatus(s enumspb.WorkflowExecutionStatus) string {
-	switch s {
-	case enumspb.WORKFLOW_EXECUTION_STATUS_RUNNING, enumspb.WORKFLOW_EXECUTION_STATUS_CONTINUED_AS_NEW:
-		return results.StatusRunning
-	case enumspb.WORKFLOW_EXECUTION_STATUS_COMPLETED:
-		return results.StatusCompleted
-	default: // failed, terminated, timed out, canceled
-		return results.StatusFailed
-	}
 }

@@ -17,38 +17,23 @@ import (
 	"github.com/expd/expd/auth"
 	"github.com/expd/expd/billing"
 	"github.com/expd/expd/experiments"
-	"github.com/expd/expd/sdkcache"
+	"github.com/expd/expd/usecases"
 )
 
 //go:embed templates assets
 var files embed.FS
 
-// Run is what the dashboard needs to know of a results run.
-type Run struct {
-	ID         string // the run id (computed_for)
-	WorkflowID string
-	Status     string // running | completed | failed (results.Status*)
-	Error      string
-}
-
-// Deps are the dashboard's collaborators; the functions are the API's own
-// (handed over by api.NewRouter), so a page and a route do one thing one way.
+// Deps are the dashboard's collaborators. UseCases are the API's own
+// (handed over by api.NewRouter), so a page and a route do one thing one
+// way.
 type Deps struct {
 	DB       *gorm.DB
 	Verifier *auth.Verifier
 	Billing  *billing.Client
-	SDK      *sdkcache.Cache
 	Logger   *slog.Logger
-
-	// StartRun starts a manual results run of an experiment.
-	StartRun func(ctx context.Context, orgID, experimentID string) (Run, error)
-	// RunState tells a run's state; results.ErrRunNotFound when unknown.
-	RunState func(ctx context.Context, orgID, experimentID, runID string) (Run, error)
-	// RotateKey issues a new key of the scope and revokes the previous one.
-	RotateKey func(ctx context.Context, orgID, actor string, scope auth.Scope) (string, error)
-	// Saved is told of every experiment the pages create or update, so its
-	// lifecycle workflow learns a new start_at or stop_at; nil: nothing.
-	Saved func(ctx context.Context, orgID string, exp experiments.Experiment)
+	// UseCases save experiments (and what that sets off), start manual
+	// runs and tell their state, and rotate keys.
+	UseCases usecases.Service
 
 	// DevToken, when set (expd dev only), signs in every visitor without a
 	// session as the dev admin.

@@ -317,10 +317,8 @@ func (d *Dashboard) createPost(c *gin.Context) {
 	f.read(c)
 	cfg, keys := f.config(nil)
 	if len(f.Summary) == 0 {
-		exp, err := experiments.Store{DB: d.deps.DB}.Create(c.Request.Context(), orgID(c), session(c).UserID, cfg)
+		exp, err := d.deps.UseCases.CreateExperiment(c.Request.Context(), orgID(c), session(c).UserID, cfg)
 		if err == nil {
-			d.deps.SDK.Configs.Expire(orgID(c))
-			d.saved(c, exp)
 			c.Redirect(http.StatusSeeOther, "/experiments/"+exp.ID)
 			return
 		}
@@ -381,10 +379,8 @@ func (d *Dashboard) editPost(c *gin.Context) {
 		}
 	}
 	if len(f.Summary) == 0 && c.PostForm("action") == "save" {
-		saved, err := experiments.Store{DB: d.deps.DB}.Update(ctx, orgID(c), exp.ID, session(c).UserID, cfg)
+		saved, err := d.deps.UseCases.UpdateExperiment(ctx, orgID(c), exp.ID, session(c).UserID, cfg)
 		if err == nil {
-			d.deps.SDK.Configs.Expire(orgID(c))
-			d.saved(c, saved)
 			c.Redirect(http.StatusSeeOther, fmt.Sprintf("/experiments/%s/history#v%d", saved.ID, saved.Version))
 			return
 		}
@@ -416,10 +412,3 @@ func (d *Dashboard) editPost(c *gin.Context) {
 
 // randomSalt proposes a salt for a new experiment.
 func randomSalt() string { return strings.NewReplacer("-", "x", "_", "y").Replace(randomToken(12)) }
-
-// saved tells Deps.Saved of a created or updated experiment.
-func (d *Dashboard) saved(c *gin.Context, exp experiments.Experiment) {
-	if d.deps.Saved != nil {
-		d.deps.Saved(c.Request.Context(), orgID(c), exp)
-	}
-}

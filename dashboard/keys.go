@@ -51,12 +51,12 @@ func (d *Dashboard) rotateKey(c *gin.Context) {
 	status := http.StatusOK
 	if c.PostForm("confirm") != "yes" {
 		data.Confirm = scope
-	} else if plain, err := d.deps.RotateKey(c.Request.Context(), orgID(c), session(c).UserID, scope); err != nil {
+	} else if k, err := d.deps.UseCases.RotateKey(c.Request.Context(), orgID(c), session(c).UserID, scope); err != nil {
 		d.deps.Logger.ErrorContext(c.Request.Context(), "dashboard key rotation", "scope", scope, "error", err)
 		data.Error = "The rotation did not complete (the workflow service may be unreachable or slow). The old key may still be live; rotate again to get a key you can see."
 		status = http.StatusServiceUnavailable
 	} else {
-		data.NewKey, data.NewScope = plain, scope
+		data.NewKey, data.NewScope = k.Plain, scope
 	}
 	if !d.loadPublishable(c, &data) {
 		return

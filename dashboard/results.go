@@ -19,6 +19,7 @@ import (
 	"github.com/expd/expd/plans"
 	"github.com/expd/expd/results"
 	"github.com/expd/expd/stats"
+	"github.com/expd/expd/usecases"
 )
 
 // significance is the FDR-adjusted p below which a row's badge calls the
@@ -42,9 +43,9 @@ type resultsData struct {
 	Warnings []string
 	Timeline template.HTML
 	Variants []string
-	Pending  *Run   // a run started from the dashboard, still going
-	Empty    string // a run asked for that has no results
-	Dist     *dist  // the distribution asked for, if any
+	Pending  *usecases.Run // a run started from the dashboard, still going
+	Empty    string        // a run asked for that has no results
+	Dist     *dist         // the distribution asked for, if any
 	Workflow string
 	Limits   plans.Limit
 }
@@ -85,14 +86,14 @@ func (d *Dashboard) resultsPage(c *gin.Context) {
 	}
 	data := resultsData{Exp: exp, Variants: variantsOf(exp)}
 	if p := c.Query("pending"); p != "" {
-		run, err := d.deps.RunState(ctx, orgID(c), exp.ID, p)
+		run, err := d.runState(ctx, orgID(c), exp.ID, p)
 		switch {
 		case errors.Is(err, results.ErrRunNotFound):
 		case err != nil:
 			d.fail(c, err)
 			return
 		case run.Status == results.StatusCompleted:
-			c.Redirect(http.StatusSeeOther, "/experiments/"+exp.ID+"?run="+url.QueryEscape(run.ID))
+			c.Redirect(http.StatusSeeOther, "/experiments/"+exp.ID+"?run="+url.QueryEscape(run.RunID))
 			return
 		default:
 			data.Pending = &run

@@ -1,6 +1,7 @@
 package dashboard
 
 import (
+	"context"
 	"errors"
 	"net/http"
 	"net/url"
@@ -8,6 +9,7 @@ import (
 	"github.com/gin-gonic/gin"
 
 	"github.com/expd/expd/results"
+	"github.com/expd/expd/usecases"
 )
 
 // POST /experiments/:id/runs: Run now. Starts a manual run through the
@@ -18,14 +20,14 @@ func (d *Dashboard) runNow(c *gin.Context) {
 	if !ok {
 		return
 	}
-	run, err := d.deps.StartRun(c.Request.Context(), orgID(c), exp.ID)
+	run, err := d.deps.UseCases.StartManualRun(c.Request.Context(), orgID(c), exp.ID)
 	if err != nil {
 		d.deps.Logger.ErrorContext(c.Request.Context(), "dashboard run now", "experiment", exp.ID, "error", err)
 		d.message(c, http.StatusServiceUnavailable, "The run could not start",
 			"The server could not start a results run (the workflow service may be unreachable). Try again in a moment.")
 		return
 	}
-	c.Redirect(http.StatusSeeOther, "/experiments/"+exp.ID+"?pending="+url.QueryEscape(run.ID))
+	c.Redirect(http.StatusSeeOther, "/experiments/"+exp.ID+"?pending="+url.QueryEscape(run.RunID))
 }
 
 type runStatusBody struct {
@@ -40,7 +42,7 @@ func (d *Dashboard) runStatus(c *gin.Context) {
 	if !ok {
 		return
 	}
-	run, err := d.deps.RunState(c.Request.Context(), orgID(c), exp.ID, c.Param("run_id"))
+	run, err := d.runState(c.Request.Context(), orgID(c), exp.ID, c.Param("run_id"))
 	switch {
 	case errors.Is(err, results.ErrRunNotFound):
 		c.JSON(http.StatusNotFound, runStatusBody{Status: "unknown", Text: "No such run."})
@@ -50,9 +52,19 @@ func (d *Dashboard) runStatus(c *gin.Context) {
 		c.JSON(http.StatusServiceUnavailable, runStatusBody{Status: "unknown", Text: "Run status unavailable; retrying."})
 		return
 	}
-	text := "Run " + run.ID + " is " + run.Status + "."
+	text := "Run " + run.RunID + " is " + run.Status + "."
 	if run.Error != "" {
-		text = "Run " + run.ID + " failed: " + run.Error
+		text = "Run " + run.RunID + " failed: " + run.Error
 	}
 	c.JSON(http.StatusOK, runStatusBody{Status: run.Status, Text: text})
+}
+
+// runState tells the state of the run named runID; results.ErrRunNotFound
+// for an unknown run or a runID that names none.
+func (d *Dashboard) runState(ctx context.Context, org, experimentID, runID string) (usecases.Run, error) {
+	key, err := results.ParseKey(runID)
+	if err != nil {
+		return usecases.Run{}, results.ErrRunNotFound
+	}
+	return d.deps.UseCases.RunState(ctx, org, experimentID, key)
 }

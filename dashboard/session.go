@@ -32,21 +32,18 @@ func (d *Dashboard) requireSession(c *gin.Context) {
 		d.signedOut(c, "")
 		return
 	}
-	sess, err := d.deps.Verifier.Verify(token)
-	if err != nil {
-		reason := "Your session token was not accepted (it may have expired)."
-		if errors.Is(err, auth.ErrNoOrg) {
-			reason = "Your session has no active organization: choose one in your identity provider, then come back."
-		}
-		d.signedOut(c, reason)
+	sess, org, err := orgs.SignIn(c.Request.Context(), d.deps.DB, d.deps.Verifier, token)
+	switch {
+	case errors.Is(err, auth.ErrNoOrg):
+		d.signedOut(c, "Your session has no active organization: choose one in your identity provider, then come back.")
 		return
-	}
-	org, err := orgs.Ensure(c.Request.Context(), d.deps.DB, sess.OrgID, sess.OrgSlug)
-	if errors.Is(err, orgs.ErrDeleted) {
+	case errors.Is(err, orgs.ErrBadToken):
+		d.signedOut(c, "Your session token was not accepted (it may have expired).")
+		return
+	case errors.Is(err, orgs.ErrDeleted):
 		d.signedOut(c, "Your organization has been deleted.")
 		return
-	}
-	if err != nil {
+	case err != nil:
 		d.fail(c, err)
 		return
 	}

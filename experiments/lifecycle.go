@@ -95,15 +95,7 @@ func targetStatus(ch Change, from string, cfg *Config) (string, error) {
 // idempotent) or OnlyFrom excluded it; nothing is written then.
 func (s Store) Transition(ctx context.Context, orgID, idOrName string, ch Change) (exp Experiment, changed bool, err error) {
 	err = s.DB.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
-		row, err := find(lockForUpdate(tx), orgID, idOrName)
-		if err != nil {
-			return err
-		}
-		cur, err := loadVersion(tx, row.ID, row.CurrentVersion)
-		if err != nil {
-			return err
-		}
-		before, err := view(row, cur)
+		row, before, err := lockCurrent(tx, orgID, idOrName)
 		if err != nil {
 			return err
 		}

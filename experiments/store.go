@@ -81,7 +81,7 @@ func (s Store) Create(ctx context.Context, orgID, actor string, cfg Config) (Exp
 func (s Store) Update(ctx context.Context, orgID, idOrName, actor string, cfg Config) (Experiment, error) {
 	var out Experiment
 	err := s.DB.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
-		exp, err := find(lockForUpdate(tx), orgID, idOrName)
+		exp, cur, err := lockCurrent(tx, orgID, idOrName)
 		if err != nil {
 			return err
 		}
@@ -102,25 +102,13 @@ func (s Store) Update(ctx context.Context, orgID, idOrName, actor string, cfg Co
 		if err := errs.Err(); err != nil {
 			return err
 		}
-		prev, err := loadVersion(tx, exp.ID, exp.CurrentVersion)
-		if err != nil {
-			return err
-		}
-		cur, err := view(exp, prev)
-		if err != nil {
-			return err
-		}
 		if err := carryLifecycle(&cfg, cur, time.Now()); err != nil {
 			return err
 		}
 		if err := cfg.Validate(); err != nil {
 			return err
 		}
-		prevMap, err := prev.bucketMap()
-		if err != nil {
-			return err
-		}
-		bmap, err := bucketing.Rebalance(prevMap, cfg.Allocation, cfg.BucketCount)
+		bmap, err := bucketing.Rebalance(cur.BucketMap, cfg.Allocation, cfg.BucketCount)
 		if err != nil {
 			return validate.New("allocation", "%v", err)
 		}
@@ -151,11 +139,7 @@ func (s Store) Get(ctx context.Context, orgID, idOrName string) (Experiment, err
 	if err != nil {
 		return Experiment{}, err
 	}
-	v, err := loadVersion(db, exp.ID, exp.CurrentVersion)
-	if err != nil {
-		return Experiment{}, err
-	}
-	return view(exp, v)
+	return currentView(db, exp)
 }
 
 // GetVersion returns one stored version of an experiment.
@@ -237,6 +221,26 @@ func find(db *gorm.DB, orgID, idOrName string) (models.Experiment, error) {
 		return exp, fmt.Errorf("find experiment: %w", err)
 	}
 	return exp, nil
+}
+
+// lockCurrent is the opening of every change: the experiment named by
+// idOrName, its row locked until tx ends, and its current version.
+func lockCurrent(tx *gorm.DB, orgID, idOrName string) (models.Experiment, Experiment, error) {
+	row, err := find(lockForUpdate(tx), orgID, idOrName)
+	if err != nil {
+		return row, Experiment{}, err
+	}
+	cur, err := currentView(tx, row)
+	return row, cur, err
+}
+
+// currentView is the experiment of row at its current version.
+func currentView(db *gorm.DB, row models.Experiment) (Experiment, error) {
+	v, err := loadVersion(db, row.ID, row.CurrentVersion)
+	if err != nil {
+		return Experiment{}, err
+	}
+	return view(row, v)
 }
 
 // lockForUpdate serializes concurrent updates of one experiment on
