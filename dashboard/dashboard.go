@@ -16,7 +16,6 @@ import (
 
 	"github.com/expd/expd/auth"
 	"github.com/expd/expd/billing"
-	"github.com/expd/expd/experiments"
 	"github.com/expd/expd/usecases"
 )
 
