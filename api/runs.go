@@ -1,17 +1,14 @@
 package api
 
 import (
-	"context"
 	"errors"
-	"fmt"
 	"net/http"
 	"time"
 
 	"github.com/gin-gonic/gin"
-	enumspb "go.temporal.io/api/enums/v1"
-	"go.temporal.io/api/serviceerror"
 
 	"github.com/expd/expd/results"
+	"github.com/expd/expd/usecases"
 	"github.com/expd/expd/validate"
 	"github.com/expd/expd/workflowclient"
 	"github.com/expd/expd/workflows"

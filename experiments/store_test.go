@@ -206,7 +206,7 @@ func TestOwedSignalIsClearedOnlyForItsVersion(t *testing.T) {
 		t.Fatal("a scheduled experiment owes no signal")
 	}
 	cfg = exp.Config
-	cfg.Description = "v2"
+	cfg.Description, cfg.Status = "v2", "" // the status is the lifecycle's
 	v2, err := s.Update(ctx, org, exp.ID, actor, cfg)
 	if err != nil {
 		t.Fatal(err)
@@ -224,7 +224,7 @@ func TestOwedSignalIsClearedOnlyForItsVersion(t *testing.T) {
 		t.Fatal("the signal after version 2 left the debt")
 	}
 	// Stopping leaves nothing to arm: no signal owed.
-	if _, _, err := s.Transition(ctx, org, exp.ID, experiments.Change{Action: experiments.ActionStop}); err != nil {
+	if _, _, err := s.Transition(ctx, org, exp.ID, experiments.Change{Action: experiments.ActionStop, Actor: actor}); err != nil {
 		t.Fatal(err)
 	}
 	if owed(t, s, exp.ID) {

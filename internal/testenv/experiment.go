@@ -10,7 +10,7 @@ import (
 // and treatment at 50 % each over 10,000 buckets, measuring the first
 // built-in metric.
 func ExperimentConfig(name string) experiments.Config {
-	return experiments.Config{Name: name, Salt: "salt-" + name, BucketCount: 10000,
+	return experiments.Config{Name: name, Salt: "salt-for-" + name, BucketCount: 10000,
 		Allocation: []bucketing.Slice{{Variant: "control", Weight: 50}, {Variant: "treatment", Weight: 50}},
 		Metrics:    metrics.Builtins()[:1]}
 }
