@@ -80,23 +80,22 @@ func TestCountPinnedIsScopedToTheOrg(t *testing.T) {
 	}
 }
 
-func TestStickyHonoursThePinWhileItsVariantIsAllocated(t *testing.T) {
+func TestStoredPinRecordsTheFirstAndKeepsIt(t *testing.T) {
 	db, org, exp := newExperiment(t)
 	cache := sdkcache.New(db, sdkcache.Options{}).Pins
-	both := func(v string) bool { return v == "control" || v == "treatment" }
-	sticky := func(user, computed string, allocated func(string) bool) string {
+	stored := func(user, first string) string {
 		t.Helper()
-		v, err := assignments.Sticky(ctx, db, cache, org, exp, user, computed, allocated)
+		v, err := assignments.StoredPin(ctx, db, cache, org, exp, user, first)
 		if err != nil {
 			t.Fatal(err)
 		}
 		return v
 	}
 	// The first answer pins what was computed; later answers keep it.
-	if v := sticky("u1", "treatment", both); v != "treatment" {
+	if v := stored("u1", "treatment"); v != "treatment" {
 		t.Fatalf("first assignment %q", v)
 	}
-	if v := sticky("u1", "control", both); v != "treatment" {
+	if v := stored("u1", "control"); v != "treatment" {
 		t.Fatalf("second assignment %q, want the pinned treatment", v)
 	}
 	// An exposure that pinned first wins over the computed variant, also
@@ -104,16 +103,15 @@ func TestStickyHonoursThePinWhileItsVariantIsAllocated(t *testing.T) {
 	if err := assignments.PinFirst(ctx, db, []assignments.Pin{{OrgID: org, ExperimentID: exp, UserID: "u2", Variant: "control", Source: assignments.SourceExposure}}); err != nil {
 		t.Fatal(err)
 	}
-	if v := sticky("u2", "treatment", both); v != "control" {
+	if v := stored("u2", "treatment"); v != "control" {
 		t.Fatalf("assignment after an exposure pin %q", v)
 	}
-	// A pin to a variant the allocation dropped is kept for analysis, but
-	// the user gets the computed variant.
-	onlyControl := func(v string) bool { return v == "control" }
-	if v := sticky("u1", "control", onlyControl); v != "control" {
-		t.Fatalf("assignment with the pinned variant dropped %q", v)
+	// A fresh cache (another instance) reads the stored pin, not first.
+	other := sdkcache.New(db, sdkcache.Options{}).Pins
+	if v, err := assignments.StoredPin(ctx, db, other, org, exp, "u1", "control"); err != nil || v != "treatment" {
+		t.Fatalf("another instance's assignment %q, %v", v, err)
 	}
 	if got := pinned(t, db, exp, "u1"); got != "treatment" {
-		t.Fatalf("the dropped variant's pin became %q", got)
+		t.Fatalf("the stored pin became %q", got)
 	}
 }
