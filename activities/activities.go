@@ -14,8 +14,8 @@ import (
 	"gorm.io/gorm"
 
 	"github.com/expd/expd/billing"
-	"github.com/expd/expd/outbound"
 	"github.com/expd/expd/results"
+	"github.com/expd/expd/webhooks"
 )
 
 // Activities carries the dependencies of all activities. No globals.
@@ -25,7 +25,7 @@ type Activities struct {
 	Billing *billing.Client // Stripe adapter; nil or unconfigured: events are applied from their payload
 	// Webhooks sends outbound webhook deliveries; nil: a Sender that
 	// reaches public addresses only.
-	Webhooks *outbound.Sender
+	Webhooks *webhooks.Sender
 	// Aggregator reads results' per-user samples; nil: results.SQL over DB.
 	Aggregator results.Aggregator
 }

@@ -5,7 +5,7 @@ import (
 	"time"
 
 	"github.com/expd/expd/experiments"
-	"github.com/expd/expd/outbound"
+	"github.com/expd/expd/webhooks"
 )
 
 // The periodic reconcile's database side (workflows.Redrive): what
@@ -13,21 +13,21 @@ import (
 
 // PendingAnnouncementsInput pages the outbox's pending events.
 type PendingAnnouncementsInput struct {
-	After outbound.QueueCursor // zero: from the oldest
+	After webhooks.QueueCursor // zero: from the oldest
 	Limit int
 }
 
 // PendingAnnouncementsResult is one page, oldest first; Next is the zero
 // cursor on the last page.
 type PendingAnnouncementsResult struct {
-	Events []outbound.Event
-	Next   outbound.QueueCursor
+	Events []webhooks.Event
+	Next   webhooks.QueueCursor
 }
 
 // ListPendingAnnouncements returns one page of the events queued in the
 // outbox whose delivery was not started yet.
 func (a *Activities) ListPendingAnnouncements(ctx context.Context, in PendingAnnouncementsInput) (PendingAnnouncementsResult, error) {
-	evs, last, err := outbound.Pending(ctx, a.DB, in.After, in.Limit)
+	evs, last, err := webhooks.Pending(ctx, a.DB, in.After, in.Limit)
 	if err != nil {
 		return PendingAnnouncementsResult{}, err
 	}
@@ -49,7 +49,7 @@ type MarkAnnouncedResult struct{}
 
 // MarkAnnounced marks outbox events sent.
 func (a *Activities) MarkAnnounced(ctx context.Context, in MarkAnnouncedInput) (MarkAnnouncedResult, error) {
-	return MarkAnnouncedResult{}, outbound.MarkSent(ctx, a.DB, in.EventIDs, a.now())
+	return MarkAnnouncedResult{}, webhooks.MarkSent(ctx, a.DB, in.EventIDs, a.now())
 }
 
 // PurgeAnnouncedInput is the cutoff of a purge of sent outbox rows.
@@ -64,7 +64,7 @@ type PurgeAnnouncedResult struct {
 
 // PurgeAnnounced deletes the outbox rows sent before the cutoff.
 func (a *Activities) PurgeAnnounced(ctx context.Context, in PurgeAnnouncedInput) (PurgeAnnouncedResult, error) {
-	n, err := outbound.PurgeSent(ctx, a.DB, in.SentBefore)
+	n, err := webhooks.PurgeSent(ctx, a.DB, in.SentBefore)
 	return PurgeAnnouncedResult{Deleted: n}, err
 }
 

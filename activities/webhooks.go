@@ -9,7 +9,7 @@ import (
 	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/temporal"
 
-	"github.com/expd/expd/outbound"
+	"github.com/expd/expd/webhooks"
 )
 
 // ListWebhookSubscribersInput names an org's event type.
@@ -27,7 +27,7 @@ type ListWebhookSubscribersResult struct {
 // ListWebhookSubscribers lists the org's live endpoints that take the
 // event type.
 func (a *Activities) ListWebhookSubscribers(ctx context.Context, in ListWebhookSubscribersInput) (ListWebhookSubscribersResult, error) {
-	ids, err := outbound.Subscribers(ctx, a.DB, in.OrgID, in.EventType)
+	ids, err := webhooks.Subscribers(ctx, a.DB, in.OrgID, in.EventType)
 	if err != nil {
 		return ListWebhookSubscribersResult{}, err
 	}
@@ -37,7 +37,7 @@ func (a *Activities) ListWebhookSubscribers(ctx context.Context, in ListWebhookS
 // DeliverWebhookInput is one event for one endpoint.
 type DeliverWebhookInput struct {
 	EndpointID string
-	Event      outbound.Event
+	Event      webhooks.Event
 }
 
 // DeliverWebhookResult is a delivered (StatusCode) or skipped (Skipped
@@ -77,8 +77,8 @@ const (
 // event id is the webhook-id on every attempt, so a subscriber that got an
 // attempt whose answer was lost deduplicates the retry.
 func (a *Activities) DeliverWebhook(ctx context.Context, in DeliverWebhookInput) (DeliverWebhookResult, error) {
-	t, err := outbound.LoadTarget(ctx, a.DB, in.EndpointID)
-	if errors.Is(err, outbound.ErrNotFound) || (err == nil && t.Deleted) {
+	t, err := webhooks.LoadTarget(ctx, a.DB, in.EndpointID)
+	if errors.Is(err, webhooks.ErrNotFound) || (err == nil && t.Deleted) {
 		return DeliverWebhookResult{Skipped: SkipEndpointGone}, nil
 	}
 	if err != nil {
@@ -93,23 +93,23 @@ func (a *Activities) DeliverWebhook(ctx context.Context, in DeliverWebhookInput)
 	}
 	sender := a.Webhooks
 	if sender == nil {
-		sender = &outbound.Sender{}
+		sender = &webhooks.Sender{}
 	}
 	at := a.now()
 	res := sender.Send(ctx, t.URL, t.Secret, in.Event, at)
-	rec := outbound.AttemptRecord{OrgID: t.OrgID, EndpointID: in.EndpointID, EventID: in.Event.ID, EventType: in.Event.Type,
+	rec := webhooks.AttemptRecord{OrgID: t.OrgID, EndpointID: in.EndpointID, EventID: in.Event.ID, EventType: in.Event.Type,
 		Attempt: attempt(ctx), StatusCode: res.StatusCode, Duration: res.Duration, At: at}
 	if res.Err != nil {
 		rec.Error = res.Err.Error()
 	}
-	if err := outbound.RecordAttempt(ctx, a.DB, rec); err != nil {
+	if err := webhooks.RecordAttempt(ctx, a.DB, rec); err != nil {
 		return DeliverWebhookResult{}, err
 	}
 	out := DeliverWebhookResult{StatusCode: res.StatusCode}
 	switch {
 	case res.Gone():
 		reason := fmt.Sprintf("the receiver answered 410 Gone to event %s", in.Event.ID)
-		if _, err := outbound.Disable(ctx, a.DB, in.EndpointID, reason, workflowID(ctx), at); err != nil {
+		if _, err := webhooks.Disable(ctx, a.DB, in.EndpointID, reason, workflowID(ctx), at); err != nil {
 			return out, err
 		}
 		return out, temporal.NewNonRetryableApplicationError(rec.Error+": endpoint disabled", EndpointGone, nil)

@@ -12,7 +12,6 @@ import (
 	"github.com/expd/expd/bucketing"
 	"github.com/expd/expd/experiments"
 	"github.com/expd/expd/internal/testenv"
-	"github.com/expd/expd/models"
 	"github.com/expd/expd/testdata/bucketing/vectors"
 )
 
@@ -81,9 +80,9 @@ func storeVectorExperiment(t *testing.T, env *testenv.Env, org testenv.Org, id, 
 	cfg, _ := json.Marshal(experiments.Config{Name: name, Salt: salt, BucketCount: count, Allocation: alloc, Metrics: []experiments.Metric{}})
 	mapJSON, _ := json.Marshal(bmap)
 	now := time.Now().UTC()
-	exp := models.Experiment{ID: id, OrgID: org.ID, Name: name, Status: experiments.StatusRunning, Salt: salt,
+	exp := experiments.Row{ID: id, OrgID: org.ID, Name: name, Status: experiments.StatusRunning, Salt: salt,
 		BucketCount: count, CurrentVersion: 1, CreatedAt: now, UpdatedAt: now}
-	ver := models.ExperimentVersion{ID: uuid.NewString(), ExperimentID: id, OrgID: org.ID, Version: 1, Config: cfg, BucketMap: mapJSON, CreatedAt: now}
+	ver := experiments.VersionRow{ID: uuid.NewString(), ExperimentID: id, OrgID: org.ID, Version: 1, Config: cfg, BucketMap: mapJSON, CreatedAt: now}
 	if err := env.DB.Create(&exp).Error; err != nil {
 		t.Fatal(err)
 	}

@@ -9,8 +9,8 @@ import (
 
 	"github.com/expd/expd/auth"
 	"github.com/expd/expd/keys"
+	"github.com/expd/expd/mgmttokens"
 	"github.com/expd/expd/orgs"
-	"github.com/expd/expd/tokens"
 )
 
 // Context keys set by the auth middleware.
@@ -26,7 +26,7 @@ const (
 // requireSession accepts, as "Authorization: Bearer <credential>", an
 // identity-provider session JWT (the org row is created on first sight; the
 // identity webhook enriches it later) or an org management token
-// (expd_mt_..., package tokens). SDK keys are refused here, as management
+// (expd_mt_..., package mgmttokens). SDK keys are refused here, as management
 // tokens are on the SDK routes: each credential has one route family.
 func (h *handlers) requireSession(c *gin.Context) {
 	authz := c.GetHeader("Authorization")
@@ -68,8 +68,8 @@ func (h *handlers) requireSession(c *gin.Context) {
 // managementTokenSession authenticates a management token: its org and
 // role stand in for the identity session's.
 func (h *handlers) managementTokenSession(c *gin.Context, plain string) {
-	tok, err := tokens.Authenticate(c.Request.Context(), h.deps.DB, plain)
-	if errors.Is(err, tokens.ErrInvalid) {
+	tok, err := mgmttokens.Authenticate(c.Request.Context(), h.deps.DB, plain)
+	if errors.Is(err, mgmttokens.ErrInvalid) {
 		unauthorized(c, "invalid management token: unknown, revoked or expired")
 		return
 	}
@@ -77,7 +77,7 @@ func (h *handlers) managementTokenSession(c *gin.Context, plain string) {
 		internalError(c, err)
 		return
 	}
-	c.Set(ctxSession, tokens.Session(tok))
+	c.Set(ctxSession, mgmttokens.Session(tok))
 	c.Set(ctxOrgID, tok.OrgID)
 	c.Set(ctxManagementToken, tok.ID)
 	c.Next()

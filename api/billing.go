@@ -6,7 +6,6 @@ import (
 	"github.com/gin-gonic/gin"
 
 	"github.com/expd/expd/billing"
-	"github.com/expd/expd/models"
 	"github.com/expd/expd/orgs"
 	"github.com/expd/expd/plans"
 	"github.com/expd/expd/validate"
@@ -134,7 +133,7 @@ func (h *handlers) requireBilling(c *gin.Context) bool {
 	return true
 }
 
-func (h *handlers) currentOrg(c *gin.Context) (models.Org, bool) {
+func (h *handlers) currentOrg(c *gin.Context) (orgs.Org, bool) {
 	org, err := orgs.Get(c.Request.Context(), h.deps.DB, orgID(c))
 	if err != nil {
 		internalError(c, err)

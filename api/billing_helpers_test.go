@@ -15,7 +15,6 @@ import (
 	"github.com/expd/expd/internal/stripemock"
 	"github.com/expd/expd/internal/temporaltest"
 	"github.com/expd/expd/internal/testenv"
-	"github.com/expd/expd/models"
 	"github.com/expd/expd/orgs"
 )
 
@@ -65,7 +64,7 @@ func (e *webhookEnv) waitWorkflow(t *testing.T, id string, result any) {
 	}
 }
 
-func (e *webhookEnv) org(t *testing.T, id string) models.Org {
+func (e *webhookEnv) org(t *testing.T, id string) orgs.Org {
 	t.Helper()
 	o, err := orgs.Get(context.Background(), e.DB, id)
 	if err != nil {

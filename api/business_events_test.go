@@ -9,8 +9,8 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/expd/expd/ingest"
 	"github.com/expd/expd/internal/testenv"
-	"github.com/expd/expd/models"
 )
 
 type secretBody struct {
@@ -52,7 +52,7 @@ func TestBusinessEventsSignedWebhook(t *testing.T) {
 	if ack.EventID != msgID || ack.Accepted != 1 {
 		t.Fatalf("ack %s", r.Body)
 	}
-	var row models.Event
+	var row ingest.EventRow
 	if err := f.env.DB.Where("org_id = ? AND event_id = ?", f.org.ID, msgID).Take(&row).Error; err != nil {
 		t.Fatal(err)
 	}

@@ -14,9 +14,9 @@ import (
 	"gorm.io/gorm"
 
 	"github.com/expd/expd/api"
+	"github.com/expd/expd/database"
 	"github.com/expd/expd/ingest"
 	"github.com/expd/expd/internal/testenv"
-	"github.com/expd/expd/models"
 )
 
 // cutProxy forwards TCP to the database until cut: then it drops every
@@ -105,7 +105,7 @@ func proxiedDB(t *testing.T, db *gorm.DB, proxyAddr string) *gorm.DB {
 	q.Set("search_path", schema)
 	q.Set("connect_timeout", "2")
 	u.RawQuery = q.Encode()
-	out, err := models.Open(u.String(), "")
+	out, err := database.Open(u.String(), "")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -8,7 +8,6 @@ import (
 	"github.com/gin-gonic/gin"
 
 	"github.com/expd/expd/ingest"
-	"github.com/expd/expd/models"
 	"github.com/expd/expd/validate"
 	"github.com/expd/expd/vocab"
 )
@@ -86,7 +85,7 @@ func (h *handlers) listEvents(c *gin.Context) {
 	c.JSON(http.StatusOK, page)
 }
 
-func showEvent(r models.Event) storedEvent {
+func showEvent(r ingest.EventRow) storedEvent {
 	e := storedEvent{
 		Event: ingest.Event{
 			EventID: r.EventID, Type: r.Type, ExperimentID: r.ExperimentID, UserID: r.UserID,

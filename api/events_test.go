@@ -11,9 +11,9 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/expd/expd/api"
+	"github.com/expd/expd/assignments"
 	"github.com/expd/expd/ingest"
 	"github.com/expd/expd/internal/testenv"
-	"github.com/expd/expd/models"
 	"github.com/expd/expd/plans"
 	"github.com/expd/expd/ratelimit"
 )
@@ -95,7 +95,7 @@ func TestEventsStoresEachTypeWithCanonicalExperimentID(t *testing.T) {
 	if a.Accepted != 3 || a.Duplicates != 0 || len(a.Rejected) != 0 || a.ConfigVersion != f.exp.ConfigVersion {
 		t.Fatalf("ack %+v, want 3 accepted at config_version %d", a, f.exp.ConfigVersion)
 	}
-	var rows []models.Event
+	var rows []ingest.EventRow
 	if err := f.env.DB.Where("org_id = ?", f.org.ID).Order("type").Find(&rows).Error; err != nil {
 		t.Fatal(err)
 	}
@@ -118,7 +118,7 @@ func TestEventsStoresEachTypeWithCanonicalExperimentID(t *testing.T) {
 	if b.BusinessMetric == nil || *b.BusinessMetric != "revenue" || b.Value == nil || *b.Value != 1 || b.LatencyMs != nil {
 		t.Fatalf("business_event row %+v", b)
 	}
-	var pin models.Assignment
+	var pin assignments.Assignment
 	if err := f.env.DB.Where("experiment_id = ? AND user_id = ?", f.exp.ID, "u1").Take(&pin).Error; err != nil || pin.Variant != "control" || pin.Source != "exposure" {
 		t.Fatalf("exposure did not pin: %+v %v", pin, err)
 	}
@@ -309,7 +309,7 @@ func TestEventsFirstExposurePins(t *testing.T) {
 	accepted(t, postEvents(t, f.env, f.org.PublishableKey,
 		exposure("exp", "u", "concise", now.Add(-time.Minute)), exposure("exp", "u", "control", now.Add(-2*time.Minute))))
 	accepted(t, postEvents(t, f.env, f.org.PublishableKey, exposure("exp", "u", "concise", now.Add(-3*time.Minute))))
-	var pin models.Assignment
+	var pin assignments.Assignment
 	if err := f.env.DB.Where("experiment_id = ? AND user_id = ?", f.exp.ID, "u").Take(&pin).Error; err != nil {
 		t.Fatal(err)
 	}

@@ -11,8 +11,8 @@ import (
 	"github.com/expd/expd/activities"
 	"github.com/expd/expd/audit"
 	"github.com/expd/expd/internal/testenv"
-	"github.com/expd/expd/outbound"
 	"github.com/expd/expd/results"
+	"github.com/expd/expd/webhooks"
 	"github.com/expd/expd/workflowclient"
 	"github.com/expd/expd/workflows"
 )
@@ -22,7 +22,7 @@ import (
 // actor system from the health run's workflow, a signed guardrail.breached
 // delivery, control served, and no results run published.
 func TestHourlyHealthRunStopsAHarmfulTreatment(t *testing.T) {
-	env, tenv := testenv.NewWithWorker(t, func(a *activities.Activities) { a.Webhooks = &outbound.Sender{AllowPrivate: true} })
+	env, tenv := testenv.NewWithWorker(t, func(a *activities.Activities) { a.Webhooks = &webhooks.Sender{AllowPrivate: true} })
 	if err := workflowclient.EnsureSchedules(t.Context(), tenv.Client, tenv.TaskQueue); err != nil {
 		t.Fatal(err)
 	}
@@ -56,7 +56,7 @@ func TestHourlyHealthRunStopsAHarmfulTreatment(t *testing.T) {
 		t.Fatalf("guardrail audit entry %+v", breached)
 	}
 	waitUntil(t, "signed guardrail.breached and experiment.stopped deliveries", func() bool {
-		return len(listener.ofType(outbound.EventGuardrailBreached)) == 1 && len(listener.ofType(outbound.EventExperimentStopped)) == 1
+		return len(listener.ofType(webhooks.EventGuardrailBreached)) == 1 && len(listener.ofType(webhooks.EventExperimentStopped)) == 1
 	})
 	// The health run published nothing: the results people read are the
 	// nightly and manual runs only.

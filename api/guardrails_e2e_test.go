@@ -16,11 +16,11 @@ import (
 	"github.com/expd/expd/activities"
 	"github.com/expd/expd/audit"
 	"github.com/expd/expd/experiments"
+	"github.com/expd/expd/ingest"
 	"github.com/expd/expd/internal/testenv"
-	"github.com/expd/expd/models"
-	"github.com/expd/expd/outbound"
 	"github.com/expd/expd/results/resultstest"
 	"github.com/expd/expd/vocab"
+	"github.com/expd/expd/webhooks"
 )
 
 // receivedEvent is one verified delivery at the test's listener.
@@ -93,7 +93,7 @@ func waitUntil(t *testing.T, what string, cond func() bool) {
 // run's workflow), a signed guardrail.breached reaches a local listener,
 // and a second run acts on nothing.
 func TestGuardrailStopsAHarmfulTreatmentEndToEnd(t *testing.T) {
-	env, _ := testenv.NewWithWorker(t, func(a *activities.Activities) { a.Webhooks = &outbound.Sender{AllowPrivate: true} })
+	env, _ := testenv.NewWithWorker(t, func(a *activities.Activities) { a.Webhooks = &webhooks.Sender{AllowPrivate: true} })
 	org := env.NewOrg(t)
 	admin := testenv.Bearer(org.AdminToken)
 
@@ -141,11 +141,11 @@ func TestGuardrailStopsAHarmfulTreatmentEndToEnd(t *testing.T) {
 		t.Fatalf("stop audit entry %+v", stopped)
 	}
 
-	waitUntil(t, "signed guardrail.breached delivery", func() bool { return len(listener.ofType(outbound.EventGuardrailBreached)) == 1 })
+	waitUntil(t, "signed guardrail.breached delivery", func() bool { return len(listener.ofType(webhooks.EventGuardrailBreached)) == 1 })
 	waitUntil(t, "experiment.stopped and results.ready deliveries", func() bool {
-		return len(listener.ofType(outbound.EventExperimentStopped)) == 1 && len(listener.ofType(outbound.EventResultsReady)) == 1
+		return len(listener.ofType(webhooks.EventExperimentStopped)) == 1 && len(listener.ofType(webhooks.EventResultsReady)) == 1
 	})
-	if b := listener.ofType(outbound.EventGuardrailBreached)[0]; !strings.Contains(b.Body, `"metric":"error_rate"`) || !strings.Contains(b.Body, `"action":"stop"`) {
+	if b := listener.ofType(webhooks.EventGuardrailBreached)[0]; !strings.Contains(b.Body, `"metric":"error_rate"`) || !strings.Contains(b.Body, `"action":"stop"`) {
 		t.Fatalf("guardrail.breached body %s", b.Body)
 	}
 
@@ -153,11 +153,11 @@ func TestGuardrailStopsAHarmfulTreatmentEndToEnd(t *testing.T) {
 	time.Sleep(1100 * time.Millisecond)
 	second := startRun(t, env, admin, exp.ID)
 	waitForResultsRun(t, env, admin, exp.ID, second, 2)
-	waitUntil(t, "second results.ready", func() bool { return len(listener.ofType(outbound.EventResultsReady)) == 2 })
+	waitUntil(t, "second results.ready", func() bool { return len(listener.ofType(webhooks.EventResultsReady)) == 2 })
 	if n := len(auditOf(t, env, admin, exp.ID)); n != len(entries) {
 		t.Fatalf("the second run added %d audit entries", n-len(entries))
 	}
-	if n := len(listener.ofType(outbound.EventGuardrailBreached)); n != 1 {
+	if n := len(listener.ofType(webhooks.EventGuardrailBreached)); n != 1 {
 		t.Fatalf("%d guardrail.breached deliveries after two runs", n)
 	}
 	var cur experimentBody
@@ -185,12 +185,12 @@ func harmfulExperiment(t *testing.T, env *testenv.Env, orgID string, admin []str
 	env.Do(t, http.MethodPost, "/v1/experiments", cfg, admin...).ExpectJSON(t, http.StatusCreated, &exp)
 
 	now := time.Now().UTC()
-	var events []models.Event
+	var events []ingest.EventRow
 	for _, u := range resultstest.Users(300, 7) {
 		seq := 0
 		add := func(typ vocab.RecordType, errText *string) {
 			seq++
-			events = append(events, models.Event{OrgID: orgID, EventID: fmt.Sprintf("%s-%d", u.ID, seq), Type: typ, ExperimentID: exp.ID,
+			events = append(events, ingest.EventRow{OrgID: orgID, EventID: fmt.Sprintf("%s-%d", u.ID, seq), Type: typ, ExperimentID: exp.ID,
 				UserID: u.ID, Variant: u.Variant, Ts: now.Add(time.Duration(seq) * time.Millisecond), ReceivedAt: now, Source: "api"})
 			events[len(events)-1].Error = errText
 		}
@@ -215,12 +215,12 @@ func harmfulExperiment(t *testing.T, env *testenv.Env, orgID string, admin []str
 func listenForWebhooks(t *testing.T, env *testenv.Env, orgID string) (*webhookListener, func()) {
 	t.Helper()
 	listener := &webhookListener{}
-	var created outbound.Created
+	var created webhooks.Created
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		listener.handler(t, created.Secret)(w, r)
 	}))
 	var err error
-	created, err = outbound.Create(t.Context(), env.DB, orgID, outbound.NewEndpoint{URL: srv.URL, Actor: "user_admin"}, time.Now())
+	created, err = webhooks.Create(t.Context(), env.DB, orgID, webhooks.NewEndpoint{URL: srv.URL, Actor: "user_admin"}, time.Now())
 	if err != nil {
 		srv.Close()
 		t.Fatal(err)

@@ -10,7 +10,7 @@ import (
 	"github.com/expd/expd/api"
 	"github.com/expd/expd/auth"
 	"github.com/expd/expd/internal/testenv"
-	"github.com/expd/expd/models"
+	"github.com/expd/expd/orgs"
 	"github.com/expd/expd/workflows"
 )
 
@@ -92,7 +92,7 @@ func TestIdentityWebhookSignature(t *testing.T) {
 		}
 	}
 	var users int64
-	e.DB.Model(&models.User{}).Count(&users)
+	e.DB.Model(&orgs.User{}).Count(&users)
 	if users != 0 {
 		t.Fatalf("%d users stored from rejected deliveries", users)
 	}
@@ -111,31 +111,31 @@ func TestIdentityWebhookCreateUpdateDeleteEachKind(t *testing.T) {
 
 	e.deliver(t, clerk("user.created", 1000, clerkUser("user_k", "k@example.com", 1000)))
 	e.deliver(t, clerk("user.updated", 2000, clerkUser("user_k", "k2@example.com", 2000)))
-	if u := findByClerk[models.User](t, e, "clerk_user_id", "user_k"); u.Email != "k2@example.com" || u.FirstName != "Ada" || u.ID == "" {
+	if u := findByClerk[orgs.User](t, e, "clerk_user_id", "user_k"); u.Email != "k2@example.com" || u.FirstName != "Ada" || u.ID == "" {
 		t.Fatalf("user %+v", u)
 	}
 	e.deliver(t, clerk("organization.created", 1000, clerkOrg("org_k", "Kind Org", 1000)))
 	e.deliver(t, clerk("organization.updated", 2000, clerkOrg("org_k", "Kind Org Renamed", 2000)))
-	o := findByClerk[models.Org](t, e, "clerk_org_id", "org_k")
+	o := findByClerk[orgs.Org](t, e, "clerk_org_id", "org_k")
 	if o.Name != "Kind Org Renamed" || o.Slug != "slug-org_k" || o.Plan != "free" {
 		t.Fatalf("org %+v", o)
 	}
 	e.deliver(t, clerk("organizationMembership.created", 1000, clerkMembership("orgmem_k", "org_k", "user_k", "org:member", 1000)))
 	e.deliver(t, clerk("organizationMembership.updated", 2000, clerkMembership("orgmem_k", "org_k", "user_k", "org:admin", 2000)))
-	if m := findByClerk[models.Membership](t, e, "clerk_membership_id", "orgmem_k"); m.Role != "org:admin" || m.OrgID != o.ID {
+	if m := findByClerk[orgs.Membership](t, e, "clerk_membership_id", "orgmem_k"); m.Role != "org:admin" || m.OrgID != o.ID {
 		t.Fatalf("membership %+v", m)
 	}
 
 	e.deliver(t, clerk("organizationMembership.deleted", 3000, clerkMembership("orgmem_k", "org_k", "user_k", "org:admin", 2000)))
-	if m := findByClerk[models.Membership](t, e, "clerk_membership_id", "orgmem_k"); m.DeletedAt == nil {
+	if m := findByClerk[orgs.Membership](t, e, "clerk_membership_id", "orgmem_k"); m.DeletedAt == nil {
 		t.Fatal("membership not soft-deleted")
 	}
 	e.deliver(t, clerk("user.deleted", 4000, clerkDeleted("user", "user_k")))
 	e.deliver(t, clerk("organization.deleted", 5000, clerkDeleted("organization", "org_k")))
-	if u := findByClerk[models.User](t, e, "clerk_user_id", "user_k"); u.DeletedAt == nil || u.Email != "k2@example.com" {
+	if u := findByClerk[orgs.User](t, e, "clerk_user_id", "user_k"); u.DeletedAt == nil || u.Email != "k2@example.com" {
 		t.Fatalf("user after delete %+v", u)
 	}
-	if o := findByClerk[models.Org](t, e, "clerk_org_id", "org_k"); o.DeletedAt == nil {
+	if o := findByClerk[orgs.Org](t, e, "clerk_org_id", "org_k"); o.DeletedAt == nil {
 		t.Fatal("org not soft-deleted")
 	}
 }
@@ -154,9 +154,9 @@ func TestIdentityWebhookOutOfOrderAndReplayed(t *testing.T) {
 		t.Fatal("late create applied over a newer update")
 	}
 	e.deliver(t, clerk("user.created", 1000, clerkUser("user_o", "o@example.com", 1000)))
-	o := findByClerk[models.Org](t, e, "clerk_org_id", "org_o")
-	u := findByClerk[models.User](t, e, "clerk_user_id", "user_o")
-	m := findByClerk[models.Membership](t, e, "clerk_membership_id", "orgmem_o")
+	o := findByClerk[orgs.Org](t, e, "clerk_org_id", "org_o")
+	u := findByClerk[orgs.User](t, e, "clerk_user_id", "user_o")
+	m := findByClerk[orgs.Membership](t, e, "clerk_membership_id", "orgmem_o")
 	if o.Name != "Newest" || u.Email != "o@example.com" || m.OrgID != o.ID || m.UserID != u.ID || m.Role != "org:admin" {
 		t.Fatalf("state: org %+v user %+v membership %+v", o, u, m)
 	}
@@ -171,7 +171,7 @@ func TestIdentityWebhookOutOfOrderAndReplayed(t *testing.T) {
 	}
 	var res workflows.IdentitySyncResult
 	e.waitWorkflow(t, workflows.IdentitySyncID("msg_replay_"+e.Temporal.TaskQueue), &res)
-	if !res.Applied || findByClerk[models.Org](t, e, "clerk_org_id", "org_o").Name != "Replayed" {
+	if !res.Applied || findByClerk[orgs.Org](t, e, "clerk_org_id", "org_o").Name != "Replayed" {
 		t.Fatalf("replayed message: %+v", res)
 	}
 	// A different message with the same content is a no-op.
@@ -192,7 +192,7 @@ func TestIdentityWebhookOrgIsTheOneTokensResolveTo(t *testing.T) {
 	if r := e.Do(t, "GET", "/v1/billing/summary", nil, token("org_first_hook")...); r.Status != http.StatusOK {
 		t.Fatalf("summary: %d %s", r.Status, r.Body)
 	}
-	if o := findByClerk[models.Org](t, e, "clerk_org_id", "org_first_hook"); o.Name != "Hook Org" {
+	if o := findByClerk[orgs.Org](t, e, "clerk_org_id", "org_first_hook"); o.Name != "Hook Org" {
 		t.Fatalf("token request replaced the synced org: %+v", o)
 	}
 
@@ -200,9 +200,9 @@ func TestIdentityWebhookOrgIsTheOneTokensResolveTo(t *testing.T) {
 	if r := e.Do(t, "GET", "/v1/billing/summary", nil, token("org_first_token")...); r.Status != http.StatusOK {
 		t.Fatalf("summary: %d %s", r.Status, r.Body)
 	}
-	before := findByClerk[models.Org](t, e, "clerk_org_id", "org_first_token")
+	before := findByClerk[orgs.Org](t, e, "clerk_org_id", "org_first_token")
 	e.deliver(t, clerk("organization.created", 1000, clerkOrg("org_first_token", "Token Org", 1000)))
-	after := findByClerk[models.Org](t, e, "clerk_org_id", "org_first_token")
+	after := findByClerk[orgs.Org](t, e, "clerk_org_id", "org_first_token")
 	if after.ID != before.ID || after.Name != "Token Org" || before.Name != "from-token" {
 		t.Fatalf("before %+v after %+v", before, after)
 	}
@@ -225,7 +225,7 @@ func TestIdentityWebhookIgnoresOtherTypesAndRejectsBrokenData(t *testing.T) {
 		}
 	}
 	var n int64
-	e.DB.Model(&models.User{}).Count(&n)
+	e.DB.Model(&orgs.User{}).Count(&n)
 	if n != 0 {
 		t.Fatalf("ignored events stored %d users", n)
 	}

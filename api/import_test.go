@@ -16,8 +16,8 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/expd/expd/ingest"
 	"github.com/expd/expd/internal/testenv"
-	"github.com/expd/expd/models"
 )
 
 type importBody struct {
@@ -233,7 +233,7 @@ func TestImportLargeFileWithBadLines(t *testing.T) {
 		t.Fatalf("RSS grew by %d MiB while importing a %d MiB file", grown>>20, info.Size()>>20)
 	}
 	// Original timestamps are kept.
-	var oldest models.Event
+	var oldest ingest.EventRow
 	if err := f.env.DB.Where("org_id = ?", f.org.ID).Order("ts").Limit(1).Take(&oldest).Error; err != nil {
 		t.Fatal(err)
 	}

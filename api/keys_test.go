@@ -14,9 +14,10 @@ import (
 
 	"github.com/expd/expd/api"
 	"github.com/expd/expd/auth"
+	"github.com/expd/expd/database"
 	"github.com/expd/expd/internal/temporaltest"
 	"github.com/expd/expd/internal/testenv"
-	"github.com/expd/expd/models"
+	"github.com/expd/expd/keys"
 	"github.com/expd/expd/sdkcache"
 	"github.com/expd/expd/workflows"
 )
@@ -84,7 +85,7 @@ func TestRotationRevokesTheOldKeyAtOnce(t *testing.T) {
 // after the rotation too: the rotation's NOTIFY reaches its listener.
 func TestRotationRevokesTheOldKeyOnEveryInstance(t *testing.T) {
 	env, _ := newKeysEnv(t)
-	if !models.IsPostgres(env.DB) {
+	if !database.IsPostgres(env.DB) {
 		t.Skip("instances share rotations through PostgreSQL NOTIFY; SQLite (expd dev) runs one instance")
 	}
 	// The other instance caches keys for an hour: only the rotation's
@@ -147,7 +148,7 @@ func TestConcurrentRotationsLeaveOneValidKey(t *testing.T) {
 		}
 	}
 	var live int64
-	env.DB.Model(&models.APIKey{}).Where("org_id = ? AND scope = ? AND revoked_at IS NULL", org.ID, "secret").Count(&live)
+	env.DB.Model(&keys.APIKey{}).Where("org_id = ? AND scope = ? AND revoked_at IS NULL", org.ID, "secret").Count(&live)
 	if valid != 1 || live != 1 || configStatus(t, env, org.SecretKey) != http.StatusUnauthorized {
 		t.Fatalf("%d of %d issued keys work, %d live rows; want exactly one", valid, n, live)
 	}

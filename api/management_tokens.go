@@ -7,8 +7,7 @@ import (
 
 	"github.com/gin-gonic/gin"
 
-	"github.com/expd/expd/models"
-	"github.com/expd/expd/tokens"
+	"github.com/expd/expd/mgmttokens"
 	"github.com/expd/expd/validate"
 )
 
@@ -30,7 +29,7 @@ func (h *handlers) createManagementToken(c *gin.Context) {
 	if !decodeJSON(c, &req) {
 		return
 	}
-	tok, plain, err := tokens.Create(c.Request.Context(), h.deps.DB, tokens.CreateInput{
+	tok, plain, err := mgmttokens.Create(c.Request.Context(), h.deps.DB, mgmttokens.CreateInput{
 		OrgID: orgID(c), Name: req.Name, Role: req.Role, ExpiresAt: req.ExpiresAt, Actor: session(c).UserID})
 	if validate.Fields(err) != nil {
 		invalid(c, err)
@@ -41,24 +40,24 @@ func (h *handlers) createManagementToken(c *gin.Context) {
 		return
 	}
 	c.Header("Location", "/v1/management-tokens/"+tok.ID)
-	c.JSON(http.StatusCreated, models.IssuedManagementToken{ManagementToken: tok, Token: plain})
+	c.JSON(http.StatusCreated, mgmttokens.IssuedToken{Token: tok, Plaintext: plain})
 }
 
 // GET /v1/management-tokens (admin): every token of the org, never its
 // plaintext.
 func (h *handlers) listManagementTokens(c *gin.Context) {
-	list, err := tokens.List(c.Request.Context(), h.deps.DB, orgID(c))
+	list, err := mgmttokens.List(c.Request.Context(), h.deps.DB, orgID(c))
 	if err != nil {
 		internalError(c, err)
 		return
 	}
-	c.JSON(http.StatusOK, models.ManagementTokenList{ManagementTokens: list})
+	c.JSON(http.StatusOK, mgmttokens.TokenList{ManagementTokens: list})
 }
 
 // DELETE /v1/management-tokens/:token_id (admin): revokes at once.
 func (h *handlers) revokeManagementToken(c *gin.Context) {
-	err := tokens.Revoke(c.Request.Context(), h.deps.DB, orgID(c), c.Param("token_id"), session(c).UserID)
-	if errors.Is(err, tokens.ErrNotFound) {
+	err := mgmttokens.Revoke(c.Request.Context(), h.deps.DB, orgID(c), c.Param("token_id"), session(c).UserID)
+	if errors.Is(err, mgmttokens.ErrNotFound) {
 		problem(c, http.StatusNotFound, CodeManagementTokenNotFound, "no management token with this id in your org")
 		return
 	}

@@ -8,7 +8,7 @@ import (
 
 	"github.com/expd/expd/audit"
 	"github.com/expd/expd/internal/testenv"
-	"github.com/expd/expd/models"
+	"github.com/expd/expd/mgmttokens"
 )
 
 // Management tokens in the org's audit log (GET /v1/audit): creation and
@@ -27,7 +27,7 @@ func TestManagementTokenEventsAreAudited(t *testing.T) {
 	if r := env.Do(t, http.MethodDelete, "/v1/management-tokens/"+revoked.ID, nil, testenv.Bearer(org.AdminToken)...); r.Status != http.StatusNoContent {
 		t.Fatalf("revoke: %d %s", r.Status, r.Body)
 	}
-	if err := env.DB.Model(&models.ManagementToken{}).Where("id = ?", expired.ID).Update("expires_at", time.Now().Add(-time.Minute)).Error; err != nil {
+	if err := env.DB.Model(&mgmttokens.Token{}).Where("id = ?", expired.ID).Update("expires_at", time.Now().Add(-time.Minute)).Error; err != nil {
 		t.Fatal(err)
 	}
 	for range 3 { // a CI job retrying with a dead token

@@ -8,7 +8,8 @@ import (
 
 	"github.com/expd/expd/auth"
 	"github.com/expd/expd/internal/testenv"
-	"github.com/expd/expd/models"
+	"github.com/expd/expd/keys"
+	"github.com/expd/expd/mgmttokens"
 )
 
 type createdToken struct {
@@ -44,7 +45,7 @@ func TestManagementTokens(t *testing.T) {
 	if !auth.IsManagementToken(admin.Token) || admin.Prefix != admin.Token[:12] || admin.Role != "admin" || admin.LastUsedAt != nil {
 		t.Fatalf("created token: %+v", admin)
 	}
-	var stored models.ManagementToken
+	var stored mgmttokens.Token
 	if err := env.DB.Where("id = ?", admin.ID).Take(&stored).Error; err != nil {
 		t.Fatal(err)
 	}
@@ -109,13 +110,13 @@ func TestManagementTokens(t *testing.T) {
 	if r := env.Do(t, http.MethodGet, "/v1/experiments", nil, testenv.Bearer(soon.Token)...); r.Status != http.StatusOK {
 		t.Fatalf("unexpired token: %d", r.Status)
 	}
-	if err := env.DB.Model(&models.ManagementToken{}).Where("id = ?", soon.ID).Update("expires_at", time.Now().Add(-time.Second)).Error; err != nil {
+	if err := env.DB.Model(&mgmttokens.Token{}).Where("id = ?", soon.ID).Update("expires_at", time.Now().Add(-time.Second)).Error; err != nil {
 		t.Fatal(err)
 	}
 	testenv.ExpectProblem(t, env.Do(t, http.MethodGet, "/v1/experiments", nil, testenv.Bearer(soon.Token)...), http.StatusUnauthorized)
 
 	// Audited: three issues and one revocation, by the admin's identity.
-	var audit []models.KeyAudit
+	var audit []keys.KeyAudit
 	if err := env.DB.Where("org_id = ? AND scope = ?", org.ID, "management_token").Order("created_at").Find(&audit).Error; err != nil {
 		t.Fatal(err)
 	}
@@ -160,7 +161,7 @@ func TestManagementTokensBadInput(t *testing.T) {
 		})
 	}
 	var n int64
-	env.DB.Model(&models.ManagementToken{}).Count(&n)
+	env.DB.Model(&mgmttokens.Token{}).Count(&n)
 	if n != 0 {
 		t.Fatalf("%d tokens written by bad requests", n)
 	}

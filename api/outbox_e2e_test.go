@@ -13,8 +13,8 @@ import (
 	"github.com/expd/expd/activities"
 	"github.com/expd/expd/api"
 	"github.com/expd/expd/internal/testenv"
-	"github.com/expd/expd/outbound"
 	"github.com/expd/expd/results/resultstest"
+	"github.com/expd/expd/webhooks"
 	"github.com/expd/expd/workflowclient"
 	"github.com/expd/expd/workflows"
 )
@@ -51,7 +51,7 @@ func (f *flakyTemporal) SignalWithStartWorkflow(ctx context.Context, id, signal 
 // Temporal answers, a route delivers its announcement at once.
 func TestAnnouncementsAndSignalsSurviveTemporalBeingAway(t *testing.T) {
 	var flaky *flakyTemporal
-	env, tenv := testenv.NewWithWorker(t, func(a *activities.Activities) { a.Webhooks = &outbound.Sender{AllowPrivate: true} },
+	env, tenv := testenv.NewWithWorker(t, func(a *activities.Activities) { a.Webhooks = &webhooks.Sender{AllowPrivate: true} },
 		func(d *api.Deps) {
 			flaky = &flakyTemporal{Client: d.Temporal}
 			d.Temporal = flaky
@@ -88,7 +88,7 @@ func TestAnnouncementsAndSignalsSurviveTemporalBeingAway(t *testing.T) {
 
 	pending := func() (events, signals int) {
 		t.Helper()
-		queued, err := outbound.Queued(t.Context(), env.DB, org.ID)
+		queued, err := webhooks.Queued(t.Context(), env.DB, org.ID)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -127,7 +127,7 @@ func TestAnnouncementsAndSignalsSurviveTemporalBeingAway(t *testing.T) {
 		t.Fatalf("first reconcile %+v", res)
 	}
 	waitUntil(t, "the three announcements", func() bool {
-		return len(listener.ofType(outbound.EventExperimentStopped)) == 1 && len(listener.ofType(outbound.EventExperimentStarted)) == 2
+		return len(listener.ofType(webhooks.EventExperimentStopped)) == 1 && len(listener.ofType(webhooks.EventExperimentStarted)) == 2
 	})
 	// a's workflow re-read the experiment (version 3), b's was started.
 	waitForExperimentState(t, s, a, func(st workflows.ExperimentState) bool { return st.Next == "stop" && st.Version == 3 })
@@ -154,7 +154,7 @@ func TestAnnouncementsAndSignalsSurviveTemporalBeingAway(t *testing.T) {
 	if e, sg := pending(); e != 0 || sg != 0 {
 		t.Fatalf("after a stop with Temporal up: %d pending announcements, %d owed signals", e, sg)
 	}
-	waitUntil(t, "b's stop announced", func() bool { return len(listener.ofType(outbound.EventExperimentStopped)) == 2 })
+	waitUntil(t, "b's stop announced", func() bool { return len(listener.ofType(webhooks.EventExperimentStopped)) == 2 })
 
 	time.Sleep(time.Second) // a duplicate delivery, had one started, would have arrived by now
 	listener.mu.Lock()

@@ -9,7 +9,7 @@ import (
 
 	"github.com/gin-gonic/gin"
 
-	"github.com/expd/expd/models"
+	"github.com/expd/expd/database"
 	"github.com/expd/expd/validate"
 	"github.com/expd/expd/workflowclient"
 )
@@ -72,7 +72,7 @@ const databaseRetryAfter = 2
 // leaking its text: 503 with Retry-After when the database is unreachable
 // (the client should retry), 500 otherwise.
 func internalError(c *gin.Context, err error) {
-	if models.IsUnavailable(err) {
+	if database.IsUnavailable(err) {
 		databaseUnavailable(c, err, CodeDatabaseUnavailable, "the database is unreachable; retry after the Retry-After delay")
 		return
 	}

@@ -16,10 +16,10 @@ import (
 	"github.com/expd/expd/dashboard"
 	"github.com/expd/expd/experiments"
 	"github.com/expd/expd/ingest"
-	"github.com/expd/expd/outbound"
 	"github.com/expd/expd/ratelimit"
 	"github.com/expd/expd/sdkcache"
 	"github.com/expd/expd/usecases"
+	"github.com/expd/expd/webhooks"
 	"github.com/expd/expd/workflowclient"
 )
 
@@ -36,7 +36,7 @@ type Deps struct {
 	Ingest     *ingest.Writer     // group-commit event writer (events.go); nil: one over DB
 	Billing    *billing.Client    // the Stripe adapter (billing.go); nil or unconfigured: billing_configured false
 	SvixSecret string             // CLERK_WEBHOOK_SECRET (whsec_...) of the identity webhook; empty: every delivery gets 401
-	Resolver   outbound.Resolver  // resolves webhook endpoint hosts at registration (webhook_endpoints.go); nil: net.DefaultResolver
+	Resolver   webhooks.Resolver  // resolves webhook endpoint hosts at registration (webhook_endpoints.go); nil: net.DefaultResolver
 
 	// The dashboard (dashboard/): DevToken signs visitors in as the dev
 	// admin (expd dev only); TemporalUI ("" hides links) and Namespace

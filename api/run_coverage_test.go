@@ -12,8 +12,8 @@ import (
 
 	"github.com/expd/expd/api"
 	"github.com/expd/expd/experiments"
+	"github.com/expd/expd/ingest"
 	"github.com/expd/expd/internal/testenv"
-	"github.com/expd/expd/models"
 	"github.com/expd/expd/results"
 	"github.com/expd/expd/results/resultstest"
 	"github.com/expd/expd/vocab"
@@ -32,12 +32,12 @@ type runStatus struct {
 // coverageEvents are the events of the coverage test: two counted users
 // (one per arm) and one user or event for each reason a run leaves data
 // out. start is the experiment's (backdated) start, now the test's clock.
-func coverageEvents(orgID, expID string, start, now time.Time) []models.Event {
+func coverageEvents(orgID, expID string, start, now time.Time) []ingest.EventRow {
 	in := start.Add(10 * time.Minute) // inside every run's window
 	latency := 100.0
-	var out []models.Event
+	var out []ingest.EventRow
 	add := func(typ, user, variant string, ts time.Time) {
-		e := models.Event{OrgID: orgID, EventID: fmt.Sprintf("cov-%s-%d", expID, len(out)), Type: vocab.RecordType(typ), ExperimentID: expID,
+		e := ingest.EventRow{OrgID: orgID, EventID: fmt.Sprintf("cov-%s-%d", expID, len(out)), Type: vocab.RecordType(typ), ExperimentID: expID,
 			UserID: user, Variant: variant, Ts: ts.UTC(), ReceivedAt: now.UTC(), Source: "api"}
 		if typ == "model_call" {
 			e.LatencyMs = &latency

@@ -13,7 +13,6 @@ import (
 
 	"github.com/expd/expd/api"
 	"github.com/expd/expd/internal/testenv"
-	"github.com/expd/expd/models"
 	"github.com/expd/expd/orgs"
 	"github.com/expd/expd/workflows"
 )
@@ -50,7 +49,7 @@ func TestIdentityWebhookRefusesUnstorableTextBeforeAcknowledging(t *testing.T) {
 		})
 	}
 	var n int64
-	e.DB.Model(&models.User{}).Count(&n)
+	e.DB.Model(&orgs.User{}).Count(&n)
 	if n != 0 {
 		t.Fatalf("refused deliveries stored %d users", n)
 	}
@@ -99,7 +98,7 @@ func TestIdentityWebhookMembershipIDReusedFailsAtOnce(t *testing.T) {
 			}
 		})
 	}
-	var m models.Membership
+	var m orgs.Membership
 	if err := e.DB.Where("clerk_membership_id = ?", "orgmem_reused").Take(&m).Error; err != nil || m.Role != "org:admin" {
 		t.Fatalf("membership %+v, %v: want the same pair's update applied", m, err)
 	}

@@ -11,8 +11,8 @@ import (
 
 	"github.com/gin-gonic/gin"
 
-	"github.com/expd/expd/outbound"
 	"github.com/expd/expd/validate"
+	"github.com/expd/expd/webhooks"
 )
 
 // Bounds of the webhook-endpoint routes.
@@ -34,7 +34,7 @@ type webhookEndpointRequest struct {
 
 // webhookEndpointList is the answer of GET /v1/webhook-endpoints.
 type webhookEndpointList struct {
-	Endpoints []outbound.Endpoint `json:"endpoints"`
+	Endpoints []webhooks.Endpoint `json:"endpoints"`
 }
 
 // allowPrivateWebhooks tells whether endpoints may be http and on local
@@ -50,14 +50,14 @@ func (h *handlers) createWebhookEndpoint(c *gin.Context) {
 		return
 	}
 	var errs validate.Errors
-	errs.Text("url", req.URL, outbound.MaxURLLen, true)
+	errs.Text("url", req.URL, webhooks.MaxURLLen, true)
 	errs.Text("description", req.Description, maxWebhookDescription, false)
 	seen := map[string]bool{}
 	for i, t := range req.EventTypes {
 		field := fmt.Sprintf("event_types[%d]", i)
 		switch {
-		case len(t) > maxWebhookEventTypeSize || !outbound.KnownType(t):
-			errs.Add(field, "must be one of %v", outbound.EventTypes)
+		case len(t) > maxWebhookEventTypeSize || !webhooks.KnownType(t):
+			errs.Add(field, "must be one of %v", webhooks.EventTypes)
 		case seen[t]:
 			errs.Add(field, "is listed twice")
 		}
@@ -66,8 +66,8 @@ func (h *handlers) createWebhookEndpoint(c *gin.Context) {
 	if errs.Err() == nil {
 		ctx, cancel := context.WithTimeout(c.Request.Context(), webhookResolveTimeout)
 		defer cancel()
-		var bad *outbound.URLError
-		if err := outbound.CheckURL(ctx, req.URL, h.allowPrivateWebhooks(), h.resolver()); errors.As(err, &bad) {
+		var bad *webhooks.URLError
+		if err := webhooks.CheckURL(ctx, req.URL, h.allowPrivateWebhooks(), h.resolver()); errors.As(err, &bad) {
 			errs.Add("url", "%s", bad.Reason)
 		}
 	}
@@ -75,9 +75,9 @@ func (h *handlers) createWebhookEndpoint(c *gin.Context) {
 		invalid(c, err)
 		return
 	}
-	created, err := outbound.Create(c.Request.Context(), h.deps.DB, orgID(c),
-		outbound.NewEndpoint{URL: req.URL, Description: req.Description, EventTypes: req.EventTypes, Actor: session(c).UserID}, time.Now())
-	if errors.Is(err, outbound.ErrTooManyEndpoints) {
+	created, err := webhooks.Create(c.Request.Context(), h.deps.DB, orgID(c),
+		webhooks.NewEndpoint{URL: req.URL, Description: req.Description, EventTypes: req.EventTypes, Actor: session(c).UserID}, time.Now())
+	if errors.Is(err, webhooks.ErrTooManyEndpoints) {
 		problem(c, http.StatusConflict, CodeWebhookEndpointLimit, err.Error()+"; delete one first")
 		return
 	}
@@ -89,7 +89,7 @@ func (h *handlers) createWebhookEndpoint(c *gin.Context) {
 	c.JSON(http.StatusCreated, created)
 }
 
-func (h *handlers) resolver() outbound.Resolver {
+func (h *handlers) resolver() webhooks.Resolver {
 	if h.deps.Resolver != nil {
 		return h.deps.Resolver
 	}
@@ -99,7 +99,7 @@ func (h *handlers) resolver() outbound.Resolver {
 // GET /v1/webhook-endpoints (admin, additive): the org's endpoints, oldest
 // first, without their secrets.
 func (h *handlers) listWebhookEndpoints(c *gin.Context) {
-	list, err := outbound.List(c.Request.Context(), h.deps.DB, orgID(c))
+	list, err := webhooks.List(c.Request.Context(), h.deps.DB, orgID(c))
 	if err != nil {
 		internalError(c, err)
 		return
@@ -109,7 +109,7 @@ func (h *handlers) listWebhookEndpoints(c *gin.Context) {
 
 // GET /v1/webhook-endpoints/:id (admin, additive).
 func (h *handlers) getWebhookEndpoint(c *gin.Context) {
-	ep, err := outbound.Get(c.Request.Context(), h.deps.DB, orgID(c), c.Param("id"))
+	ep, err := webhooks.Get(c.Request.Context(), h.deps.DB, orgID(c), c.Param("id"))
 	if err != nil {
 		h.webhookEndpointError(c, err)
 		return
@@ -120,7 +120,7 @@ func (h *handlers) getWebhookEndpoint(c *gin.Context) {
 // DELETE /v1/webhook-endpoints/:id (admin, additive): no more deliveries;
 // attempts under way stop at their next try. The deliveries stay readable.
 func (h *handlers) deleteWebhookEndpoint(c *gin.Context) {
-	err := outbound.Delete(c.Request.Context(), h.deps.DB, orgID(c), c.Param("id"), session(c).UserID, time.Now())
+	err := webhooks.Delete(c.Request.Context(), h.deps.DB, orgID(c), c.Param("id"), session(c).UserID, time.Now())
 	if err != nil {
 		h.webhookEndpointError(c, err)
 		return
@@ -145,8 +145,8 @@ func (h *handlers) listWebhookDeliveries(c *gin.Context) {
 		invalid(c, err)
 		return
 	}
-	page, err := outbound.ListDeliveries(c.Request.Context(), h.deps.DB, orgID(c), c.Param("id"), cursor, limit)
-	if errors.Is(err, outbound.ErrBadCursor) {
+	page, err := webhooks.ListDeliveries(c.Request.Context(), h.deps.DB, orgID(c), c.Param("id"), cursor, limit)
+	if errors.Is(err, webhooks.ErrBadCursor) {
 		invalid(c, validate.New("cursor", "%v", err))
 		return
 	}
@@ -158,7 +158,7 @@ func (h *handlers) listWebhookDeliveries(c *gin.Context) {
 }
 
 func (h *handlers) webhookEndpointError(c *gin.Context, err error) {
-	if errors.Is(err, outbound.ErrNotFound) {
+	if errors.Is(err, webhooks.ErrNotFound) {
 		problem(c, http.StatusNotFound, CodeWebhookEndpointNotFound, "no webhook endpoint "+strconv.Quote(c.Param("id"))+" in this org")
 		return
 	}

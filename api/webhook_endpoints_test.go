@@ -12,7 +12,7 @@ import (
 
 	"github.com/expd/expd/api"
 	"github.com/expd/expd/internal/testenv"
-	"github.com/expd/expd/outbound"
+	"github.com/expd/expd/webhooks"
 )
 
 // publicDNS resolves the test's public names without the network.
@@ -214,7 +214,7 @@ func TestWebhookEndpointBadInput(t *testing.T) {
 func TestWebhookEndpointLimitIsAProblem(t *testing.T) {
 	env := newEndpointEnv(t, false)
 	org := env.NewOrg(t)
-	for i := 0; i < outbound.MaxEndpoints; i++ {
+	for i := 0; i < webhooks.MaxEndpoints; i++ {
 		createEndpoint(t, env, org, map[string]any{"url": "https://hooks.example.com/a"})
 	}
 	p := testenv.ExpectProblem(t, env.Do(t, "POST", "/v1/webhook-endpoints", map[string]any{"url": "https://hooks.example.com/a"}, testenv.Bearer(org.AdminToken)...), 409)
@@ -231,7 +231,7 @@ func TestDisabledWebhookEndpointIsShownOnGet(t *testing.T) {
 	gone := createEndpoint(t, env, org, map[string]any{"url": "https://hooks.example.com/gone"})
 	live := createEndpoint(t, env, org, map[string]any{"url": "https://hooks.example.com/live"})
 	at := time.Date(2026, 3, 4, 5, 6, 7, 0, time.UTC)
-	if ok, err := outbound.Disable(t.Context(), env.DB, gone.ID, "the receiver answered 410 Gone to event evt_1", "webhook/evt_1", at); err != nil || !ok {
+	if ok, err := webhooks.Disable(t.Context(), env.DB, gone.ID, "the receiver answered 410 Gone to event evt_1", "webhook/evt_1", at); err != nil || !ok {
 		t.Fatalf("disable: %v %v", ok, err)
 	}
 	type shown struct {

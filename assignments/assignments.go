@@ -13,7 +13,6 @@ import (
 	"gorm.io/gorm/clause"
 
 	"github.com/expd/expd/bucketing"
-	"github.com/expd/expd/models"
 	"github.com/expd/expd/vocab"
 )
 
@@ -39,9 +38,9 @@ func PinFirst(ctx context.Context, db *gorm.DB, pins []Pin) error {
 		return nil
 	}
 	now := time.Now().UTC()
-	rows := make([]models.Assignment, len(pins))
+	rows := make([]Assignment, len(pins))
 	for i, p := range pins {
-		rows[i] = models.Assignment{OrgID: p.OrgID, ExperimentID: p.ExperimentID, UserID: p.UserID, Variant: p.Variant, Source: p.Source, CreatedAt: now}
+		rows[i] = Assignment{OrgID: p.OrgID, ExperimentID: p.ExperimentID, UserID: p.UserID, Variant: p.Variant, Source: p.Source, CreatedAt: now}
 	}
 	err := db.WithContext(ctx).Clauses(clause.OnConflict{DoNothing: true}).CreateInBatches(rows, 500).Error
 	if err != nil {
@@ -52,7 +51,7 @@ func PinFirst(ctx context.Context, db *gorm.DB, pins []Pin) error {
 
 // Pinned returns the pinned variant of a user, or "" when none.
 func Pinned(ctx context.Context, db *gorm.DB, experimentID, userID string) (string, error) {
-	var a models.Assignment
+	var a Assignment
 	err := db.WithContext(ctx).Select("variant").Where("experiment_id = ? AND user_id = ?", experimentID, userID).Take(&a).Error
 	if errors.Is(err, gorm.ErrRecordNotFound) {
 		return "", nil
@@ -67,7 +66,7 @@ func Pinned(ctx context.Context, db *gorm.DB, experimentID, userID string) (stri
 // config version ships (bucketing.BuildSticky).
 func PinnedUsers(ctx context.Context, db *gorm.DB, experimentID string) ([]bucketing.PinnedUser, error) {
 	var rows []bucketing.PinnedUser
-	err := db.WithContext(ctx).Model(&models.Assignment{}).Select("user_id", "variant").
+	err := db.WithContext(ctx).Model(&Assignment{}).Select("user_id", "variant").
 		Where("experiment_id = ?", experimentID).Order("user_id").Scan(&rows).Error
 	if err != nil {
 		return nil, fmt.Errorf("read pins of experiment %s: %w", experimentID, err)
@@ -79,7 +78,7 @@ func PinnedUsers(ctx context.Context, db *gorm.DB, experimentID string) ([]bucke
 // weight change does not move (the dashboard's edit preview says so).
 func CountPinned(ctx context.Context, db *gorm.DB, orgID, experimentID string) (int64, error) {
 	var n int64
-	err := db.WithContext(ctx).Model(&models.Assignment{}).Where("org_id = ? AND experiment_id = ?", orgID, experimentID).Count(&n).Error
+	err := db.WithContext(ctx).Model(&Assignment{}).Where("org_id = ? AND experiment_id = ?", orgID, experimentID).Count(&n).Error
 	if err != nil {
 		return 0, fmt.Errorf("count pins: %w", err)
 	}

@@ -1,13 +1,13 @@
 package cli
 
 import (
+	"github.com/expd/expd/mgmttokens"
+
 	"context"
 	"encoding/json"
 	"fmt"
 	"net/url"
 	"time"
-
-	"github.com/expd/expd/models"
 )
 
 // runTokens is `expd tokens create NAME [--role member] [--expires 720h]
@@ -35,14 +35,14 @@ func runTokens(ctx context.Context, e *env, args []string) error {
 		if *expires > 0 {
 			body["expires_at"] = time.Now().Add(*expires).UTC().Format(time.RFC3339)
 		}
-		var tok models.IssuedManagementToken
+		var tok mgmttokens.IssuedToken
 		if err := c.Do(ctx, "POST", "/v1/management-tokens", body, &tok); err != nil {
 			return err
 		}
 		if !e.table() {
 			return e.printJSON(tok)
 		}
-		fmt.Fprintf(e.io.Stdout, "Management token %q (%s), shown once:\n%s\n", tok.Name, tok.Role, tok.Token)
+		fmt.Fprintf(e.io.Stdout, "Management token %q (%s), shown once:\n%s\n", tok.Name, tok.Role, tok.Plaintext)
 		return nil
 	case "revoke":
 		if err := c.Do(ctx, "DELETE", "/v1/management-tokens/"+url.PathEscape(pos[0]), nil, nil); err != nil {
@@ -51,7 +51,7 @@ func runTokens(ctx context.Context, e *env, args []string) error {
 		fmt.Fprintf(e.io.Stderr, "Revoked %s\n", pos[0])
 		return nil
 	}
-	var list models.ManagementTokenList
+	var list mgmttokens.TokenList
 	var raw json.RawMessage
 	if err := c.Do(ctx, "GET", "/v1/management-tokens", nil, &raw); err != nil {
 		return err

@@ -9,7 +9,7 @@ import (
 	"github.com/chromedp/chromedp"
 
 	"github.com/expd/expd/internal/testenv"
-	"github.com/expd/expd/models"
+	"github.com/expd/expd/orgs"
 	"github.com/expd/expd/plans"
 	"github.com/expd/expd/results/resultstest"
 	"github.com/expd/expd/stats"
@@ -54,7 +54,7 @@ func BenchmarkRunNowToResults(b *testing.B) {
 	env, _ := testenv.NewWithWorker(b, nil)
 	org := env.NewOrg(b)
 	// The dev org's plan, as expd dev sets it: no allowance or sample cap in the way.
-	if err := env.DB.Model(&models.Org{}).Where("id = ?", org.ID).Update("plan", plans.Enterprise).Error; err != nil {
+	if err := env.DB.Model(&orgs.Org{}).Where("id = ?", org.ID).Update("plan", plans.Enterprise).Error; err != nil {
 		b.Fatal(err)
 	}
 	exp := resultstest.Experiment(b, env.DB, org.ID, resultstest.Config("bench-run-now"))

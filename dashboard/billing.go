@@ -6,7 +6,6 @@ import (
 	"github.com/gin-gonic/gin"
 
 	"github.com/expd/expd/billing"
-	"github.com/expd/expd/models"
 	"github.com/expd/expd/orgs"
 	"github.com/expd/expd/plans"
 )
@@ -108,7 +107,7 @@ func (d *Dashboard) portal(c *gin.Context) {
 	c.Redirect(http.StatusSeeOther, url)
 }
 
-func (d *Dashboard) org(c *gin.Context) (models.Org, bool) {
+func (d *Dashboard) org(c *gin.Context) (orgs.Org, bool) {
 	org, err := orgs.Get(c.Request.Context(), d.deps.DB, orgID(c))
 	if err != nil {
 		d.fail(c, err)
@@ -117,7 +116,7 @@ func (d *Dashboard) org(c *gin.Context) (models.Org, bool) {
 	return org, true
 }
 
-func customerOf(org models.Org) string {
+func customerOf(org orgs.Org) string {
 	if org.StripeCustomerID == nil {
 		return ""
 	}

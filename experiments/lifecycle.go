@@ -9,8 +9,8 @@ import (
 	"gorm.io/gorm"
 
 	"github.com/expd/expd/audit"
-	"github.com/expd/expd/outbound"
 	"github.com/expd/expd/validate"
+	"github.com/expd/expd/webhooks"
 )
 
 // Lifecycle actions (docs/lifecycle.md). Each one that changes the status
@@ -144,7 +144,7 @@ func (s Store) Transition(ctx context.Context, orgID, idOrName string, ch Change
 			return err
 		}
 		if ok {
-			if err := outbound.Enqueue(ctx, tx, ev); err != nil {
+			if err := webhooks.Enqueue(ctx, tx, ev); err != nil {
 				return err
 			}
 		}

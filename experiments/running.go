@@ -7,8 +7,6 @@ import (
 	"time"
 
 	"gorm.io/gorm"
-
-	"github.com/expd/expd/models"
 )
 
 // ErrNoVersionBefore: the experiment was created after the instant asked for.
@@ -24,7 +22,7 @@ func (s Store) VersionAt(ctx context.Context, orgID, idOrName string, t time.Tim
 		return Experiment{}, err
 	}
 	var n int
-	err = db.Model(&models.ExperimentVersion{}).Select("COALESCE(MAX(version), 0)").
+	err = db.Model(&VersionRow{}).Select("COALESCE(MAX(version), 0)").
 		Where("experiment_id = ? AND created_at < ?", exp.ID, t).Scan(&n).Error
 	if err != nil {
 		return Experiment{}, fmt.Errorf("find version of %s at %s: %w", exp.ID, t.Format(time.RFC3339), err)
@@ -105,7 +103,7 @@ func (s Store) ListRunningPerOrg(ctx context.Context, perOrg int, afterOrg strin
 // checked (or attempted) the experiment: it moves to the back of its
 // org's rotation.
 func (s Store) MarkHealthChecked(ctx context.Context, orgID, experimentID string, at time.Time) error {
-	err := s.DB.WithContext(ctx).Model(&models.Experiment{}).Where("id = ? AND org_id = ?", experimentID, orgID).
+	err := s.DB.WithContext(ctx).Model(&Row{}).Where("id = ? AND org_id = ?", experimentID, orgID).
 		Update("last_health_checked_at", at.UTC()).Error
 	if err != nil {
 		return fmt.Errorf("mark %s health-checked: %w", experimentID, err)

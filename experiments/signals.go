@@ -7,8 +7,7 @@ import (
 
 	"gorm.io/gorm"
 
-	"github.com/expd/expd/models"
-	"github.com/expd/expd/outbound"
+	"github.com/expd/expd/webhooks"
 )
 
 // What the database owes Temporal after a change (docs/lifecycle.md,
@@ -52,7 +51,7 @@ func owedUpdate(status string, cfg Config, now time.Time) any {
 // signalled after version: the owed signal is cleared unless a later
 // change (a higher version) owes one of its own.
 func (s Store) SignalSent(ctx context.Context, orgID, experimentID string, version int) error {
-	err := s.DB.WithContext(ctx).Model(&models.Experiment{}).
+	err := s.DB.WithContext(ctx).Model(&Row{}).
 		Where("id = ? AND org_id = ? AND current_version = ?", experimentID, orgID, version).
 		Update("signal_pending_since", nil).Error
 	if err != nil {
@@ -88,10 +87,10 @@ func (s Store) ListSignalOwed(ctx context.Context, afterID string, limit int) ([
 // LifecycleEvent is the announcement Transition queues for a change ch that
 // led to exp: the same event (id and data) whoever rebuilds it, so the
 // route that made the change can deliver it right after the commit.
-func LifecycleEvent(orgID string, exp Experiment, ch Change) (outbound.Event, bool, error) {
-	d := outbound.LifecycleData{Status: exp.Status, Version: exp.Version, Reason: ch.Reason, Actor: ch.Actor, WorkflowID: ch.WorkflowID}
+func LifecycleEvent(orgID string, exp Experiment, ch Change) (webhooks.Event, bool, error) {
+	d := webhooks.LifecycleData{Status: exp.Status, Version: exp.Version, Reason: ch.Reason, Actor: ch.Actor, WorkflowID: ch.WorkflowID}
 	if exp.Status == StatusShipped {
 		d.ShippedVariant = exp.ShippedVariant
 	}
-	return outbound.LifecycleEvent(orgID, exp.ID, exp.UpdatedAt, d)
+	return webhooks.LifecycleEvent(orgID, exp.ID, exp.UpdatedAt, d)
 }

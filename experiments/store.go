@@ -13,7 +13,8 @@ import (
 
 	"github.com/expd/expd/audit"
 	"github.com/expd/expd/bucketing"
-	"github.com/expd/expd/models"
+	"github.com/expd/expd/database"
+	"github.com/expd/expd/orgs"
 	"github.com/expd/expd/validate"
 )
 
@@ -53,7 +54,7 @@ func (s Store) Create(ctx context.Context, orgID, actor string, cfg Config) (Exp
 	if err != nil {
 		return Experiment{}, validate.New("allocation", "%v", err)
 	}
-	exp := models.Experiment{
+	exp := Row{
 		ID: uuid.NewString(), OrgID: orgID, Name: cfg.Name, Status: cfg.Status,
 		Salt: cfg.Salt, BucketCount: cfg.BucketCount, CurrentVersion: 1,
 		CreatedAt: now, UpdatedAt: now, SignalPendingSince: owedSince(cfg.Status, cfg, now),
@@ -61,7 +62,7 @@ func (s Store) Create(ctx context.Context, orgID, actor string, cfg Config) (Exp
 	var out Experiment
 	err = s.DB.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
 		if err := tx.Create(&exp).Error; err != nil {
-			if models.IsUniqueViolation(err) {
+			if database.IsUniqueViolation(err) {
 				return ErrNameTaken
 			}
 			return fmt.Errorf("insert experiment: %w", err)
@@ -115,10 +116,10 @@ func (s Store) Update(ctx context.Context, orgID, idOrName, actor string, cfg Co
 		exp.Name, exp.Status = cfg.Name, cfg.Status
 		exp.CurrentVersion++
 		exp.UpdatedAt = time.Now().UTC()
-		if err := tx.Model(&models.Experiment{}).Where("id = ? AND org_id = ?", exp.ID, orgID).
+		if err := tx.Model(&Row{}).Where("id = ? AND org_id = ?", exp.ID, orgID).
 			Updates(map[string]any{"name": exp.Name, "status": exp.Status, "current_version": exp.CurrentVersion, "updated_at": exp.UpdatedAt,
 				"signal_pending_since": owedUpdate(cfg.Status, cfg, exp.UpdatedAt)}).Error; err != nil {
-			if models.IsUniqueViolation(err) {
+			if database.IsUniqueViolation(err) {
 				return ErrNameTaken
 			}
 			return fmt.Errorf("update experiment: %w", err)
@@ -163,8 +164,8 @@ func (s Store) GetVersion(ctx context.Context, orgID, idOrName string, version i
 // first. status filters when non-empty.
 func (s Store) List(ctx context.Context, orgID, status string) ([]Experiment, error) {
 	db := s.DB.WithContext(ctx)
-	type row struct {
-		models.Experiment
+	type listed struct {
+		Row
 		Config    []byte
 		BucketMap []byte
 		Version   int
@@ -176,13 +177,13 @@ func (s Store) List(ctx context.Context, orgID, status string) ([]Experiment, er
 	if status != "" {
 		q = q.Where("e.status = ?", status)
 	}
-	var rows []row
+	var rows []listed
 	if err := q.Scan(&rows).Error; err != nil {
 		return nil, fmt.Errorf("list experiments: %w", err)
 	}
 	out := make([]Experiment, 0, len(rows))
 	for _, r := range rows {
-		e, err := view(r.Experiment, version{Version: r.Version, Config: r.Config, BucketMap: r.BucketMap})
+		e, err := view(r.Row, version{Version: r.Version, Config: r.Config, BucketMap: r.BucketMap})
 		if err != nil {
 			return nil, err
 		}
@@ -194,15 +195,15 @@ func (s Store) List(ctx context.Context, orgID, status string) ([]Experiment, er
 // ConfigVersion returns the org's current config_version.
 func ConfigVersion(ctx context.Context, db *gorm.DB, orgID string) (int64, error) {
 	var v int64
-	err := db.WithContext(ctx).Model(&models.Org{}).Select("config_version").Where("id = ?", orgID).Scan(&v).Error
+	err := db.WithContext(ctx).Model(&orgs.Org{}).Select("config_version").Where("id = ?", orgID).Scan(&v).Error
 	if err != nil {
 		return 0, fmt.Errorf("read config_version: %w", err)
 	}
 	return v, nil
 }
 
-func find(db *gorm.DB, orgID, idOrName string) (models.Experiment, error) {
-	var exp models.Experiment
+func find(db *gorm.DB, orgID, idOrName string) (Row, error) {
+	var exp Row
 	// No id or name can hold these (names follow namePattern), and
 	// PostgreSQL refuses NUL and invalid UTF-8 in a query parameter.
 	if len(idOrName) > MaxNameLen || !namePattern.MatchString(idOrName) && uuid.Validate(idOrName) != nil {
@@ -225,7 +226,7 @@ func find(db *gorm.DB, orgID, idOrName string) (models.Experiment, error) {
 
 // lockCurrent is the opening of every change: the experiment named by
 // idOrName, its row locked until tx ends, and its current version.
-func lockCurrent(tx *gorm.DB, orgID, idOrName string) (models.Experiment, Experiment, error) {
+func lockCurrent(tx *gorm.DB, orgID, idOrName string) (Row, Experiment, error) {
 	row, err := find(lockForUpdate(tx), orgID, idOrName)
 	if err != nil {
 		return row, Experiment{}, err
@@ -235,7 +236,7 @@ func lockCurrent(tx *gorm.DB, orgID, idOrName string) (models.Experiment, Experi
 }
 
 // currentView is the experiment of row at its current version.
-func currentView(db *gorm.DB, row models.Experiment) (Experiment, error) {
+func currentView(db *gorm.DB, row Row) (Experiment, error) {
 	v, err := loadVersion(db, row.ID, row.CurrentVersion)
 	if err != nil {
 		return Experiment{}, err
@@ -246,7 +247,7 @@ func currentView(db *gorm.DB, row models.Experiment) (Experiment, error) {
 // lockForUpdate serializes concurrent updates of one experiment on
 // PostgreSQL; SQLite has a single writer already.
 func lockForUpdate(db *gorm.DB) *gorm.DB {
-	if models.IsPostgres(db) {
+	if database.IsPostgres(db) {
 		return db.Clauses(clause.Locking{Strength: "UPDATE"})
 	}
 	return db
@@ -268,14 +269,14 @@ func (v version) bucketMap() (bucketing.Map, error) {
 }
 
 func loadVersion(db *gorm.DB, experimentID string, n int) (version, error) {
-	var v models.ExperimentVersion
+	var v VersionRow
 	if err := db.Where("experiment_id = ? AND version = ?", experimentID, n).Take(&v).Error; err != nil {
 		return version{}, fmt.Errorf("load version %d: %w", n, err)
 	}
 	return version{Version: v.Version, Config: v.Config, BucketMap: v.BucketMap}, nil
 }
 
-func insertVersion(tx *gorm.DB, exp models.Experiment, cfg Config, bmap bucketing.Map, actor string) (Experiment, error) {
+func insertVersion(tx *gorm.DB, exp Row, cfg Config, bmap bucketing.Map, actor string) (Experiment, error) {
 	cfgJSON, err := json.Marshal(cfg)
 	if err != nil {
 		return Experiment{}, fmt.Errorf("encode config: %w", err)
@@ -284,7 +285,7 @@ func insertVersion(tx *gorm.DB, exp models.Experiment, cfg Config, bmap bucketin
 	if err != nil {
 		return Experiment{}, fmt.Errorf("encode bucket map: %w", err)
 	}
-	row := models.ExperimentVersion{
+	row := VersionRow{
 		ID: uuid.NewString(), ExperimentID: exp.ID, OrgID: exp.OrgID, Version: exp.CurrentVersion,
 		Config: cfgJSON, BucketMap: mapJSON, CreatedBy: actor, CreatedAt: exp.UpdatedAt,
 	}
@@ -313,7 +314,7 @@ func BumpConfigVersion(tx *gorm.DB, orgID string) (int64, error) {
 	return v, nil
 }
 
-func view(exp models.Experiment, v version) (Experiment, error) {
+func view(exp Row, v version) (Experiment, error) {
 	bmap, err := v.bucketMap()
 	if err != nil {
 		return Experiment{}, err

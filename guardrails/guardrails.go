@@ -18,9 +18,9 @@ import (
 
 	"github.com/expd/expd/audit"
 	"github.com/expd/expd/experiments"
-	"github.com/expd/expd/outbound"
 	"github.com/expd/expd/results"
 	"github.com/expd/expd/stats"
+	"github.com/expd/expd/webhooks"
 )
 
 // Breach is one guarded metric of one treatment whose headline interval
@@ -153,7 +153,7 @@ func Act(ctx context.Context, db *gorm.DB, run Run, breaches []Breach, at time.T
 			if err != nil {
 				return err
 			}
-			return outbound.Enqueue(ctx, tx, ev)
+			return webhooks.Enqueue(ctx, tx, ev)
 		})
 		if err != nil {
 			return acted, fmt.Errorf("act on %s: %w", b.Key, err)
@@ -229,7 +229,7 @@ func ActOnSRM(ctx context.Context, db *gorm.DB, run Run, srm results.SRMSummary,
 		if err != nil {
 			return err
 		}
-		return outbound.Enqueue(ctx, tx, ev)
+		return webhooks.Enqueue(ctx, tx, ev)
 	})
 	if err != nil {
 		return nil, err
@@ -251,8 +251,8 @@ type BreachData struct {
 
 // Event is the guardrail.breached announcing b, named by the breach's key
 // (acted on once, so announced once).
-func (b Breach) Event(run Run, at time.Time) (outbound.Event, error) {
-	return outbound.NewEvent(run.OrgID, run.ExperimentID, outbound.EventGuardrailBreached, at,
+func (b Breach) Event(run Run, at time.Time) (webhooks.Event, error) {
+	return webhooks.NewEvent(run.OrgID, run.ExperimentID, webhooks.EventGuardrailBreached, at,
 		BreachData{Breach: b, WorkflowID: run.WorkflowID}, b.Key)
 }
 
@@ -264,8 +264,8 @@ type SRMData struct {
 
 // Event is the srm.failed announcing f, named by its key (once per
 // experiment version).
-func (f SRMFailure) Event(run Run, at time.Time) (outbound.Event, error) {
-	return outbound.NewEvent(run.OrgID, run.ExperimentID, outbound.EventSRMFailed, at,
+func (f SRMFailure) Event(run Run, at time.Time) (webhooks.Event, error) {
+	return webhooks.NewEvent(run.OrgID, run.ExperimentID, webhooks.EventSRMFailed, at,
 		SRMData{SRMFailure: f, WorkflowID: run.WorkflowID}, f.Key)
 }
 

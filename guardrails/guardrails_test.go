@@ -9,10 +9,10 @@ import (
 	"github.com/expd/expd/experiments"
 	"github.com/expd/expd/guardrails"
 	"github.com/expd/expd/internal/testenv"
-	"github.com/expd/expd/outbound"
 	"github.com/expd/expd/results"
 	"github.com/expd/expd/results/resultstest"
 	"github.com/expd/expd/stats"
+	"github.com/expd/expd/webhooks"
 )
 
 func f(v float64) *float64 { return &v }
@@ -119,14 +119,14 @@ func TestActStopsOnceAndRecordsWhy(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		want[ev.ID] = outbound.EventGuardrailBreached
+		want[ev.ID] = webhooks.EventGuardrailBreached
 	}
-	stop, _, err := outbound.LifecycleEvent(org.ID, exp.ID, time.Now(), outbound.LifecycleData{Status: "stopped", Version: 2})
+	stop, _, err := webhooks.LifecycleEvent(org.ID, exp.ID, time.Now(), webhooks.LifecycleData{Status: "stopped", Version: 2})
 	if err != nil {
 		t.Fatal(err)
 	}
-	want[stop.ID] = outbound.EventExperimentStopped
-	queued, err := outbound.Queued(ctx, db, org.ID)
+	want[stop.ID] = webhooks.EventExperimentStopped
+	queued, err := webhooks.Queued(ctx, db, org.ID)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -137,7 +137,7 @@ func TestActStopsOnceAndRecordsWhy(t *testing.T) {
 		if want[q.ID] != q.Type || q.SentAt != nil || q.ExperimentID != exp.ID {
 			t.Fatalf("queued %+v, want one of %v, pending", q, want)
 		}
-		if q.Type == outbound.EventExperimentStopped && !strings.Contains(string(q.Data), `"workflow_id":"`+run.WorkflowID+`"`) {
+		if q.Type == webhooks.EventExperimentStopped && !strings.Contains(string(q.Data), `"workflow_id":"`+run.WorkflowID+`"`) {
 			t.Fatalf("stop announcement %s", q.Data)
 		}
 	}
@@ -166,8 +166,8 @@ func TestActOnSRMAlertsOncePerVersion(t *testing.T) {
 		t.Fatalf("a new version was not alerted: %+v %v", next, err)
 	}
 	// One srm.failed queued per alert, with the alert.
-	queued, err := outbound.Queued(t.Context(), db, org.ID)
-	if err != nil || len(queued) != 2 || queued[0].Type != outbound.EventSRMFailed || queued[1].Type != outbound.EventSRMFailed || queued[0].ID == queued[1].ID {
+	queued, err := webhooks.Queued(t.Context(), db, org.ID)
+	if err != nil || len(queued) != 2 || queued[0].Type != webhooks.EventSRMFailed || queued[1].Type != webhooks.EventSRMFailed || queued[0].ID == queued[1].ID {
 		t.Fatalf("queued %+v (%v)", queued, err)
 	}
 }

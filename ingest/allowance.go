@@ -4,7 +4,6 @@ import (
 	"context"
 	"slices"
 
-	"github.com/expd/expd/models"
 	"github.com/expd/expd/plans"
 	"github.com/expd/expd/scores"
 )
@@ -14,7 +13,7 @@ import (
 // refused whole (its AllowanceError in the returned slice); duplicates
 // are free, so only events and scores not stored yet count against the
 // allowance (a score replacing a stored one is not new).
-func admit(ctx context.Context, tx groupTx, month string, group []*request, owned [][]models.Event, sc groupScores) ([]error, error) {
+func admit(ctx context.Context, tx groupTx, month string, group []*request, owned [][]EventRow, sc groupScores) ([]error, error) {
 	refusals := make([]error, len(group))
 	candidates := make(map[string]int64) // org -> rows that may be new
 	for i, r := range group {
@@ -56,7 +55,7 @@ func fitsAll(group []*request, org string, total int64) bool {
 	return true
 }
 
-func admitExactly(ctx context.Context, tx groupTx, month string, group []*request, owned [][]models.Event, sc groupScores, org string, used int64, refusals []error) error {
+func admitExactly(ctx context.Context, tx groupTx, month string, group []*request, owned [][]EventRow, sc groupScores, org string, used int64, refusals []error) error {
 	var ids []string
 	var orgScores []scores.Row
 	for i, r := range group {

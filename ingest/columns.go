@@ -4,7 +4,6 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/expd/expd/models"
 	"github.com/expd/expd/vocab"
 )
 
@@ -21,7 +20,7 @@ var columnList = strings.Join(eventColumns, ", ")
 // appendEventValues appends r's values in eventColumns order, its org and
 // experiment ids as the caller encodes them (parsed for COPY, text for
 // SQLite).
-func appendEventValues(dst []any, r *models.Event, orgID, experimentID any) []any {
+func appendEventValues(dst []any, r *EventRow, orgID, experimentID any) []any {
 	dst = append(dst, orgID, r.EventID, string(r.Type), experimentID, r.UserID, r.Variant, r.Ts, r.ReceivedAt, r.ConfigVersion)
 	for _, f := range vocab.ModelCallFields {
 		dst = append(dst, f.Value(&r.ModelCall))

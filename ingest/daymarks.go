@@ -9,8 +9,6 @@ import (
 	"time"
 
 	"gorm.io/gorm"
-
-	"github.com/expd/expd/models"
 )
 
 // Late events and day marks (docs/results.md, "Incremental results").
@@ -30,7 +28,7 @@ const dayLayout = "2006-01-02"
 
 // insertMarked stores rows (tx.insert) and raises the day marks of the
 // late ones that were stored now.
-func insertMarked(ctx context.Context, tx groupTx, rows []models.Event) ([]eventKey, error) {
+func insertMarked(ctx context.Context, tx groupTx, rows []EventRow) ([]eventKey, error) {
 	inserted, err := tx.insert(ctx, rows)
 	if err != nil || len(inserted) == 0 {
 		return inserted, err
@@ -47,7 +45,7 @@ func insertMarked(ctx context.Context, tx groupTx, rows []models.Event) ([]event
 
 // lateDays lists, sorted (two transactions lock the rows in the same
 // order), the (org, day) of stored rows received after their day ended.
-func lateDays(rows []models.Event, inserted []eventKey) []dayMark {
+func lateDays(rows []EventRow, inserted []eventKey) []dayMark {
 	var stored map[eventKey]bool
 	seen := map[dayMark]bool{}
 	for i := range rows {

@@ -4,7 +4,7 @@ import (
 	"errors"
 	"fmt"
 
-	"github.com/expd/expd/models"
+	"github.com/expd/expd/database"
 	"github.com/expd/expd/plans"
 )
 
@@ -44,7 +44,7 @@ func Unavailable(err error) bool {
 
 // classify wraps connection-level failures in UnavailableError.
 func classify(err error) error {
-	if err == nil || !models.IsUnavailable(err) {
+	if err == nil || !database.IsUnavailable(err) {
 		return err
 	}
 	return &UnavailableError{Err: err}

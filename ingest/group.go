@@ -7,7 +7,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/expd/expd/models"
 	"github.com/expd/expd/plans"
 	"github.com/expd/expd/scores"
 	"github.com/expd/expd/telemetry"
@@ -36,7 +35,7 @@ func (w *Writer) commit(group []*request, slot int) {
 		if err != nil {
 			return err
 		}
-		var rows []models.Event
+		var rows []EventRow
 		for i, own := range owned {
 			if refusals[i] == nil {
 				rows = append(rows, own...)
@@ -104,8 +103,8 @@ func commitOutcome(err error) string {
 // splitOwnership gives each (org, event_id) of the group to the first
 // request that carries it: later copies (a retry racing the original, a
 // repeated id in one batch) are that request's duplicates.
-func splitOwnership(group []*request) ([][]models.Event, map[eventKey]int) {
-	owned := make([][]models.Event, len(group))
+func splitOwnership(group []*request) ([][]EventRow, map[eventKey]int) {
+	owned := make([][]EventRow, len(group))
 	owner := make(map[eventKey]int, countRows(group))
 	for i, r := range group {
 		for j := range r.batch.Rows {

@@ -7,7 +7,7 @@ import (
 
 	"gorm.io/gorm"
 
-	"github.com/expd/expd/models"
+	"github.com/expd/expd/database"
 )
 
 // Partition is one UTC day's partition of the events table on
@@ -30,7 +30,7 @@ func DayOf(t time.Time) time.Time {
 // default partition holds rows of, moving those rows in. It returns the
 // days it created. A no-op on SQLite.
 func EnsurePartitions(ctx context.Context, db *gorm.DB, from, to time.Time) ([]time.Time, error) {
-	if !models.IsPostgres(db) {
+	if !database.IsPostgres(db) {
 		return nil, nil
 	}
 	var days []time.Time
@@ -59,7 +59,7 @@ func EnsurePartitions(ctx context.Context, db *gorm.DB, from, to time.Time) ([]t
 // ListPartitions returns the day partitions of events, oldest first
 // (none on SQLite). The default partition is not listed.
 func ListPartitions(ctx context.Context, db *gorm.DB) ([]Partition, error) {
-	if !models.IsPostgres(db) {
+	if !database.IsPostgres(db) {
 		return nil, nil
 	}
 	var names []string

@@ -12,7 +12,6 @@ import (
 
 	"github.com/expd/expd/ingest"
 	"github.com/expd/expd/internal/testenv"
-	"github.com/expd/expd/models"
 	"github.com/expd/expd/plans"
 	"github.com/expd/expd/vocab"
 )
@@ -27,8 +26,8 @@ func partitionedDB(t *testing.T) *gorm.DB {
 	return testenv.DB(t)
 }
 
-func event(org, id string, ts time.Time) models.Event {
-	return models.Event{OrgID: org, EventID: id, Type: vocab.TypeExposure, ExperimentID: "00000000-0000-0000-0000-0000000000e1",
+func event(org, id string, ts time.Time) ingest.EventRow {
+	return ingest.EventRow{OrgID: org, EventID: id, Type: vocab.TypeExposure, ExperimentID: "00000000-0000-0000-0000-0000000000e1",
 		UserID: "u-" + id, Variant: "a", Ts: ts, Source: ingest.SourceAPI}
 }
 
@@ -85,7 +84,7 @@ func TestLateAndFutureEventsAreRoutedAndDefaultRowsMoveIntoTheirPartition(t *tes
 	w := ingest.NewWriter(db, ingest.Options{})
 	now := time.Now().UTC()
 	late, future := now.AddDate(0, 0, -20), now.Add(3*24*time.Hour)
-	rows := []models.Event{event(org, "late", late), event(org, "future", future), event(org, "now", now)}
+	rows := []ingest.EventRow{event(org, "late", late), event(org, "future", future), event(org, "now", now)}
 	if out, err := w.Write(ctx, ingest.Batch{Tenant: ingest.Tenant{OrgID: org, Plan: plans.Enterprise}, Rows: rows}); err != nil || out.Accepted != 3 {
 		t.Fatalf("write: %+v %v", out, err)
 	}
@@ -124,7 +123,7 @@ func TestDedupIsExactAcrossPartitions(t *testing.T) {
 	org := testenv.NewOrg(t, db, testenv.Signer(t)).ID
 	other := testenv.NewOrg(t, db, testenv.Signer(t)).ID
 	w := ingest.NewWriter(db, ingest.Options{})
-	write := func(org string, rows ...models.Event) ingest.Outcome {
+	write := func(org string, rows ...ingest.EventRow) ingest.Outcome {
 		t.Helper()
 		out, err := w.Write(ctx, ingest.Batch{Tenant: ingest.Tenant{OrgID: org, Plan: plans.Enterprise}, Rows: rows})
 		if err != nil {
@@ -154,7 +153,7 @@ func TestDedupIsExactAcrossPartitions(t *testing.T) {
 		t.Errorf("other org %+v, want stored", out)
 	}
 	// Concurrent copies of one batch, spread over three days, store once.
-	var batch []models.Event
+	var batch []ingest.EventRow
 	for i := range 300 {
 		batch = append(batch, event(org, fmt.Sprintf("c%03d", i), now.Add(-time.Duration(i%3)*20*time.Hour)))
 	}

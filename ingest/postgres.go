@@ -15,7 +15,7 @@ import (
 	"gorm.io/gorm"
 
 	"github.com/expd/expd/assignments"
-	"github.com/expd/expd/models"
+	"github.com/expd/expd/database"
 	"github.com/expd/expd/scores"
 	"github.com/expd/expd/vocab"
 )
@@ -122,11 +122,11 @@ func (p *pgTx) existing(ctx context.Context, orgID string, eventIDs []string) (m
 // exposures. Rows go in sorted by key, so two transactions holding the
 // same ids (a retry racing its original) wait for each other instead of
 // deadlocking.
-func (p *pgTx) insert(ctx context.Context, rows []models.Event) ([]eventKey, error) {
+func (p *pgTx) insert(ctx context.Context, rows []EventRow) ([]eventKey, error) {
 	if len(rows) == 0 {
 		return nil, nil
 	}
-	slices.SortFunc(rows, func(a, b models.Event) int {
+	slices.SortFunc(rows, func(a, b EventRow) int {
 		return cmp.Or(strings.Compare(a.OrgID, b.OrgID), strings.Compare(a.EventID, b.EventID))
 	})
 	fresh, err := p.claim(ctx, rows)
@@ -153,7 +153,7 @@ func (p *pgTx) insert(ctx context.Context, rows []models.Event) ([]eventKey, err
 // that hits a unique violation (a retry, a spill replay, a key repeated in
 // rows) does it roll the savepoint back and claim with ON CONFLICT DO
 // NOTHING.
-func (p *pgTx) claim(ctx context.Context, rows []models.Event) ([]models.Event, error) {
+func (p *pgTx) claim(ctx context.Context, rows []EventRow) ([]EventRow, error) {
 	sp, err := p.tx.Begin(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("savepoint: %w", err)
@@ -165,7 +165,7 @@ func (p *pgTx) claim(ctx context.Context, rows []models.Event) ([]models.Event, 
 			return nil, fmt.Errorf("release savepoint: %w", err)
 		}
 		return rows, nil
-	case models.IsUniqueViolation(err):
+	case database.IsUniqueViolation(err):
 		if err := sp.Rollback(ctx); err != nil {
 			return nil, fmt.Errorf("roll back to savepoint: %w", err)
 		}
@@ -188,7 +188,7 @@ func (p *pgTx) claim(ctx context.Context, rows []models.Event) ([]models.Event, 
 	}); err != nil {
 		return nil, fmt.Errorf("claim event ids: %w", err)
 	}
-	fresh := make([]models.Event, 0, len(claimed))
+	fresh := make([]EventRow, 0, len(claimed))
 	for i := range rows {
 		// A key repeated in rows (an import's repeated line) is
 		// stored once: its later copies find the claim used up.
@@ -201,7 +201,7 @@ func (p *pgTx) claim(ctx context.Context, rows []models.Event) ([]models.Event, 
 }
 
 // idSource feeds rows' keys to COPY into event_ids.
-func idSource(rows []models.Event) pgx.CopyFromSource {
+func idSource(rows []EventRow) pgx.CopyFromSource {
 	ids := uuidBytes{}
 	return pgx.CopyFromSlice(len(rows), func(i int) ([]any, error) {
 		org, err := ids.parse(rows[i].OrgID)
@@ -230,9 +230,9 @@ func (ids uuidBytes) parse(s string) ([16]byte, error) {
 }
 
 // pin pins each (experiment, user) of rows' exposures to its earliest.
-func (p *pgTx) pin(ctx context.Context, rows []models.Event) error {
+func (p *pgTx) pin(ctx context.Context, rows []EventRow) error {
 	type pinKey struct{ experimentID, userID string }
-	first := make(map[pinKey]*models.Event)
+	first := make(map[pinKey]*EventRow)
 	for i := range rows {
 		e := &rows[i]
 		if e.Type != vocab.TypeExposure {
@@ -246,7 +246,7 @@ func (p *pgTx) pin(ctx context.Context, rows []models.Event) error {
 	if len(first) == 0 {
 		return nil
 	}
-	pins := slices.SortedFunc(maps.Values(first), func(a, b *models.Event) int {
+	pins := slices.SortedFunc(maps.Values(first), func(a, b *EventRow) int {
 		return cmp.Or(strings.Compare(a.ExperimentID, b.ExperimentID), strings.Compare(a.UserID, b.UserID))
 	})
 	var orgs, exps, users, variants []string
@@ -264,7 +264,7 @@ func (p *pgTx) pin(ctx context.Context, rows []models.Event) error {
 // columns and values the write path stores, with no checks: the caller
 // has claimed their ids. bench/ingest's baseline uses it too, so both
 // write the same bytes.
-func CopyEvents(ctx context.Context, tx pgx.Tx, rows []models.Event) (int64, error) {
+func CopyEvents(ctx context.Context, tx pgx.Tx, rows []EventRow) (int64, error) {
 	ids := uuidBytes{}
 	for i := range rows {
 		if _, err := ids.parse(rows[i].OrgID); err != nil {

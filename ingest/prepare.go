@@ -5,7 +5,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/expd/expd/models"
 	"github.com/expd/expd/telemetry"
 	"github.com/expd/expd/validate"
 	"github.com/expd/expd/vocab"
@@ -41,7 +40,7 @@ type Preparer struct {
 // Prepared is a batch after validation: the rows to store and the events
 // refused, in input order.
 type Prepared struct {
-	Rows     []models.Event
+	Rows     []EventRow
 	Rejected []Rejection
 }
 
@@ -113,7 +112,7 @@ func (p Preparer) check(evs []Event, errs []error) (Prepared, error) {
 	if err != nil {
 		return Prepared{}, err
 	}
-	out.Rows = make([]models.Event, 0, len(good))
+	out.Rows = make([]EventRow, 0, len(good))
 	for _, c := range good {
 		expID, ok := known[c.ev.ExperimentID]
 		if !ok {
@@ -129,8 +128,8 @@ func (p Preparer) check(evs []Event, errs []error) (Prepared, error) {
 }
 
 // row is the stored form of a checked event.
-func (e *Event) row(orgID, experimentID string, ts time.Time, source string) models.Event {
-	r := models.Event{
+func (e *Event) row(orgID, experimentID string, ts time.Time, source string) EventRow {
+	r := EventRow{
 		OrgID: orgID, EventID: e.EventID, Type: e.Type, ExperimentID: experimentID, UserID: e.UserID,
 		Ts: ts, ConfigVersion: e.ConfigVersion, Source: source,
 	}

@@ -7,7 +7,7 @@ import (
 
 	"gorm.io/gorm"
 
-	"github.com/expd/expd/models"
+	"github.com/expd/expd/database"
 	"github.com/expd/expd/vocab"
 )
 
@@ -29,7 +29,7 @@ func PurgeBefore(ctx context.Context, db *gorm.DB, orgID string, cutoff time.Tim
 	if len(bounds) == 1 {
 		q, end = `DELETE FROM events WHERE org_id = ? AND ts <= ?`, bounds[0]
 	}
-	if !models.IsPostgres(db) {
+	if !database.IsPostgres(db) {
 		res := db.WithContext(ctx).Exec(q, orgID, end)
 		if res.Error != nil {
 			return 0, fmt.Errorf("purge events of org %s before %s: %w", orgID, end.Format(time.RFC3339), res.Error)
@@ -57,7 +57,7 @@ type ReadFilter struct {
 
 // Read returns an experiment's stored events, newest first. event_id
 // breaks ties between events of the same instant, so pages are stable.
-func Read(ctx context.Context, db *gorm.DB, f ReadFilter) ([]models.Event, error) {
+func Read(ctx context.Context, db *gorm.DB, f ReadFilter) ([]EventRow, error) {
 	q := db.WithContext(ctx).Where("org_id = ? AND experiment_id = ?", f.OrgID, f.ExperimentID)
 	if f.Type != "" {
 		q = q.Where("type = ?", f.Type)
@@ -65,7 +65,7 @@ func Read(ctx context.Context, db *gorm.DB, f ReadFilter) ([]models.Event, error
 	if f.UserID != "" {
 		q = q.Where("user_id = ?", f.UserID)
 	}
-	var rows []models.Event
+	var rows []EventRow
 	if err := q.Order("ts DESC, event_id DESC").Limit(f.Limit).Find(&rows).Error; err != nil {
 		return nil, fmt.Errorf("read events: %w", err)
 	}

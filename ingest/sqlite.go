@@ -10,7 +10,6 @@ import (
 	"gorm.io/gorm"
 
 	"github.com/expd/expd/assignments"
-	"github.com/expd/expd/models"
 	"github.com/expd/expd/scores"
 	"github.com/expd/expd/vocab"
 )
@@ -74,7 +73,7 @@ func (s sqliteTx) existing(ctx context.Context, orgID string, eventIDs []string)
 	return out, nil
 }
 
-func (s sqliteTx) insert(ctx context.Context, rows []models.Event) ([]eventKey, error) {
+func (s sqliteTx) insert(ctx context.Context, rows []EventRow) ([]eventKey, error) {
 	var inserted []eventKey
 	for chunk := range slices.Chunk(rows, sqliteRowsPerStatement) {
 		keys, err := s.insertChunk(chunk)
@@ -89,7 +88,7 @@ func (s sqliteTx) insert(ctx context.Context, rows []models.Event) ([]eventKey, 
 	return inserted, nil
 }
 
-func (s sqliteTx) insertChunk(chunk []models.Event) ([]eventKey, error) {
+func (s sqliteTx) insertChunk(chunk []EventRow) ([]eventKey, error) {
 	args := make([]any, 0, len(chunk)*len(eventColumns))
 	for i := range chunk {
 		args = appendEventValues(args, &chunk[i], chunk[i].OrgID, chunk[i].ExperimentID)
@@ -116,7 +115,7 @@ func (s sqliteTx) insertChunk(chunk []models.Event) ([]eventKey, error) {
 }
 
 // firstExposures is the earliest exposure of each (experiment, user).
-func firstExposures(rows []models.Event) []assignments.Pin {
+func firstExposures(rows []EventRow) []assignments.Pin {
 	type pinKey struct{ experimentID, userID string }
 	first := make(map[pinKey]int)
 	var order []pinKey

@@ -4,7 +4,6 @@ import (
 	"context"
 	"time"
 
-	"github.com/expd/expd/models"
 	"github.com/expd/expd/scores"
 )
 
@@ -28,7 +27,7 @@ type groupTx interface {
 	// insert stores rows, skipping (org_id, event_id) already stored, pins
 	// the first exposure of each (experiment, user), and returns how many
 	// rows of each org were stored now, keyed by eventKey.
-	insert(ctx context.Context, rows []models.Event) ([]eventKey, error)
+	insert(ctx context.Context, rows []EventRow) ([]eventKey, error)
 	// upsertScores stores score rows (distinct keys, sorted: scores.Latest)
 	// received at receivedAt and returns those it wrote.
 	upsertScores(ctx context.Context, rows []scores.Row, receivedAt time.Time) ([]scores.Written, error)
@@ -44,4 +43,4 @@ type groupTx interface {
 // eventKey is the primary key of the events table.
 type eventKey struct{ orgID, eventID string }
 
-func keyOf(e *models.Event) eventKey { return eventKey{e.OrgID, e.EventID} }
+func keyOf(e *EventRow) eventKey { return eventKey{e.OrgID, e.EventID} }

@@ -7,7 +7,7 @@ import (
 
 	"gorm.io/gorm"
 
-	"github.com/expd/expd/models"
+	"github.com/expd/expd/database"
 	"github.com/expd/expd/vocab"
 )
 
@@ -26,7 +26,7 @@ func Traffic(ctx context.Context, db *gorm.DB, orgID, experimentID string, from,
 	first := from.UTC().Truncate(24 * time.Hour)
 	last := to.UTC().Truncate(24 * time.Hour)
 	day := "strftime('%Y-%m-%d', ts)"
-	if models.IsPostgres(db) {
+	if database.IsPostgres(db) {
 		day = "to_char(ts AT TIME ZONE 'UTC', 'YYYY-MM-DD')"
 	}
 	var rows []struct {

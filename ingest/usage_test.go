@@ -6,9 +6,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/expd/expd/database"
 	"github.com/expd/expd/ingest"
 	"github.com/expd/expd/internal/testenv"
-	"github.com/expd/expd/models"
 	"github.com/expd/expd/plans"
 )
 
@@ -30,7 +30,7 @@ func TestUsageCountsEveryStoredEventAcrossSlots(t *testing.T) {
 			defer wg.Done()
 			for b := range batches {
 				for _, tenant := range []ingest.Tenant{unlimited, capped} {
-					rows := make([]models.Event, size)
+					rows := make([]ingest.EventRow, size)
 					for i := range rows {
 						rows[i] = event(tenant.OrgID, fmt.Sprintf("g%d-b%d-%d", g, b, i), now)
 					}
@@ -47,7 +47,7 @@ func TestUsageCountsEveryStoredEventAcrossSlots(t *testing.T) {
 			t.Errorf("%s org: usage %d (%v), want %d", tenant.Plan, used, err, writers*batches*size)
 		}
 	}
-	if !models.IsPostgres(db) {
+	if !database.IsPostgres(db) {
 		return
 	}
 	var slots []int

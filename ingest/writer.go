@@ -7,7 +7,7 @@ import (
 
 	"gorm.io/gorm"
 
-	"github.com/expd/expd/models"
+	"github.com/expd/expd/database"
 	"github.com/expd/expd/scores"
 )
 
@@ -49,7 +49,7 @@ type Writer struct {
 // stores in their own table and counts against the same allowance.
 type Batch struct {
 	Tenant Tenant
-	Rows   []models.Event
+	Rows   []EventRow
 	Scores []scores.Row
 }
 
@@ -78,7 +78,7 @@ type result struct {
 
 // NewWriter returns a writer on db (PostgreSQL or SQLite).
 func NewWriter(db *gorm.DB, opts Options) *Writer {
-	if models.IsPostgres(db) {
+	if database.IsPostgres(db) {
 		return newWriter(postgresStore{db: db}, opts)
 	}
 	return newWriter(sqliteStore{db: db}, opts)

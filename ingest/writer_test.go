@@ -9,7 +9,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/expd/expd/models"
 	"github.com/expd/expd/plans"
 	"github.com/expd/expd/scores"
 )
@@ -51,7 +50,7 @@ func (t fakeTx) existing(_ context.Context, org string, ids []string) (map[strin
 	return out, nil
 }
 
-func (t fakeTx) insert(_ context.Context, rows []models.Event) ([]eventKey, error) {
+func (t fakeTx) insert(_ context.Context, rows []EventRow) ([]eventKey, error) {
 	time.Sleep(5 * time.Millisecond)
 	var out []eventKey
 	for i := range rows {
@@ -74,10 +73,10 @@ func (fakeTx) existingScores(context.Context, []scores.Row) (map[scores.Key]bool
 func (fakeTx) addUsage(context.Context, string, []usageDelta) error { return nil }
 func (fakeTx) markDays(context.Context, []dayMark) error            { return nil }
 
-func rowsOf(org string, ids ...string) []models.Event {
-	out := make([]models.Event, len(ids))
+func rowsOf(org string, ids ...string) []EventRow {
+	out := make([]EventRow, len(ids))
 	for i, id := range ids {
-		out[i] = models.Event{OrgID: org, EventID: id}
+		out[i] = EventRow{OrgID: org, EventID: id}
 	}
 	return out
 }

@@ -19,7 +19,6 @@ import (
 
 	orgaudit "github.com/expd/expd/audit"
 	"github.com/expd/expd/auth"
-	"github.com/expd/expd/models"
 	"github.com/expd/expd/sdkcache"
 )
 
@@ -51,7 +50,7 @@ type StoreResult struct {
 func Store(ctx context.Context, db *gorm.DB, in StoreInput) (StoreResult, error) {
 	var res StoreResult
 	err := db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
-		var existing models.APIKey
+		var existing APIKey
 		err := tx.Where("key_hash = ?", in.Hash).Take(&existing).Error
 		if err == nil {
 			if existing.OrgID != in.OrgID || existing.Scope != string(in.Scope) {
@@ -64,14 +63,14 @@ func Store(ctx context.Context, db *gorm.DB, in StoreInput) (StoreResult, error)
 			return fmt.Errorf("find key: %w", err)
 		}
 		now := time.Now().UTC()
-		var current []models.APIKey
+		var current []APIKey
 		if err := live(tx).Where("org_id = ? AND scope = ?", in.OrgID, in.Scope).Find(&current).Error; err != nil {
 			return fmt.Errorf("find live keys: %w", err)
 		}
 		for _, k := range current {
 			// Revoking also drops the stored publishable plaintext: only the
 			// live key can be read again.
-			if err := tx.Model(&models.APIKey{}).Where("id = ?", k.ID).
+			if err := tx.Model(&APIKey{}).Where("id = ?", k.ID).
 				Updates(map[string]any{"revoked_at": now, "publishable": nil}).Error; err != nil {
 				return fmt.Errorf("revoke key: %w", err)
 			}
@@ -80,7 +79,7 @@ func Store(ctx context.Context, db *gorm.DB, in StoreInput) (StoreResult, error)
 			}
 			res.RevokedIDs = append(res.RevokedIDs, k.ID)
 		}
-		key := models.APIKey{ID: uuid.NewString(), OrgID: in.OrgID, Scope: string(in.Scope), KeyHash: in.Hash, Prefix: in.Prefix, CreatedAt: now}
+		key := APIKey{ID: uuid.NewString(), OrgID: in.OrgID, Scope: string(in.Scope), KeyHash: in.Hash, Prefix: in.Prefix, CreatedAt: now}
 		if in.Scope == auth.Publishable && in.Publishable != "" {
 			key.Publishable = &in.Publishable
 		}
@@ -100,7 +99,7 @@ func Store(ctx context.Context, db *gorm.DB, in StoreInput) (StoreResult, error)
 }
 
 func audit(tx *gorm.DB, in StoreInput, keyID, action string, at time.Time) error {
-	row := models.KeyAudit{ID: uuid.NewString(), OrgID: in.OrgID, Scope: string(in.Scope), Action: action, KeyID: keyID, Actor: in.Actor, CreatedAt: at}
+	row := KeyAudit{ID: uuid.NewString(), OrgID: in.OrgID, Scope: string(in.Scope), Action: action, KeyID: keyID, Actor: in.Actor, CreatedAt: at}
 	if err := tx.Create(&row).Error; err != nil {
 		return fmt.Errorf("audit %s: %w", action, err)
 	}
@@ -118,7 +117,7 @@ type keyState struct {
 // auditLog records key.rotated in the org's audit log (beside key_audit,
 // which keeps one row per key): which key is live now and which were
 // revoked. The actor is the admin, or the system when none is named.
-func auditLog(ctx context.Context, tx *gorm.DB, in StoreInput, key models.APIKey, revoked []string) error {
+func auditLog(ctx context.Context, tx *gorm.DB, in StoreInput, key APIKey, revoked []string) error {
 	actor := in.Actor
 	if actor == "" {
 		actor = orgaudit.SystemActor
@@ -157,7 +156,7 @@ func Issue(ctx context.Context, db *gorm.DB, orgID string, scope auth.Scope, act
 
 // Publishable returns the org's live publishable key, or "" when none.
 func Publishable(ctx context.Context, db *gorm.DB, orgID string) (string, time.Time, error) {
-	var k models.APIKey
+	var k APIKey
 	err := live(db.WithContext(ctx)).Where("org_id = ? AND scope = ?", orgID, auth.Publishable).Limit(1).Find(&k).Error
 	if err != nil {
 		return "", time.Time{}, fmt.Errorf("read publishable key: %w", err)
@@ -173,7 +172,7 @@ func Publishable(ctx context.Context, db *gorm.DB, orgID string) (string, time.T
 // then compared in constant time so timing tells nothing about near misses.
 func OrgOfKey(ctx context.Context, db *gorm.DB, plain string) (string, error) {
 	hash := auth.HashKey(plain)
-	var k models.APIKey
+	var k APIKey
 	err := live(db.WithContext(ctx)).Select("org_id", "key_hash").Where("key_hash = ?", hash).Limit(1).Find(&k).Error
 	if err != nil {
 		return "", fmt.Errorf("look up key: %w", err)
@@ -190,7 +189,7 @@ func IsLive(ctx context.Context, db *gorm.DB, orgID, plain string) (bool, error)
 		return false, nil
 	}
 	var n int64
-	err := live(db.WithContext(ctx)).Model(&models.APIKey{}).Where("org_id = ? AND key_hash = ?", orgID, auth.HashKey(plain)).Count(&n).Error
+	err := live(db.WithContext(ctx)).Model(&APIKey{}).Where("org_id = ? AND key_hash = ?", orgID, auth.HashKey(plain)).Count(&n).Error
 	if err != nil {
 		return false, fmt.Errorf("check key: %w", err)
 	}
@@ -201,7 +200,7 @@ func IsLive(ctx context.Context, db *gorm.DB, orgID, plain string) (bool, error)
 // an admin can read it again (Publishable). The API writes it after the
 // rotation workflow, so that no plaintext key enters workflow history.
 func KeepPublishable(ctx context.Context, db *gorm.DB, key auth.NewKey) error {
-	err := live(db.WithContext(ctx)).Model(&models.APIKey{}).Where("key_hash = ?", key.Hash).Update("publishable", key.Plain).Error
+	err := live(db.WithContext(ctx)).Model(&APIKey{}).Where("key_hash = ?", key.Hash).Update("publishable", key.Plain).Error
 	if err != nil {
 		return fmt.Errorf("store publishable key %s: %w", key.Prefix, err)
 	}

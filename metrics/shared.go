@@ -10,8 +10,8 @@ import (
 	"gorm.io/datatypes"
 	"gorm.io/gorm"
 
+	"github.com/expd/expd/database"
 	"github.com/expd/expd/experiments"
-	"github.com/expd/expd/models"
 )
 
 // ErrNotFound is returned for an unknown shared metric or version.
@@ -63,7 +63,7 @@ func (s Store) Create(ctx context.Context, orgID, actor string, m experiments.Me
 	m.SharedOrgWide = &shared
 	for attempt := 1; ; attempt++ {
 		out, err := s.insertNext(ctx, orgID, actor, m)
-		if !models.IsUniqueViolation(err) || attempt == createAttempts {
+		if !database.IsUniqueViolation(err) || attempt == createAttempts {
 			return out, err
 		}
 	}

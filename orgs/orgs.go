@@ -10,8 +10,6 @@ import (
 	"fmt"
 
 	"gorm.io/gorm"
-
-	"github.com/expd/expd/models"
 )
 
 // ErrDeleted is returned for an org the identity provider has deleted.
@@ -20,7 +18,7 @@ var ErrDeleted = errors.New("organization has been deleted")
 // Ensure returns the org with this identity-provider id, creating it (free
 // plan, slug from the token) when no webhook has created it yet. The
 // webhook sync later fills in its name.
-func Ensure(ctx context.Context, db *gorm.DB, clerkOrgID, slug string) (models.Org, error) {
+func Ensure(ctx context.Context, db *gorm.DB, clerkOrgID, slug string) (Org, error) {
 	org, err := orgRow(db.WithContext(ctx), clerkOrgID, slug)
 	if err == nil && org.DeletedAt != nil {
 		return org, ErrDeleted
@@ -29,8 +27,8 @@ func Ensure(ctx context.Context, db *gorm.DB, clerkOrgID, slug string) (models.O
 }
 
 // Get returns an org by internal id.
-func Get(ctx context.Context, db *gorm.DB, id string) (models.Org, error) {
-	var org models.Org
+func Get(ctx context.Context, db *gorm.DB, id string) (Org, error) {
+	var org Org
 	if err := db.WithContext(ctx).Where("id = ?", id).Take(&org).Error; err != nil {
 		return org, fmt.Errorf("get org %s: %w", id, err)
 	}
@@ -39,8 +37,8 @@ func Get(ctx context.Context, db *gorm.DB, id string) (models.Org, error) {
 
 // Page returns up to limit orgs (id and plan only) by id, after afterID
 // ("" from the start), deleted orgs included: their data expires too.
-func Page(ctx context.Context, db *gorm.DB, afterID string, limit int) ([]models.Org, error) {
-	var rows []models.Org
+func Page(ctx context.Context, db *gorm.DB, afterID string, limit int) ([]Org, error) {
+	var rows []Org
 	q := db.WithContext(ctx).Select("id", "plan")
 	if afterID != "" { // "" is no UUID, so PostgreSQL cannot compare with it
 		q = q.Where("id > ?", afterID)
@@ -53,8 +51,8 @@ func Page(ctx context.Context, db *gorm.DB, afterID string, limit int) ([]models
 
 // Plans returns the orgs among ids (id and plan only), deleted orgs
 // included; ids without a row are left out.
-func Plans(ctx context.Context, db *gorm.DB, ids []string) ([]models.Org, error) {
-	var rows []models.Org
+func Plans(ctx context.Context, db *gorm.DB, ids []string) ([]Org, error) {
+	var rows []Org
 	if err := db.WithContext(ctx).Select("id", "plan").Where("id IN ?", ids).Find(&rows).Error; err != nil {
 		return nil, fmt.Errorf("plans of orgs: %w", err)
 	}

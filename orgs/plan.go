@@ -11,7 +11,7 @@ import (
 	"gorm.io/gorm/clause"
 
 	"github.com/expd/expd/audit"
-	"github.com/expd/expd/models"
+	"github.com/expd/expd/database"
 	"github.com/expd/expd/plans"
 )
 
@@ -94,7 +94,7 @@ func ApplyPlan(ctx context.Context, db *gorm.DB, ch PlanChange) (PlanOutcome, er
 	return outcome, nil
 }
 
-func decide(org models.Org, found bool, ch PlanChange) PlanOutcome {
+func decide(org Org, found bool, ch PlanChange) PlanOutcome {
 	switch {
 	case !found:
 		return PlanUnknownOrg
@@ -115,7 +115,7 @@ type planState struct {
 // auditPlan records plan.changed when the event changes the org's plan or
 // subscription status (an event that confirms the current state records
 // nothing). The payment event id dedups it.
-func auditPlan(ctx context.Context, tx *gorm.DB, org models.Org, ch PlanChange) error {
+func auditPlan(ctx context.Context, tx *gorm.DB, org Org, ch PlanChange) error {
 	before := planState{Plan: string(org.Plan), SubscriptionStatus: org.SubscriptionStatus}
 	after := planState{Plan: string(ch.Plan), SubscriptionStatus: ch.Status}
 	if before == after {
@@ -143,14 +143,14 @@ func setPlan(tx *gorm.DB, orgID string, ch PlanChange) error {
 	if ch.CustomerID != "" {
 		set["stripe_customer_id"] = ch.CustomerID
 	}
-	return wrap("set plan", tx.Model(&models.Org{}).Where("id = ?", orgID).Updates(set).Error)
+	return wrap("set plan", tx.Model(&Org{}).Where("id = ?", orgID).Updates(set).Error)
 }
 
 // billedOrg finds the live org an event is for (by the org id the
 // checkout set, else by customer), locked for the update.
-func billedOrg(tx *gorm.DB, ch PlanChange) (models.Org, bool, error) {
+func billedOrg(tx *gorm.DB, ch PlanChange) (Org, bool, error) {
 	q := tx.Where("deleted_at IS NULL")
-	if models.IsPostgres(tx) {
+	if database.IsPostgres(tx) {
 		q = q.Clauses(clause.Locking{Strength: "UPDATE"})
 	}
 	if uuid.Validate(ch.OrgID) == nil {
@@ -161,11 +161,11 @@ func billedOrg(tx *gorm.DB, ch PlanChange) (models.Org, bool, error) {
 	if ch.CustomerID != "" {
 		return takeOrg(q.Session(&gorm.Session{}), "stripe_customer_id = ?", ch.CustomerID)
 	}
-	return models.Org{}, false, nil
+	return Org{}, false, nil
 }
 
-func takeOrg(q *gorm.DB, where, arg string) (models.Org, bool, error) {
-	var org models.Org
+func takeOrg(q *gorm.DB, where, arg string) (Org, bool, error) {
+	var org Org
 	err := q.Where(where, arg).Take(&org).Error
 	if errors.Is(err, gorm.ErrRecordNotFound) {
 		return org, false, nil
@@ -178,14 +178,14 @@ func takeOrg(q *gorm.DB, where, arg string) (models.Org, bool, error) {
 // org's limits for local load this way. The same plan again is no change.
 func SetPlan(ctx context.Context, db *gorm.DB, orgID string, plan plans.Name) error {
 	err := db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
-		var org models.Org
+		var org Org
 		if err := tx.Where("id = ?", orgID).Take(&org).Error; err != nil {
 			return err
 		}
 		if plans.Name(org.Plan) == plan {
 			return nil
 		}
-		if err := tx.Model(&models.Org{}).Where("id = ?", orgID).Update("plan", plan).Error; err != nil {
+		if err := tx.Model(&Org{}).Where("id = ?", orgID).Update("plan", plan).Error; err != nil {
 			return err
 		}
 		return audit.Record(ctx, tx, audit.Entry{OrgID: orgID, Action: audit.PlanChanged, Actor: audit.SystemActor,

@@ -9,7 +9,6 @@ import (
 
 	"github.com/expd/expd/audit"
 	"github.com/expd/expd/internal/testenv"
-	"github.com/expd/expd/models"
 	"github.com/expd/expd/orgs"
 	"github.com/expd/expd/plans"
 )
@@ -25,7 +24,7 @@ func applyPlan(t *testing.T, db *gorm.DB, ch orgs.PlanChange, want orgs.PlanOutc
 	}
 }
 
-func reload(t *testing.T, db *gorm.DB, id string) models.Org {
+func reload(t *testing.T, db *gorm.DB, id string) orgs.Org {
 	t.Helper()
 	o, err := orgs.Get(ctx, db, id)
 	if err != nil {

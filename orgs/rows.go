@@ -8,8 +8,6 @@ import (
 	"github.com/google/uuid"
 	"gorm.io/gorm"
 	"gorm.io/gorm/clause"
-
-	"github.com/expd/expd/models"
 )
 
 // Both the JWT path and the webhook sync may be first to see an org or a
@@ -20,15 +18,15 @@ import (
 // orgRow returns the org row of an identity-provider org, creating a bare
 // one (free plan, named by its slug) when there is none. Deleted orgs are
 // returned as they are.
-func orgRow(tx *gorm.DB, clerkOrgID, slug string) (models.Org, error) {
-	var org models.Org
+func orgRow(tx *gorm.DB, clerkOrgID, slug string) (Org, error) {
+	var org Org
 	err := tx.Where("clerk_org_id = ?", clerkOrgID).Take(&org).Error
 	if err == nil || !errors.Is(err, gorm.ErrRecordNotFound) {
 		return org, wrap("find org", err)
 	}
 	now := time.Now().UTC()
 	id := clerkOrgID
-	org = models.Org{ID: uuid.NewString(), ClerkOrgID: &id, Slug: slug, Name: slug, Plan: "free", CreatedAt: now, UpdatedAt: now}
+	org = Org{ID: uuid.NewString(), ClerkOrgID: &id, Slug: slug, Name: slug, Plan: "free", CreatedAt: now, UpdatedAt: now}
 	if err := tx.Clauses(clause.OnConflict{DoNothing: true}).Create(&org).Error; err != nil {
 		return org, fmt.Errorf("create org: %w", err)
 	}
@@ -36,14 +34,14 @@ func orgRow(tx *gorm.DB, clerkOrgID, slug string) (models.Org, error) {
 }
 
 // userRow is orgRow for users.
-func userRow(tx *gorm.DB, clerkUserID string) (models.User, error) {
-	var user models.User
+func userRow(tx *gorm.DB, clerkUserID string) (User, error) {
+	var user User
 	err := tx.Where("clerk_user_id = ?", clerkUserID).Take(&user).Error
 	if err == nil || !errors.Is(err, gorm.ErrRecordNotFound) {
 		return user, wrap("find user", err)
 	}
 	now := time.Now().UTC()
-	user = models.User{ID: uuid.NewString(), ClerkUserID: clerkUserID, CreatedAt: now, UpdatedAt: now}
+	user = User{ID: uuid.NewString(), ClerkUserID: clerkUserID, CreatedAt: now, UpdatedAt: now}
 	if err := tx.Clauses(clause.OnConflict{DoNothing: true}).Create(&user).Error; err != nil {
 		return user, fmt.Errorf("create user: %w", err)
 	}
@@ -54,7 +52,7 @@ func userRow(tx *gorm.DB, clerkUserID string) (models.User, error) {
 // pair; a user who leaves and rejoins gets the same row back.
 func membershipRow(tx *gorm.DB, orgID, userID string) error {
 	now := time.Now().UTC()
-	m := models.Membership{ID: uuid.NewString(), OrgID: orgID, UserID: userID, CreatedAt: now, UpdatedAt: now}
+	m := Membership{ID: uuid.NewString(), OrgID: orgID, UserID: userID, CreatedAt: now, UpdatedAt: now}
 	return wrap("create membership", tx.Clauses(clause.OnConflict{DoNothing: true}).Create(&m).Error)
 }
 

@@ -8,7 +8,6 @@ import (
 	"gorm.io/gorm"
 
 	"github.com/expd/expd/auth"
-	"github.com/expd/expd/models"
 )
 
 // ErrBadToken wraps the verifier's refusal of an identity session token.
@@ -19,10 +18,10 @@ var ErrBadToken = errors.New("identity token not accepted")
 // the API's dashboard routes and of the dashboard's pages. It fails with
 // ErrBadToken (wrapping the verifier's reason), ErrDeleted, or a database
 // error.
-func SignIn(ctx context.Context, db *gorm.DB, v *auth.Verifier, token string) (auth.Session, models.Org, error) {
+func SignIn(ctx context.Context, db *gorm.DB, v *auth.Verifier, token string) (auth.Session, Org, error) {
 	sess, err := v.Verify(token)
 	if err != nil {
-		return sess, models.Org{}, fmt.Errorf("%w: %w", ErrBadToken, err)
+		return sess, Org{}, fmt.Errorf("%w: %w", ErrBadToken, err)
 	}
 	org, err := Ensure(ctx, db, sess.OrgID, sess.OrgSlug)
 	return sess, org, err

@@ -6,8 +6,6 @@ import (
 	"time"
 
 	"gorm.io/gorm"
-
-	"github.com/expd/expd/models"
 )
 
 // The identity webhook may deliver changes late, twice or out of order.
@@ -119,7 +117,7 @@ func changeMembership(ctx context.Context, db *gorm.DB, m MembershipData, at int
 		if partial {
 			// A delete that names only the membership: end the row that
 			// holds it, if any.
-			return applyIfNewer(tx.Model(&models.Membership{}).Where("clerk_membership_id = ?", m.ClerkMembershipID), at, isDelete, set)
+			return applyIfNewer(tx.Model(&Membership{}).Where("clerk_membership_id = ?", m.ClerkMembershipID), at, isDelete, set)
 		}
 		org, err := orgRow(tx, m.ClerkOrgID, "")
 		if err != nil {
@@ -138,7 +136,7 @@ func changeMembership(ctx context.Context, db *gorm.DB, m MembershipData, at int
 		if err := membershipRow(tx, org.ID, user.ID); err != nil {
 			return false, err
 		}
-		return applyIfNewer(tx.Model(&models.Membership{}).Where("org_id = ? AND user_id = ?", org.ID, user.ID), at, isDelete, set)
+		return applyIfNewer(tx.Model(&Membership{}).Where("org_id = ? AND user_id = ?", org.ID, user.ID), at, isDelete, set)
 	})
 }
 
@@ -150,7 +148,7 @@ func membershipIDFree(tx *gorm.DB, clerkMembershipID, orgID, userID string) erro
 		return nil
 	}
 	var n int64
-	err := tx.Model(&models.Membership{}).Where("clerk_membership_id = ? AND NOT (org_id = ? AND user_id = ?)", clerkMembershipID, orgID, userID).Count(&n).Error
+	err := tx.Model(&Membership{}).Where("clerk_membership_id = ? AND NOT (org_id = ? AND user_id = ?)", clerkMembershipID, orgID, userID).Count(&n).Error
 	if err != nil {
 		return wrap("check membership id", err)
 	}
@@ -179,16 +177,16 @@ func applyIfNewer(rows *gorm.DB, at int64, tieWins bool, set map[string]any) (bo
 
 // Users and orgs that are not deleted: deletes are final for them.
 func liveUser(tx *gorm.DB, clerkUserID string) *gorm.DB {
-	return tx.Model(&models.User{}).Where("clerk_user_id = ? AND deleted_at IS NULL", clerkUserID)
+	return tx.Model(&User{}).Where("clerk_user_id = ? AND deleted_at IS NULL", clerkUserID)
 }
 
 func liveOrg(tx *gorm.DB, clerkOrgID string) *gorm.DB {
-	return tx.Model(&models.Org{}).Where("clerk_org_id = ? AND deleted_at IS NULL", clerkOrgID)
+	return tx.Model(&Org{}).Where("clerk_org_id = ? AND deleted_at IS NULL", clerkOrgID)
 }
 
 // endMemberships soft-deletes the live memberships of a deleted user or org.
 func endMemberships(tx *gorm.DB, where, id string, at int64) error {
-	err := tx.Model(&models.Membership{}).Where(where+" AND deleted_at IS NULL", id).
+	err := tx.Model(&Membership{}).Where(where+" AND deleted_at IS NULL", id).
 		Updates(map[string]any{"deleted_at": msTime(at), "updated_at": time.Now().UTC()}).Error
 	return wrap("end memberships", err)
 }

@@ -7,7 +7,6 @@ import (
 	"gorm.io/gorm"
 
 	"github.com/expd/expd/internal/testenv"
-	"github.com/expd/expd/models"
 	"github.com/expd/expd/orgs"
 )
 
@@ -23,27 +22,27 @@ func mustApply(t *testing.T, want bool, applied bool, err error) {
 	}
 }
 
-func user(t *testing.T, db *gorm.DB, clerkID string) models.User {
+func user(t *testing.T, db *gorm.DB, clerkID string) orgs.User {
 	t.Helper()
-	var u models.User
+	var u orgs.User
 	if err := db.Where("clerk_user_id = ?", clerkID).Take(&u).Error; err != nil {
 		t.Fatalf("user %s: %v", clerkID, err)
 	}
 	return u
 }
 
-func org(t *testing.T, db *gorm.DB, clerkID string) models.Org {
+func org(t *testing.T, db *gorm.DB, clerkID string) orgs.Org {
 	t.Helper()
-	var o models.Org
+	var o orgs.Org
 	if err := db.Where("clerk_org_id = ?", clerkID).Take(&o).Error; err != nil {
 		t.Fatalf("org %s: %v", clerkID, err)
 	}
 	return o
 }
 
-func membership(t *testing.T, db *gorm.DB, o models.Org, u models.User) models.Membership {
+func membership(t *testing.T, db *gorm.DB, o orgs.Org, u orgs.User) orgs.Membership {
 	t.Helper()
-	var ms []models.Membership
+	var ms []orgs.Membership
 	if err := db.Where("org_id = ? AND user_id = ?", o.ID, u.ID).Find(&ms).Error; err != nil || len(ms) != 1 {
 		t.Fatalf("memberships of %s in %s: %v, %v", u.ClerkUserID, o.ID, ms, err)
 	}
@@ -75,7 +74,7 @@ func TestUserCreateUpdateDeleteInAnyOrder(t *testing.T) {
 		t.Fatalf("user after delete and late update: %+v", u)
 	}
 	var n int64
-	db.Model(&models.User{}).Where("clerk_user_id = ?", "user_1").Count(&n)
+	db.Model(&orgs.User{}).Where("clerk_user_id = ?", "user_1").Count(&n)
 	if n != 1 {
 		t.Fatalf("%d rows for one user", n)
 	}

@@ -6,9 +6,9 @@ import (
 
 	"gorm.io/gorm"
 
+	"github.com/expd/expd/database"
 	"github.com/expd/expd/experiments"
 	"github.com/expd/expd/metrics"
-	"github.com/expd/expd/models"
 	"github.com/expd/expd/vocab"
 )
 
@@ -41,7 +41,7 @@ type dialect struct {
 }
 
 func dialectOf(db *gorm.DB) dialect {
-	if models.IsPostgres(db) {
+	if database.IsPostgres(db) {
 		return dialect{float: "DOUBLE PRECISION", uuid: "UUID", exactSum: func(x string) string { return "SUM(CAST(" + x + " AS NUMERIC))" }, preStart: "x.first_ts - CAST(? AS INTERVAL)", preArg: fmt.Sprintf("%d days", PrePeriodDays)}
 	}
 	// SQLite plans without table statistics and, left alone, walks the

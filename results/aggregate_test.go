@@ -7,9 +7,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/expd/expd/ingest"
 	"github.com/expd/expd/internal/testenv"
 	"github.com/expd/expd/metrics"
-	"github.com/expd/expd/models"
 	"github.com/expd/expd/results"
 	"github.com/expd/expd/results/resultstest"
 	"github.com/expd/expd/vocab"
@@ -40,15 +40,15 @@ func newAggregateFixture(t *testing.T) aggregateFixture {
 	early, late := 1e6, 2e6
 	events = append(events, resultstest.Events(org.ID, other.ID, users[:5], at)...)
 	events = append(events,
-		models.Event{OrgID: org.ID, EventID: "early", Type: "model_call", ExperimentID: exp.ID, UserID: u0.ID, Variant: u0.Variant, Ts: at.Add(-time.Minute), ReceivedAt: at, ModelCall: vocab.ModelCall{LatencyMs: &early}},
-		models.Event{OrgID: org.ID, EventID: "late", Type: "model_call", ExperimentID: exp.ID, UserID: u0.ID, Variant: u0.Variant, Ts: at.Add(2 * time.Hour), ReceivedAt: at, ModelCall: vocab.ModelCall{LatencyMs: &late}},
-		models.Event{OrgID: org.ID, EventID: "switch", Type: "exposure", ExperimentID: exp.ID, UserID: u0.ID, Variant: "treatment", Ts: at.Add(time.Minute), ReceivedAt: at},
-		models.Event{OrgID: org.ID, EventID: "stranger", Type: "exposure", ExperimentID: exp.ID, UserID: "stranger", Variant: "nope", Ts: at, ReceivedAt: at},
+		ingest.EventRow{OrgID: org.ID, EventID: "early", Type: "model_call", ExperimentID: exp.ID, UserID: u0.ID, Variant: u0.Variant, Ts: at.Add(-time.Minute), ReceivedAt: at, ModelCall: vocab.ModelCall{LatencyMs: &early}},
+		ingest.EventRow{OrgID: org.ID, EventID: "late", Type: "model_call", ExperimentID: exp.ID, UserID: u0.ID, Variant: u0.Variant, Ts: at.Add(2 * time.Hour), ReceivedAt: at, ModelCall: vocab.ModelCall{LatencyMs: &late}},
+		ingest.EventRow{OrgID: org.ID, EventID: "switch", Type: "exposure", ExperimentID: exp.ID, UserID: u0.ID, Variant: "treatment", Ts: at.Add(time.Minute), ReceivedAt: at},
+		ingest.EventRow{OrgID: org.ID, EventID: "stranger", Type: "exposure", ExperimentID: exp.ID, UserID: "stranger", Variant: "nope", Ts: at, ReceivedAt: at},
 	)
 	// A user exposed with no other event: 0 for sums and proportions, out
 	// of means.
 	idle := resultstest.User{ID: "idle", Variant: "control"}
-	events = append(events, models.Event{OrgID: org.ID, EventID: "idle", Type: "exposure", ExperimentID: exp.ID, UserID: idle.ID, Variant: idle.Variant, Ts: at, ReceivedAt: at})
+	events = append(events, ingest.EventRow{OrgID: org.ID, EventID: "idle", Type: "exposure", ExperimentID: exp.ID, UserID: idle.ID, Variant: idle.Variant, Ts: at, ReceivedAt: at})
 	resultstest.Insert(t, env.DB, events)
 	return aggregateFixture{db: env, orgID: org.ID, expID: exp.ID, users: append(users, idle),
 		window: results.NewWindow(at.Add(-time.Hour), at.Add(time.Hour), 30)}

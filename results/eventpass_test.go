@@ -9,9 +9,9 @@ import (
 	"time"
 
 	"github.com/expd/expd/experiments"
+	"github.com/expd/expd/ingest"
 	"github.com/expd/expd/internal/testenv"
 	"github.com/expd/expd/metrics"
-	"github.com/expd/expd/models"
 	"github.com/expd/expd/results"
 	"github.com/expd/expd/results/resultstest"
 	"github.com/expd/expd/stats"
@@ -28,9 +28,9 @@ func TestReadEventsCountsCoverageAndCollectsCallsInOnePass(t *testing.T) {
 	exp := resultstest.Experiment(t, env.DB, org.ID, resultstest.Config("pass"))
 	t0 := time.Now().UTC().Add(-time.Hour).Truncate(time.Millisecond)
 	w := results.NewWindow(t0.Add(-time.Hour), t0.Add(time.Hour), 30)
-	var events []models.Event
+	var events []ingest.EventRow
 	add := func(id, typ, user, variant string, ts time.Time, latency float64) {
-		e := models.Event{OrgID: org.ID, EventID: id, Type: vocab.RecordType(typ), ExperimentID: exp.ID, UserID: user, Variant: variant, Ts: ts, ReceivedAt: t0, Source: "api"}
+		e := ingest.EventRow{OrgID: org.ID, EventID: id, Type: vocab.RecordType(typ), ExperimentID: exp.ID, UserID: user, Variant: variant, Ts: ts, ReceivedAt: t0, Source: "api"}
 		if typ == "model_call" {
 			e.LatencyMs = &latency
 		}

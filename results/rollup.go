@@ -11,10 +11,10 @@ import (
 	"gorm.io/gorm"
 	"gorm.io/gorm/clause"
 
+	"github.com/expd/expd/database"
 	"github.com/expd/expd/experiments"
 	"github.com/expd/expd/ingest"
 	"github.com/expd/expd/metrics"
-	"github.com/expd/expd/models"
 	"github.com/expd/expd/vocab"
 )
 
@@ -264,7 +264,7 @@ func planRollups(ctx context.Context, db *gorm.DB, orgID, experimentID string, w
 		p.use.Full = fmt.Sprintf("the rollups are not smaller than the events (%d rows for %d events)", rows, events)
 		return nil, p.use, nil
 	}
-	if p.use.Rolled > 1 && models.IsPostgres(db) {
+	if p.use.Rolled > 1 && database.IsPostgres(db) {
 		// Days rolled up in bulk (the first run of an experiment, a metric
 		// added, a late import) leave the planner's row counts far behind,
 		// and the statement that follows joins on them.

@@ -11,10 +11,10 @@ import (
 
 	"gorm.io/gorm"
 
+	"github.com/expd/expd/database"
 	"github.com/expd/expd/experiments"
 	"github.com/expd/expd/ingest"
 	"github.com/expd/expd/internal/testenv"
-	"github.com/expd/expd/models"
 	"github.com/expd/expd/plans"
 	"github.com/expd/expd/results"
 	"github.com/expd/expd/results/resultstest"
@@ -79,12 +79,12 @@ type simUser struct {
 	joined  time.Time
 }
 
-func (s *rollupSim) event(typ, user, variant string, ts time.Time) models.Event {
+func (s *rollupSim) event(typ, user, variant string, ts time.Time) ingest.EventRow {
 	s.seq++
-	return models.Event{OrgID: s.org, EventID: fmt.Sprintf("ev-%d", s.seq), Type: vocab.RecordType(typ), ExperimentID: s.exp, UserID: user, Variant: variant, Ts: ts.UTC(), Source: "api"}
+	return ingest.EventRow{OrgID: s.org, EventID: fmt.Sprintf("ev-%d", s.seq), Type: vocab.RecordType(typ), ExperimentID: s.exp, UserID: user, Variant: variant, Ts: ts.UTC(), Source: "api"}
 }
 
-func (s *rollupSim) call(user simUser, ts time.Time) models.Event {
+func (s *rollupSim) call(user simUser, ts time.Time) ingest.EventRow {
 	e := s.event("model_call", user.id, user.variant, ts)
 	if s.rng.IntN(10) > 0 { // some calls carry no latency
 		l := 100 + s.rng.Float64()*400 + float64(len(user.variant))*7.3
@@ -101,7 +101,7 @@ func (s *rollupSim) call(user simUser, ts time.Time) models.Event {
 	return e
 }
 
-func (s *rollupSim) business(user simUser, name string, v float64, ts time.Time) models.Event {
+func (s *rollupSim) business(user simUser, name string, v float64, ts time.Time) ingest.EventRow {
 	e := s.event("business_event", user.id, user.variant, ts)
 	e.BusinessMetric, e.Value = &name, &v
 	return e
@@ -113,8 +113,8 @@ func (s *rollupSim) at(day time.Time) time.Time {
 }
 
 // trafficOf is one day's events.
-func (s *rollupSim) trafficOf(day time.Time) []models.Event {
-	var out []models.Event
+func (s *rollupSim) trafficOf(day time.Time) []ingest.EventRow {
+	var out []ingest.EventRow
 	for i := range 12 {
 		u := simUser{id: fmt.Sprintf("u%d-%d", day.Day(), i), variant: resultstest.Arms[i%2], joined: day}
 		if i == 11 && day.Day()%5 == 0 {
@@ -156,8 +156,8 @@ func (s *rollupSim) trafficOf(day time.Time) []models.Event {
 // lateOf is events for earlier days, received today: calls, revenue,
 // pre-period data of users exposed since, and an exposure of a new user a
 // few days back.
-func (s *rollupSim) lateOf(today time.Time) []models.Event {
-	var out []models.Event
+func (s *rollupSim) lateOf(today time.Time) []ingest.EventRow {
+	var out []ingest.EventRow
 	for k := 1; k <= 3; k++ {
 		day := today.AddDate(0, 0, -k)
 		if day.Before(s.day0) || s.rng.IntN(2) == 0 {
@@ -186,7 +186,7 @@ func (s *rollupSim) lateOf(today time.Time) []models.Event {
 	return out
 }
 
-func (s *rollupSim) write(t *testing.T, events []models.Event, received time.Time) {
+func (s *rollupSim) write(t *testing.T, events []ingest.EventRow, received time.Time) {
 	t.Helper()
 	s.clock = received
 	for start := 0; start < len(events); start += 300 {
@@ -353,7 +353,7 @@ func compareRuns(t *testing.T, db *gorm.DB, orgID, expID string, key results.Key
 		t.Fatalf("design of %s: %v %s", key.ComputedFor, err, p.Skip)
 	}
 	d := p.Design
-	if models.IsPostgres(db) {
+	if database.IsPostgres(db) {
 		// A fresh test schema has no statistics: plan as autovacuum would.
 		if err := db.Exec("ANALYZE").Error; err != nil {
 			t.Fatal(err)

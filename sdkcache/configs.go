@@ -12,7 +12,7 @@ import (
 	"github.com/expd/expd/assignments"
 	"github.com/expd/expd/bucketing"
 	"github.com/expd/expd/experiments"
-	"github.com/expd/expd/models"
+	"github.com/expd/expd/orgs"
 	"github.com/expd/expd/plans"
 	"github.com/expd/expd/telemetry"
 )
@@ -82,7 +82,7 @@ func (c *Configs) revalidate(ctx context.Context, orgID string, e *configEntry) 
 		ConfigVersion int64
 		Plan          string
 	}
-	err := c.db.WithContext(ctx).Model(&models.Org{}).Select("config_version", "plan").Where("id = ?", orgID).Take(&org).Error
+	err := c.db.WithContext(ctx).Model(&orgs.Org{}).Select("config_version", "plan").Where("id = ?", orgID).Take(&org).Error
 	if err != nil {
 		return nil, fmt.Errorf("read config_version of org %s: %w", orgID, err)
 	}

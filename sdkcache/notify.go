@@ -11,7 +11,7 @@ import (
 	"github.com/jackc/pgx/v5/stdlib"
 	"gorm.io/gorm"
 
-	"github.com/expd/expd/models"
+	"github.com/expd/expd/database"
 )
 
 // keysChannel is the PostgreSQL NOTIFY channel of key rotations; the
@@ -25,7 +25,7 @@ const listenRetry = time.Second
 // On SQLite (one process) it does nothing: the rotating instance forgets
 // the keys itself.
 func NotifyKeysChanged(ctx context.Context, db *gorm.DB, orgID string) error {
-	if !models.IsPostgres(db) {
+	if !database.IsPostgres(db) {
 		return nil
 	}
 	if err := db.WithContext(ctx).Exec("SELECT pg_notify(?, ?)", keysChannel, orgID).Error; err != nil {
@@ -39,7 +39,7 @@ func NotifyKeysChanged(ctx context.Context, db *gorm.DB, orgID string) error {
 // since rotations may have been missed while not listening. On SQLite it
 // returns at once.
 func (c *Cache) Listen(ctx context.Context) {
-	if !models.IsPostgres(c.db) {
+	if !database.IsPostgres(c.db) {
 		return
 	}
 	for ctx.Err() == nil {

@@ -6,8 +6,8 @@ import (
 	"time"
 
 	"github.com/expd/expd/auth"
+	"github.com/expd/expd/database"
 	"github.com/expd/expd/internal/testenv"
-	"github.com/expd/expd/models"
 	"github.com/expd/expd/sdkcache"
 )
 
@@ -15,7 +15,7 @@ import (
 // every listening instance forget the org's keys.
 func TestListenForgetsNotifiedOrgs(t *testing.T) {
 	db := testenv.DB(t)
-	if !models.IsPostgres(db) {
+	if !database.IsPostgres(db) {
 		t.Skip("LISTEN/NOTIFY needs PostgreSQL (DATABASE_URL); SQLite runs one instance")
 	}
 	ctx, cancel := context.WithCancel(context.Background())
@@ -60,7 +60,7 @@ func TestListenForgetsNotifiedOrgs(t *testing.T) {
 
 func TestNotifyIsANoOpOnSQLite(t *testing.T) {
 	db := testenv.DB(t)
-	if models.IsPostgres(db) {
+	if database.IsPostgres(db) {
 		t.Skip("SQLite only")
 	}
 	if err := sdkcache.NotifyKeysChanged(context.Background(), db, "org-a"); err != nil {

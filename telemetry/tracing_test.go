@@ -104,7 +104,7 @@ func TestManualRunIsOneConnectedTrace(t *testing.T) {
 	}
 	t.Logf("trace of one manual run: %d spans %v", len(inTrace), kinds)
 
-	// PostgreSQL statements (pgx's tracer, models/dbtrace.go) are spans
+	// PostgreSQL statements (pgx's tracer, database/dbtrace.go) are spans
 	// under the request's span and under the activities' spans.
 	if os.Getenv("DATABASE_URL") == "" {
 		t.Log("SQLite: no database spans (the pgx tracer is PostgreSQL's)")

@@ -13,7 +13,7 @@ import (
 	"gorm.io/gorm"
 
 	"github.com/expd/expd/experiments"
-	"github.com/expd/expd/outbound"
+	"github.com/expd/expd/webhooks"
 	"github.com/expd/expd/workflows"
 )
 
@@ -93,7 +93,7 @@ func (s Starter) startWebhook(ctx context.Context, id string, workflow, input an
 
 // deliverEventStartOptions start DeliverEvent from outside a workflow, with
 // the id and reuse rule workflows.Announce starts it with from a workflow.
-func deliverEventStartOptions(taskQueue string, ev outbound.Event) client.StartWorkflowOptions {
+func deliverEventStartOptions(taskQueue string, ev webhooks.Event) client.StartWorkflowOptions {
 	return client.StartWorkflowOptions{
 		ID:                    workflows.DeliverEventID(ev.ID),
 		TaskQueue:             taskQueue,
@@ -105,7 +105,7 @@ func deliverEventStartOptions(taskQueue string, ev outbound.Event) client.StartW
 // starts DeliverEvent under DeliverEventID and returns once Temporal holds
 // it. An event announced before (by a workflow or here) is success and is
 // not delivered again. ErrNotConnected without Temporal.
-func (s Starter) Announce(ctx context.Context, ev outbound.Event) error {
+func (s Starter) Announce(ctx context.Context, ev webhooks.Event) error {
 	if err := ev.Check(); err != nil {
 		return err
 	}
@@ -121,15 +121,15 @@ func (s Starter) Announce(ctx context.Context, ev outbound.Event) error {
 	return nil
 }
 
-// AnnounceQueued delivers an event queued in the outbox (outbound.Enqueue,
+// AnnounceQueued delivers an event queued in the outbox (webhooks.Enqueue,
 // in the transaction of the change it announces) and marks it sent. On
 // failure the row stays pending and Redrive delivers it later; either way
 // the event id makes it one delivery.
-func (s Starter) AnnounceQueued(ctx context.Context, db *gorm.DB, ev outbound.Event) error {
+func (s Starter) AnnounceQueued(ctx context.Context, db *gorm.DB, ev webhooks.Event) error {
 	if err := s.Announce(ctx, ev); err != nil {
 		return err
 	}
-	return outbound.MarkSent(ctx, db, []string{ev.ID}, time.Now())
+	return webhooks.MarkSent(ctx, db, []string{ev.ID}, time.Now())
 }
 
 // SignalOwed signals the experiment's lifecycle workflow after a change

@@ -6,14 +6,14 @@ import (
 	"testing"
 	"time"
 
-	"github.com/expd/expd/outbound"
+	"github.com/expd/expd/webhooks"
 	"github.com/expd/expd/workflowclient"
 )
 
 // Announce checks the event before it needs Temporal, and without a
 // client every start fails with ErrNotConnected.
 func TestAnnounceChecksTheEventThenNeedsTemporal(t *testing.T) {
-	ev := outbound.Event{ID: outbound.EventID("experiment.stopped/exp-a/1"), OrgID: "org-1", Type: outbound.EventExperimentStopped,
+	ev := webhooks.Event{ID: webhooks.EventID("experiment.stopped/exp-a/1"), OrgID: "org-1", Type: webhooks.EventExperimentStopped,
 		ExperimentID: "exp-a", OccurredAt: time.Date(2026, 1, 2, 10, 0, 0, 0, time.UTC), Data: json.RawMessage(`{"experiment_id":"exp-a"}`)}
 	var s workflowclient.Starter
 	if err := s.Announce(t.Context(), ev); !errors.Is(err, workflowclient.ErrNotConnected) {

@@ -9,7 +9,7 @@ import (
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/expd/expd/activities"
-	"github.com/expd/expd/outbound"
+	"github.com/expd/expd/webhooks"
 )
 
 // DeliveryRetryPolicy returns how long a subscriber may be down before an event
@@ -32,13 +32,13 @@ func DeliveryRetryPolicy() temporal.RetryPolicy {
 }
 
 // deliveryAttemptTimeout bounds one attempt: the request's own timeout
-// (outbound.RequestTimeout) plus reading the endpoint and recording.
+// (webhooks.RequestTimeout) plus reading the endpoint and recording.
 const deliveryAttemptTimeout = 30 * time.Second
 
 // DeliverEventInput is one event to deliver. Retry replaces
 // DeliveryRetryPolicy (tests pass a short one); nil: the default.
 type DeliverEventInput struct {
-	Event outbound.Event
+	Event webhooks.Event
 	Retry *temporal.RetryPolicy
 }
 
@@ -101,7 +101,7 @@ func DeliverEvent(ctx workflow.Context, in DeliverEventInput) (DeliverEventResul
 // deliverEventChildOptions start DeliverEvent from a workflow: the child
 // outlives its parent (a delivery retried for a day must not die with the
 // lifecycle workflow that announced it), and its id is never reused.
-func deliverEventChildOptions(ev outbound.Event) workflow.ChildWorkflowOptions {
+func deliverEventChildOptions(ev webhooks.Event) workflow.ChildWorkflowOptions {
 	return workflow.ChildWorkflowOptions{
 		WorkflowID:            DeliverEventID(ev.ID),
 		ParentClosePolicy:     enumspb.PARENT_CLOSE_POLICY_ABANDON,
@@ -110,7 +110,7 @@ func deliverEventChildOptions(ev outbound.Event) workflow.ChildWorkflowOptions {
 }
 
 // startDelivery starts DeliverEvent for ev as a child under DeliverEventID.
-func startDelivery(ctx workflow.Context, ev outbound.Event) workflow.ChildWorkflowFuture {
+func startDelivery(ctx workflow.Context, ev webhooks.Event) workflow.ChildWorkflowFuture {
 	return workflow.ExecuteChildWorkflow(workflow.WithChildOptions(ctx, deliverEventChildOptions(ev)), DeliverEvent, DeliverEventInput{Event: ev})
 }
 
@@ -120,7 +120,7 @@ func startDelivery(ctx workflow.Context, ev outbound.Event) workflow.ChildWorkfl
 // whose delivery was started before, by a workflow or by Starter.Announce,
 // is success and delivers nothing again. Set ev.OccurredAt from
 // workflow.Now, and keep ev.Data free of secrets (it is in the history).
-func Announce(ctx workflow.Context, ev outbound.Event) error {
+func Announce(ctx workflow.Context, ev webhooks.Event) error {
 	if err := ev.Check(); err != nil {
 		return err
 	}

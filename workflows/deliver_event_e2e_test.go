@@ -22,7 +22,7 @@ import (
 	"github.com/expd/expd/internal/temporaltest"
 	"github.com/expd/expd/internal/testenv"
 	"github.com/expd/expd/orgs"
-	"github.com/expd/expd/outbound"
+	"github.com/expd/expd/webhooks"
 	expdworker "github.com/expd/expd/worker"
 	"github.com/expd/expd/workflowclient"
 	"github.com/expd/expd/workflows"
@@ -41,7 +41,7 @@ type listener struct {
 
 type received struct {
 	ID       string
-	Body     outbound.Body
+	Body     webhooks.Body
 	Verified error
 	At       time.Time
 }
@@ -95,24 +95,24 @@ func newDeliveryFixture(t *testing.T, statuses ...int) deliveryFixture {
 	l := &listener{t: t, statuses: statuses}
 	srv := httptest.NewServer(l)
 	t.Cleanup(srv.Close)
-	ep, err := outbound.Create(ctx, db, org.ID, outbound.NewEndpoint{URL: srv.URL + "/hooks", Actor: "user_1"}, time.Now())
+	ep, err := webhooks.Create(ctx, db, org.ID, webhooks.NewEndpoint{URL: srv.URL + "/hooks", Actor: "user_1"}, time.Now())
 	if err != nil {
 		t.Fatal(err)
 	}
 	l.secret = ep.Secret
 	env := temporaltest.Start(t)
 	env.NewWorker(func(r worker.Registry) {
-		expdworker.Register(r, &activities.Activities{DB: db, Webhooks: &outbound.Sender{AllowPrivate: true}})
+		expdworker.Register(r, &activities.Activities{DB: db, Webhooks: &webhooks.Sender{AllowPrivate: true}})
 	})
 	return deliveryFixture{env: env, db: db, org: org.ID, endpoint: ep.ID, l: l}
 }
 
-func (f deliveryFixture) event(key string) outbound.Event {
-	return outbound.Event{ID: outbound.EventID(key), OrgID: f.org, Type: outbound.EventGuardrailBreached, ExperimentID: "exp-1",
+func (f deliveryFixture) event(key string) webhooks.Event {
+	return webhooks.Event{ID: webhooks.EventID(key), OrgID: f.org, Type: webhooks.EventGuardrailBreached, ExperimentID: "exp-1",
 		OccurredAt: time.Date(2026, 3, 4, 5, 6, 7, 0, time.UTC), Data: json.RawMessage(`{"metric":"error_rate"}`)}
 }
 
-func (f deliveryFixture) run(t *testing.T, ev outbound.Event, retry *temporal.RetryPolicy) workflows.DeliverEventResult {
+func (f deliveryFixture) run(t *testing.T, ev webhooks.Event, retry *temporal.RetryPolicy) workflows.DeliverEventResult {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
@@ -122,9 +122,9 @@ func (f deliveryFixture) run(t *testing.T, ev outbound.Event, retry *temporal.Re
 	return res
 }
 
-func (f deliveryFixture) attempts(t *testing.T) []outbound.Delivery {
+func (f deliveryFixture) attempts(t *testing.T) []webhooks.Delivery {
 	t.Helper()
-	page, err := outbound.ListDeliveries(context.Background(), f.db, f.org, f.endpoint, "", 100)
+	page, err := webhooks.ListDeliveries(context.Background(), f.db, f.org, f.endpoint, "", 100)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -213,13 +213,13 @@ func TestDuplicateAnnounceDeliversOnce(t *testing.T) {
 // A deleted endpoint gets nothing, and no attempt is recorded.
 func TestDeletedEndpointIsSkipped(t *testing.T) {
 	f := newDeliveryFixture(t)
-	if err := outbound.Delete(context.Background(), f.db, f.org, f.endpoint, "user_1", time.Now()); err != nil {
+	if err := webhooks.Delete(context.Background(), f.db, f.org, f.endpoint, "user_1", time.Now()); err != nil {
 		t.Fatal(err)
 	}
 	ev := f.event("after-delete")
 	// Delivered straight to the deleted endpoint (as a retry after the
 	// deletion would be): skipped.
-	acts := &activities.Activities{DB: f.db, Webhooks: &outbound.Sender{AllowPrivate: true}}
+	acts := &activities.Activities{DB: f.db, Webhooks: &webhooks.Sender{AllowPrivate: true}}
 	r, err := acts.DeliverWebhook(context.Background(), activities.DeliverWebhookInput{EndpointID: f.endpoint, Event: ev})
 	if err != nil || r.Skipped == "" {
 		t.Fatalf("delivery to a deleted endpoint: %+v, %v", r, err)
@@ -273,7 +273,7 @@ func TestGoneDisablesTheEndpoint(t *testing.T) {
 	if att := f.attempts(t); len(att) != 1 || att[0].StatusCode != http.StatusGone {
 		t.Fatalf("attempts %+v", att)
 	}
-	ep, err := outbound.Get(context.Background(), f.db, f.org, f.endpoint)
+	ep, err := webhooks.Get(context.Background(), f.db, f.org, f.endpoint)
 	if err != nil || ep.DisabledAt == nil || !strings.Contains(ep.DisabledReason, "410") {
 		t.Fatalf("endpoint after 410: %+v, %v", ep, err)
 	}

@@ -12,12 +12,12 @@ import (
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/expd/expd/activities"
-	"github.com/expd/expd/outbound"
+	"github.com/expd/expd/webhooks"
 	"github.com/expd/expd/workflows"
 )
 
-func testEvent() outbound.Event {
-	return outbound.Event{ID: outbound.EventID("experiment.stopped/exp-a/1"), OrgID: "org-1", Type: outbound.EventExperimentStopped,
+func testEvent() webhooks.Event {
+	return webhooks.Event{ID: webhooks.EventID("experiment.stopped/exp-a/1"), OrgID: "org-1", Type: webhooks.EventExperimentStopped,
 		ExperimentID: "exp-a", OccurredAt: time.Date(2026, 1, 2, 10, 0, 0, 0, time.UTC), Data: json.RawMessage(`{"experiment_id":"exp-a"}`)}
 }
 
@@ -102,7 +102,7 @@ func TestDeliverEventDefaultPolicySpansADay(t *testing.T) {
 
 // announceTwice is a workflow that announces the same event twice, as a
 // retried lifecycle step would.
-func announceTwice(ctx workflow.Context, ev outbound.Event) error {
+func announceTwice(ctx workflow.Context, ev webhooks.Event) error {
 	if err := workflows.Announce(ctx, ev); err != nil {
 		return err
 	}

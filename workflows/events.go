@@ -3,24 +3,24 @@ package workflows
 import (
 	"go.temporal.io/sdk/workflow"
 
-	"github.com/expd/expd/outbound"
+	"github.com/expd/expd/webhooks"
 )
 
 // announce sends one event from a workflow; key names the occurrence
-// (outbound.NewEvent: the same key gives the same id, so a retried or
+// (webhooks.NewEvent: the same key gives the same id, so a retried or
 // repeated announcement is one delivery, the id being the webhook-id
 // receivers deduplicate on). A failed announcement is logged, never fails
 // the workflow: the action it reports has happened.
 func announce(ctx workflow.Context, orgID, experimentID, typ string, data any, key ...string) {
-	ev, err := outbound.NewEvent(orgID, experimentID, typ, workflow.Now(ctx), data, key...)
+	ev, err := webhooks.NewEvent(orgID, experimentID, typ, workflow.Now(ctx), data, key...)
 	announceEvent(ctx, ev, err)
 }
 
 // announceEvent announces an event built by one of the builders the
-// outbox shares (outbound.NewEvent, outbound.LifecycleEvent,
+// outbox shares (webhooks.NewEvent, webhooks.LifecycleEvent,
 // guardrails.Breach.Event, ...), so the workflow and the outbox name an
 // occurrence alike. A build or announcement error is logged.
-func announceEvent(ctx workflow.Context, ev outbound.Event, err error) {
+func announceEvent(ctx workflow.Context, ev webhooks.Event, err error) {
 	if err == nil {
 		err = Announce(ctx, ev)
 	}
@@ -30,4 +30,4 @@ func announceEvent(ctx workflow.Context, ev outbound.Event, err error) {
 }
 
 // LifecycleEventData is the data of experiment.started|stopped|shipped.
-type LifecycleEventData = outbound.LifecycleData
+type LifecycleEventData = webhooks.LifecycleData

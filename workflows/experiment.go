@@ -8,7 +8,7 @@ import (
 
 	"github.com/expd/expd/activities"
 	"github.com/expd/expd/audit"
-	"github.com/expd/expd/outbound"
+	"github.com/expd/expd/webhooks"
 )
 
 // Names of the experiment workflow's signal and query.
@@ -196,11 +196,11 @@ func announceChange(ctx workflow.Context, in ExperimentInput, ch LifecycleChange
 }
 
 // announceLifecycle announces that the experiment entered a status at a
-// version, under outbound.LifecycleEvent's id (type, experiment, version):
+// version, under webhooks.LifecycleEvent's id (type, experiment, version):
 // the change's transaction queued the same event in the outbox, and
 // whichever of the two starts its delivery first delivers it.
 func announceLifecycle(ctx workflow.Context, orgID, experimentID string, d LifecycleEventData) {
-	if ev, ok, err := outbound.LifecycleEvent(orgID, experimentID, workflow.Now(ctx), d); ok || err != nil {
+	if ev, ok, err := webhooks.LifecycleEvent(orgID, experimentID, workflow.Now(ctx), d); ok || err != nil {
 		announceEvent(ctx, ev, err)
 	}
 }

@@ -12,7 +12,7 @@ import (
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/expd/expd/activities"
-	"github.com/expd/expd/outbound"
+	"github.com/expd/expd/webhooks"
 	"github.com/expd/expd/workflows"
 )
 
@@ -21,7 +21,7 @@ import (
 // the test environment's skipped time).
 type fakeLifecycle struct {
 	state   activities.LifecycleState
-	events  *[]outbound.Event // announced
+	events  *[]webhooks.Event // announced
 	applied []string          // action@offset from t0
 	t0      time.Time
 	now     func() time.Time
@@ -75,8 +75,8 @@ func newLifecycleEnv(t *testing.T, state activities.LifecycleState) (*fakeLifecy
 
 // mockDeliveries stands in for the DeliverEvent child that Announce
 // starts and collects the events announced, once per event id.
-func mockDeliveries(env *testsuite.TestWorkflowEnvironment) *[]outbound.Event {
-	var events []outbound.Event
+func mockDeliveries(env *testsuite.TestWorkflowEnvironment) *[]webhooks.Event {
+	var events []webhooks.Event
 	env.RegisterWorkflow(workflows.DeliverEvent)
 	env.OnWorkflow(workflows.DeliverEvent, mock.Anything, mock.Anything).Return(
 		func(_ workflow.Context, in workflows.DeliverEventInput) (workflows.DeliverEventResult, error) {
@@ -87,7 +87,7 @@ func mockDeliveries(env *testsuite.TestWorkflowEnvironment) *[]outbound.Event {
 }
 
 // eventTypes lists the types of events, in order.
-func eventTypes(events []outbound.Event) []string {
+func eventTypes(events []webhooks.Event) []string {
 	var out []string
 	for _, e := range events {
 		out = append(out, e.Type)

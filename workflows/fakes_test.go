@@ -16,7 +16,7 @@ import (
 	"github.com/expd/expd/billing"
 	"github.com/expd/expd/guardrails"
 	"github.com/expd/expd/orgs"
-	"github.com/expd/expd/outbound"
+	"github.com/expd/expd/webhooks"
 )
 
 // workflowsOnly registers the workflows that expd's worker registration
@@ -185,17 +185,17 @@ func (f fakeActivities) CheckGuardrailHealth(ctx context.Context, in activities.
 // histories; redriveEvent is its pending announcement.
 const owedExperiment = "exp-owed"
 
-var redriveEvent = outbound.Event{ID: outbound.EventID("redrive-replay"), OrgID: "org-1", Type: outbound.EventExperimentStarted,
+var redriveEvent = webhooks.Event{ID: webhooks.EventID("redrive-replay"), OrgID: "org-1", Type: webhooks.EventExperimentStarted,
 	ExperimentID: owedExperiment, OccurredAt: time.Unix(1_700_000_000, 0).UTC(), Data: json.RawMessage(`{"status":"running","version":3,"actor":"user_1"}`)}
 
 // ListPendingAnnouncements pages one event, then none: the first run
 // continues as new.
 func (fakeActivities) ListPendingAnnouncements(_ context.Context, in activities.PendingAnnouncementsInput) (activities.PendingAnnouncementsResult, error) {
-	if in.After != (outbound.QueueCursor{}) {
+	if in.After != (webhooks.QueueCursor{}) {
 		return activities.PendingAnnouncementsResult{}, nil
 	}
-	next := outbound.QueueCursor{CreatedAt: redriveEvent.OccurredAt, ID: redriveEvent.ID}
-	return activities.PendingAnnouncementsResult{Events: []outbound.Event{redriveEvent}, Next: next}, nil
+	next := webhooks.QueueCursor{CreatedAt: redriveEvent.OccurredAt, ID: redriveEvent.ID}
+	return activities.PendingAnnouncementsResult{Events: []webhooks.Event{redriveEvent}, Next: next}, nil
 }
 
 func (fakeActivities) MarkAnnounced(context.Context, activities.MarkAnnouncedInput) (activities.MarkAnnouncedResult, error) {

@@ -13,7 +13,7 @@ import (
 
 	"github.com/expd/expd/activities"
 	"github.com/expd/expd/guardrails"
-	"github.com/expd/expd/outbound"
+	"github.com/expd/expd/webhooks"
 	"github.com/expd/expd/workflows"
 )
 
@@ -71,7 +71,7 @@ func TestGuardrailHealthChecksEachExperimentAndPages(t *testing.T) {
 	}
 	types := eventTypes(*delivered)
 	slices.Sort(types)
-	if !slices.Equal(types, []string{outbound.EventExperimentStopped, outbound.EventGuardrailBreached, outbound.EventSRMFailed}) {
+	if !slices.Equal(types, []string{webhooks.EventExperimentStopped, webhooks.EventGuardrailBreached, webhooks.EventSRMFailed}) {
 		t.Fatalf("announced %v", types)
 	}
 }

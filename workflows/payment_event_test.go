@@ -16,7 +16,6 @@ import (
 	"github.com/expd/expd/internal/stripemock"
 	"github.com/expd/expd/internal/temporaltest"
 	"github.com/expd/expd/internal/testenv"
-	"github.com/expd/expd/models"
 	"github.com/expd/expd/orgs"
 	expdworker "github.com/expd/expd/worker"
 	"github.com/expd/expd/workflows"
@@ -45,7 +44,7 @@ func runPaymentEvent(t *testing.T, env *temporaltest.Env, ev billing.Event) (wor
 	return res, err
 }
 
-func newOrg(t *testing.T, db *gorm.DB) models.Org {
+func newOrg(t *testing.T, db *gorm.DB) orgs.Org {
 	t.Helper()
 	o, err := orgs.Ensure(context.Background(), db, "org_"+t.Name(), "slug")
 	if err != nil {
@@ -54,7 +53,7 @@ func newOrg(t *testing.T, db *gorm.DB) models.Org {
 	return o
 }
 
-func reloadOrg(t *testing.T, db *gorm.DB, id string) models.Org {
+func reloadOrg(t *testing.T, db *gorm.DB, id string) orgs.Org {
 	t.Helper()
 	o, err := orgs.Get(context.Background(), db, id)
 	if err != nil {

@@ -6,7 +6,7 @@ import (
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/expd/expd/activities"
-	"github.com/expd/expd/outbound"
+	"github.com/expd/expd/webhooks"
 )
 
 // redrivePageSize bounds the announcements and the signals one Redrive run
@@ -18,7 +18,7 @@ const redrivePageSize = 100
 // The cursors and totals carry a run's progress across continue-as-new;
 // EventsDone and SignalsDone say a list is exhausted.
 type RedriveInput struct {
-	AfterEvent      outbound.QueueCursor
+	AfterEvent      webhooks.QueueCursor
 	AfterExperiment string
 	EventsDone      bool
 	SignalsDone     bool
@@ -31,7 +31,7 @@ type RedriveResult struct {
 	AnnounceFailed int   // left pending for the next run
 	Signalled      int   // experiments whose lifecycle workflow was signalled, or started
 	SignalFailed   int   // left owed for the next run
-	Purged         int64 // sent outbox rows older than outbound.KeepSent, deleted
+	Purged         int64 // sent outbox rows older than webhooks.KeepSent, deleted
 }
 
 // Redrive is the periodic reconcile (schedule RedriveScheduleID, every
@@ -64,7 +64,7 @@ func Redrive(ctx workflow.Context, in RedriveInput) (RedriveResult, error) {
 				return res, err
 			}
 		}
-		next.AfterEvent, next.EventsDone = page.Next, page.Next == (outbound.QueueCursor{})
+		next.AfterEvent, next.EventsDone = page.Next, page.Next == (webhooks.QueueCursor{})
 	}
 	if !in.SignalsDone {
 		var page activities.OwedSignalsResult
@@ -84,7 +84,7 @@ func Redrive(ctx workflow.Context, in RedriveInput) (RedriveResult, error) {
 		return res, workflow.NewContinueAsNewError(ctx, Redrive, next)
 	}
 	var purged activities.PurgeAnnouncedResult
-	cutoff := workflow.Now(ctx).Add(-outbound.KeepSent)
+	cutoff := workflow.Now(ctx).Add(-webhooks.KeepSent)
 	if err := workflow.ExecuteActivity(actx, a.PurgeAnnounced, activities.PurgeAnnouncedInput{SentBefore: cutoff}).Get(ctx, &purged); err != nil {
 		return res, err
 	}
@@ -94,7 +94,7 @@ func Redrive(ctx workflow.Context, in RedriveInput) (RedriveResult, error) {
 
 // announceAll starts the delivery of each event (all at once) and returns
 // the ids whose delivery now exists.
-func announceAll(ctx workflow.Context, evs []outbound.Event, res *RedriveResult) []string {
+func announceAll(ctx workflow.Context, evs []webhooks.Event, res *RedriveResult) []string {
 	futures := make([]workflow.ChildWorkflowFuture, len(evs))
 	for i, ev := range evs {
 		if ev.Check() == nil {

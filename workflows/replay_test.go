@@ -26,7 +26,7 @@ import (
 	"github.com/expd/expd/billing"
 	"github.com/expd/expd/internal/temporaltest"
 	"github.com/expd/expd/orgs"
-	"github.com/expd/expd/outbound"
+	"github.com/expd/expd/webhooks"
 	expdworker "github.com/expd/expd/worker"
 	"github.com/expd/expd/workflows"
 )
@@ -147,8 +147,8 @@ func historyScenarios() []historyScenario {
 			input: workflows.GuardrailHealthInput{At: time.Date(2026, 1, 2, 10, 15, 0, 0, time.UTC)}},
 		{file: "redrive_first_page.json", id: "redrive-replay", workflow: workflows.Redrive, input: workflows.RedriveInput{}},
 		{file: "redrive_last_page.json", id: "redrive-replay-last", workflow: workflows.Redrive, input: workflows.RedriveInput{}, lastRun: true},
-		{file: "deliver_event.json", id: workflows.DeliverEventID(outbound.EventID("replay")), workflow: workflows.DeliverEvent,
-			input: workflows.DeliverEventInput{Event: outbound.Event{ID: outbound.EventID("replay"), OrgID: "org-1", Type: outbound.EventExperimentStopped,
+		{file: "deliver_event.json", id: workflows.DeliverEventID(webhooks.EventID("replay")), workflow: workflows.DeliverEvent,
+			input: workflows.DeliverEventInput{Event: webhooks.Event{ID: webhooks.EventID("replay"), OrgID: "org-1", Type: webhooks.EventExperimentStopped,
 				ExperimentID: "exp-a", OccurredAt: time.Unix(1_700_000_000, 0).UTC(), Data: json.RawMessage(`{"experiment_id":"exp-a"}`)}}},
 	}
 }

@@ -9,7 +9,7 @@ import (
 	"github.com/expd/expd/activities"
 	"github.com/expd/expd/audit"
 	"github.com/expd/expd/guardrails"
-	"github.com/expd/expd/outbound"
+	"github.com/expd/expd/webhooks"
 )
 
 // ExperimentResultsInput names the run: an experiment and a computed_for
@@ -106,7 +106,7 @@ func ExperimentResults(ctx workflow.Context, in ExperimentResultsInput) (Experim
 	if err := actOnGuardrails(ctx, run, &out); err != nil {
 		return out, err
 	}
-	announce(ctx, in.OrgID, in.ExperimentID, outbound.EventResultsReady, ResultsReadyData{ComputedFor: in.ComputedFor, Kind: plan.Kind,
+	announce(ctx, in.OrgID, in.ExperimentID, webhooks.EventResultsReady, ResultsReadyData{ComputedFor: in.ComputedFor, Kind: plan.Kind,
 		Rows: out.Rows, Users: out.Users, SRMGate: out.SRMGate, GuardrailBreaches: out.Breaches, WorkflowID: run.WorkflowID},
 		in.ExperimentID, in.ComputedFor)
 	return out, nil

@@ -14,7 +14,6 @@ import (
 	"github.com/expd/expd/ingest"
 	"github.com/expd/expd/internal/temporaltest"
 	"github.com/expd/expd/internal/testenv"
-	"github.com/expd/expd/models"
 	"github.com/expd/expd/plans"
 	"github.com/expd/expd/results"
 	expdworker "github.com/expd/expd/worker"
@@ -26,9 +25,9 @@ func TestRetentionPurgesExpiredEventsAndNightlyRunsButKeepsManualRuns(t *testing
 	org := testenv.NewOrg(t, db, testenv.Signer(t)) // free plan: 30 days
 	now := time.Now().UTC()
 	old, recent := now.AddDate(0, 0, -40), now.AddDate(0, 0, -2)
-	var events []models.Event
+	var events []ingest.EventRow
 	for i, ts := range []time.Time{old, old, recent} {
-		events = append(events, models.Event{OrgID: org.ID, EventID: string(rune('a' + i)), Type: "exposure",
+		events = append(events, ingest.EventRow{OrgID: org.ID, EventID: string(rune('a' + i)), Type: "exposure",
 			ExperimentID: "00000000-0000-0000-0000-0000000000e1", UserID: "u", Variant: "a", Ts: ts, ReceivedAt: ts, Source: "api"})
 	}
 	if err := db.Create(&events).Error; err != nil {
@@ -52,7 +51,7 @@ func TestRetentionPurgesExpiredEventsAndNightlyRunsButKeepsManualRuns(t *testing
 	if out.EventsDeleted != 2 || out.RunsDeleted != 1 {
 		t.Fatalf("retention result %+v, want 2 events and 1 nightly run deleted", out)
 	}
-	var left []models.Event
+	var left []ingest.EventRow
 	db.Where("org_id = ?", org.ID).Find(&left)
 	if len(left) != 1 || left[0].EventID != "c" {
 		t.Fatalf("events left: %+v, want only the recent one", left)
@@ -89,9 +88,9 @@ func TestRetentionDropsWholeDaysAndDeletesOnlyThePartialEdge(t *testing.T) {
 	}
 	w := ingest.NewWriter(db, ingest.Options{})
 	write := func(org string, ts time.Time, n int) {
-		var rows []models.Event
+		var rows []ingest.EventRow
 		for i := range n {
-			rows = append(rows, models.Event{OrgID: org, EventID: fmt.Sprintf("%s-%d", ts.Format(time.DateOnly), i), Type: "exposure",
+			rows = append(rows, ingest.EventRow{OrgID: org, EventID: fmt.Sprintf("%s-%d", ts.Format(time.DateOnly), i), Type: "exposure",
 				ExperimentID: "00000000-0000-0000-0000-0000000000e1", UserID: "u", Variant: "a", Ts: ts, Source: "api"})
 		}
 		if _, err := w.Write(ctx, ingest.Batch{Tenant: ingest.Tenant{OrgID: org, Plan: plans.Enterprise}, Rows: rows}); err != nil {

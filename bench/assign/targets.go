@@ -15,9 +15,9 @@ import (
 	"github.com/expd/expd/api"
 	"github.com/expd/expd/auth"
 	"github.com/expd/expd/bucketing"
+	"github.com/expd/expd/database"
 	"github.com/expd/expd/experiments"
 	"github.com/expd/expd/keys"
-	"github.com/expd/expd/models"
 	"github.com/expd/expd/orgs"
 	"github.com/expd/expd/ratelimit"
 	"github.com/expd/expd/sdkcache"
@@ -80,20 +80,20 @@ func openDB(databaseURL string) (*gorm.DB, func(), error) {
 		if err != nil {
 			return nil, nil, err
 		}
-		db, err := models.Open("", dir)
+		db, err := database.Open("", dir)
 		return migrated(db, err, func() { _ = os.RemoveAll(dir) })
 	}
-	dsn, drop, err := models.NewSchema(databaseURL, "bench_assign_")
+	dsn, drop, err := database.NewSchema(databaseURL, "bench_assign_")
 	if err != nil {
 		return nil, nil, err
 	}
-	db, err := models.Open(dsn, "")
+	db, err := database.Open(dsn, "")
 	return migrated(db, err, func() { _ = drop() })
 }
 
 func migrated(db *gorm.DB, err error, cleanup func()) (*gorm.DB, func(), error) {
 	if err == nil {
-		_, err = models.Migrate(db)
+		_, err = database.Migrate(db)
 	}
 	if err != nil {
 		cleanup()

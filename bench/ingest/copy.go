@@ -10,7 +10,6 @@ import (
 
 	"github.com/expd/expd/assignments"
 	"github.com/expd/expd/ingest"
-	"github.com/expd/expd/models"
 	"github.com/expd/expd/vocab"
 )
 
@@ -63,7 +62,7 @@ func copyAll(ctx context.Context, env *benchEnv, batches []batch) (copyResult, e
 	return out, nil
 }
 
-func copyRows(ctx context.Context, conn *pgx.Conn, rows []models.Event, allTables bool) (loadResult, error) {
+func copyRows(ctx context.Context, conn *pgx.Conn, rows []ingest.EventRow, allTables bool) (loadResult, error) {
 	org, exp := uuid.MustParse(rows[0].OrgID), uuid.MustParse(rows[0].ExperimentID)
 	now := time.Now().UTC()
 	for i := range rows {
@@ -103,9 +102,9 @@ func copyRows(ctx context.Context, conn *pgx.Conn, rows []models.Event, allTable
 
 // firstExposures is each user's earliest exposure (the rows have one
 // experiment): the pins the API writes.
-func firstExposures(rows []models.Event) []*models.Event {
+func firstExposures(rows []ingest.EventRow) []*ingest.EventRow {
 	at := make(map[string]int) // user -> index in out
-	var out []*models.Event
+	var out []*ingest.EventRow
 	for i := range rows {
 		r := &rows[i]
 		if r.Type != vocab.TypeExposure {
@@ -122,14 +121,14 @@ func firstExposures(rows []models.Event) []*models.Event {
 }
 
 // rowsOf converts the batches' events as the API does, for the copy org.
-func rowsOf(env *benchEnv, batches []batch) ([]models.Event, error) {
+func rowsOf(env *benchEnv, batches []batch) ([]ingest.EventRow, error) {
 	p := ingest.Preparer{
 		OrgID:  env.copyOrg,
 		Window: ingest.Window{Now: time.Now(), MaxAge: ingest.LiveMaxAge},
 		Source: ingest.SourceAPI,
 		Lookup: func([]string) (ingest.Refs, error) { return ingest.Refs{env.experimentID: env.copyExpID}, nil },
 	}
-	var rows []models.Event
+	var rows []ingest.EventRow
 	for _, b := range batches {
 		raws := make([][]byte, len(b.events))
 		for i := range b.events {

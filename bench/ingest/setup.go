@@ -15,10 +15,10 @@ import (
 	"github.com/expd/expd/api"
 	"github.com/expd/expd/auth"
 	"github.com/expd/expd/bucketing"
+	"github.com/expd/expd/database"
 	"github.com/expd/expd/experiments"
 	"github.com/expd/expd/ingest"
 	"github.com/expd/expd/keys"
-	"github.com/expd/expd/models"
 	"github.com/expd/expd/orgs"
 	"github.com/expd/expd/plans"
 	"github.com/expd/expd/ratelimit"
@@ -47,13 +47,13 @@ func setUp(ctx context.Context, cfg config) (*benchEnv, error) {
 			return nil, err
 		}
 	}
-	db, err := models.Open(env.dsn, "")
+	db, err := database.Open(env.dsn, "")
 	if err != nil {
 		return nil, err
 	}
 	env.db = db
 	if cfg.target == "" {
-		if _, err := models.Migrate(db); err != nil {
+		if _, err := database.Migrate(db); err != nil {
 			return nil, err
 		}
 	}
@@ -77,7 +77,7 @@ func setUp(ctx context.Context, cfg config) (*benchEnv, error) {
 
 // freshSchema points dsn at a new schema, dropped by tearDown.
 func (e *benchEnv) freshSchema() error {
-	dsn, drop, err := models.NewSchema(e.dsn, "bench_")
+	dsn, drop, err := database.NewSchema(e.dsn, "bench_")
 	if err != nil {
 		return err
 	}

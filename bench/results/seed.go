@@ -10,8 +10,8 @@ import (
 
 	"github.com/expd/expd/bench/benchseed"
 	"github.com/expd/expd/bucketing"
+	"github.com/expd/expd/database"
 	"github.com/expd/expd/experiments"
-	"github.com/expd/expd/models"
 	"github.com/expd/expd/orgs"
 	"github.com/expd/expd/results"
 	"github.com/expd/expd/vocab"
@@ -31,7 +31,7 @@ type fixture struct {
 // openSchema opens a fresh schema of the database and returns its name and
 // a function that drops it (unless keep).
 func openSchema(base string, keep bool) (*gorm.DB, string, func(), error) {
-	dsn, drop, err := models.NewSchema(base, "bench_")
+	dsn, drop, err := database.NewSchema(base, "bench_")
 	if err != nil {
 		return nil, "", nil, err
 	}
@@ -39,11 +39,11 @@ func openSchema(base string, keep bool) (*gorm.DB, string, func(), error) {
 	if err != nil {
 		return nil, "", nil, err
 	}
-	db, err := models.Open(dsn, "")
+	db, err := database.Open(dsn, "")
 	if err != nil {
 		return nil, "", nil, err
 	}
-	if _, err := models.Migrate(db); err != nil {
+	if _, err := database.Migrate(db); err != nil {
 		return nil, "", nil, err
 	}
 	cleanup := func() {
@@ -91,7 +91,7 @@ func seed(ctx context.Context, db *gorm.DB, users, perUser int) (fixture, error)
 	if err != nil {
 		return fixture{}, err
 	}
-	if err := db.Model(&models.Org{}).Where("id = ?", org.ID).Update("plan", "enterprise").Error; err != nil {
+	if err := db.Model(&orgs.Org{}).Where("id = ?", org.ID).Update("plan", "enterprise").Error; err != nil {
 		return fixture{}, err
 	}
 	cfg := experiments.Config{Name: "bench", Salt: "bench-salt", BucketCount: 10000,
@@ -124,12 +124,12 @@ func reopenSchema(base, schema string) (*gorm.DB, error) {
 	q := u.Query()
 	q.Set("search_path", schema)
 	u.RawQuery = q.Encode()
-	db, err := models.Open(u.String(), "")
+	db, err := database.Open(u.String(), "")
 	if err != nil {
 		return nil, err
 	}
 	// Migrations newer than the kept schema.
-	_, err = models.Migrate(db)
+	_, err = database.Migrate(db)
 	return db, err
 }
 

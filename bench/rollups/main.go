@@ -20,9 +20,9 @@ import (
 
 	"github.com/expd/expd/bench/benchseed"
 	"github.com/expd/expd/bucketing"
+	"github.com/expd/expd/database"
 	"github.com/expd/expd/experiments"
 	"github.com/expd/expd/metrics"
-	"github.com/expd/expd/models"
 	"github.com/expd/expd/orgs"
 	"github.com/expd/expd/results"
 	"github.com/expd/expd/vocab"
@@ -50,18 +50,18 @@ func run(users, perUser int, spacing time.Duration, quantile, noCUPED, keep bool
 	if base == "" {
 		return fmt.Errorf("set DATABASE_URL to a PostgreSQL database")
 	}
-	dsn, drop, err := models.NewSchema(base, "bench_")
+	dsn, drop, err := database.NewSchema(base, "bench_")
 	if err != nil {
 		return err
 	}
 	if !keep {
 		defer func() { _ = drop() }()
 	}
-	db, err := models.Open(dsn, "")
+	db, err := database.Open(dsn, "")
 	if err != nil {
 		return err
 	}
-	if _, err := models.Migrate(db); err != nil {
+	if _, err := database.Migrate(db); err != nil {
 		return err
 	}
 	// Both ways are timed whatever the density rule would pick (printed).
@@ -173,7 +173,7 @@ func seed(ctx context.Context, db *gorm.DB, began time.Time, users, perUser int,
 	if err != nil {
 		return "", "", err
 	}
-	if err := db.Model(&models.Org{}).Where("id = ?", org.ID).Update("plan", "enterprise").Error; err != nil {
+	if err := db.Model(&orgs.Org{}).Where("id = ?", org.ID).Update("plan", "enterprise").Error; err != nil {
 		return "", "", err
 	}
 	shared := false

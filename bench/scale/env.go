@@ -18,9 +18,9 @@ import (
 
 	"github.com/expd/expd/activities"
 	"github.com/expd/expd/bucketing"
+	"github.com/expd/expd/database"
 	"github.com/expd/expd/experiments"
 	"github.com/expd/expd/ingest"
-	"github.com/expd/expd/models"
 	"github.com/expd/expd/orgs"
 	"github.com/expd/expd/plans"
 	"github.com/expd/expd/results"
@@ -44,7 +44,7 @@ func setUp(ctx context.Context, base string, cfg config) (*env, error) {
 	if cfg.reuse != "" {
 		return reuse(ctx, base, cfg)
 	}
-	dsn, drop, err := models.NewSchema(base, "scale_")
+	dsn, drop, err := database.NewSchema(base, "scale_")
 	if err != nil {
 		return nil, err
 	}
@@ -53,10 +53,10 @@ func setUp(ctx context.Context, base string, cfg config) (*env, error) {
 			_ = drop()
 		}
 	}}
-	if e.db, err = models.Open(dsn, ""); err != nil {
+	if e.db, err = database.Open(dsn, ""); err != nil {
 		return nil, err
 	}
-	if _, err := models.Migrate(e.db); err != nil {
+	if _, err := database.Migrate(e.db); err != nil {
 		return nil, err
 	}
 	// The maintenance workflow's function, for the past days of the load.
@@ -68,7 +68,7 @@ func setUp(ctx context.Context, base string, cfg config) (*env, error) {
 		return nil, err
 	}
 	e.orgID = org.ID
-	if err := e.db.Model(&models.Org{}).Where("id = ?", org.ID).Update("plan", plans.Enterprise).Error; err != nil {
+	if err := e.db.Model(&orgs.Org{}).Where("id = ?", org.ID).Update("plan", plans.Enterprise).Error; err != nil {
 		return nil, err
 	}
 	shared := false
@@ -110,10 +110,10 @@ func reuse(ctx context.Context, base string, cfg config) (*env, error) {
 	q.Set("search_path", cfg.reuse)
 	u.RawQuery = q.Encode()
 	e := &env{cfg: cfg, today: ingest.DayOf(time.Now()), tearDown: func() {}}
-	if e.db, err = models.Open(u.String(), ""); err != nil {
+	if e.db, err = database.Open(u.String(), ""); err != nil {
 		return nil, err
 	}
-	if _, err := models.Migrate(e.db); err != nil { // migrations newer than the run
+	if _, err := database.Migrate(e.db); err != nil { // migrations newer than the run
 		return nil, err
 	}
 	if err := e.db.WithContext(ctx).Raw(`SELECT id FROM orgs LIMIT 1`).Scan(&e.orgID).Error; err != nil || e.orgID == "" {
@@ -255,10 +255,10 @@ func (e *env) ingest(ctx context.Context, pass int) (float64, error) {
 		eg.Go(func() error {
 			rng := rand.New(rand.NewPCG(uint64(pass), uint64(g)))
 			for off := 0; off < per; off += batch {
-				rows := make([]models.Event, 0, batch)
+				rows := make([]ingest.EventRow, 0, batch)
 				for i := off; i < min(off+batch, per); i++ {
 					lat, tokens := 200+rng.Float64()*100, int64(160+i%80)
-					rows = append(rows, models.Event{OrgID: e.orgID, EventID: fmt.Sprintf("live-p%d-g%d-%d", pass, g, i),
+					rows = append(rows, ingest.EventRow{OrgID: e.orgID, EventID: fmt.Sprintf("live-p%d-g%d-%d", pass, g, i),
 						Type: "model_call", ExperimentID: e.expIDs[rng.IntN(len(e.expIDs))], UserID: fmt.Sprintf("live-%d", i/10),
 						Variant: "control", Ts: now.Add(-time.Duration(rng.IntN(3600)) * time.Second),
 						ModelCall: vocab.ModelCall{LatencyMs: &lat, TotalTokens: &tokens}, Source: ingest.SourceAPI})

@@ -13,7 +13,6 @@ import (
 
 	"github.com/expd/expd/auth"
 	"github.com/expd/expd/keys"
-	"github.com/expd/expd/models"
 	"github.com/expd/expd/orgs"
 	"github.com/expd/expd/plans"
 )
@@ -59,7 +58,7 @@ func devCredentials(ctx context.Context, db *gorm.DB, dir, baseURL string, plan 
 		if err := orgs.SetPlan(ctx, db, org.ID, plan); err != nil {
 			return DevCredentials{}, nil, fmt.Errorf("dev org plan: %w", err)
 		}
-		org.Plan = models.Plan(plan)
+		org.Plan = orgs.Plan(plan)
 	}
 	path := filepath.Join(dir, credentialsFile)
 	var creds DevCredentials

@@ -5,7 +5,7 @@ import (
 	"errors"
 	"fmt"
 
-	"github.com/expd/expd/models"
+	"github.com/expd/expd/database"
 )
 
 // runMigrate is `expd migrate`: applies pending migrations and exits.
@@ -18,11 +18,11 @@ func runMigrate(_ context.Context, cfg Config, args []string) error {
 	if cfg.DatabaseURL == "" && *dataDir == "" {
 		return errors.New("set DATABASE_URL or --data-dir")
 	}
-	db, err := models.Open(cfg.DatabaseURL, *dataDir)
+	db, err := database.Open(cfg.DatabaseURL, *dataDir)
 	if err != nil {
 		return err
 	}
-	applied, err := models.Migrate(db)
+	applied, err := database.Migrate(db)
 	if err != nil {
 		return err
 	}

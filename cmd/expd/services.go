@@ -18,24 +18,24 @@ import (
 	"github.com/expd/expd/api"
 	"github.com/expd/expd/auth"
 	"github.com/expd/expd/billing"
+	"github.com/expd/expd/database"
 	"github.com/expd/expd/ingest"
-	"github.com/expd/expd/models"
-	"github.com/expd/expd/outbound"
 	"github.com/expd/expd/ratelimit"
 	"github.com/expd/expd/sdkcache"
 	"github.com/expd/expd/telemetry"
+	"github.com/expd/expd/webhooks"
 	"github.com/expd/expd/worker"
 )
 
 // openMigratedDB opens the database and checks that its schema is current
 // (migrate first when autoMigrate).
 func openMigratedDB(cfg Config, dataDir string, autoMigrate bool) (*gorm.DB, error) {
-	db, err := models.Open(cfg.DatabaseURL, dataDir)
+	db, err := database.Open(cfg.DatabaseURL, dataDir)
 	if err != nil {
 		return nil, err
 	}
 	if autoMigrate {
-		applied, err := models.Migrate(db)
+		applied, err := database.Migrate(db)
 		if err != nil {
 			return nil, fmt.Errorf("migrate: %w", err)
 		}
@@ -43,7 +43,7 @@ func openMigratedDB(cfg Config, dataDir string, autoMigrate bool) (*gorm.DB, err
 			slog.Info("applied migrations", "versions", applied)
 		}
 	}
-	if err := models.CheckMigrated(db); err != nil {
+	if err := database.CheckMigrated(db); err != nil {
 		return nil, err
 	}
 	return db, nil
@@ -129,7 +129,7 @@ func serveMetrics(ctx context.Context, addr string, db *gorm.DB, tc client.Clien
 // outbound webhooks reach loopback and private addresses, as the API lets
 // such endpoints register there.
 func newActivities(db *gorm.DB, cfg Config, dev bool) *activities.Activities {
-	return &activities.Activities{DB: db, Billing: billing.New(cfg.Billing), Webhooks: &outbound.Sender{AllowPrivate: dev}}
+	return &activities.Activities{DB: db, Billing: billing.New(cfg.Billing), Webhooks: &webhooks.Sender{AllowPrivate: dev}}
 }
 
 // temporalWithWorker connects to Temporal and runs expd's worker on it

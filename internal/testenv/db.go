@@ -10,7 +10,7 @@ import (
 
 	"gorm.io/gorm"
 
-	"github.com/expd/expd/models"
+	"github.com/expd/expd/database"
 )
 
 // DB returns a migrated database that no other test or test run sees.
@@ -22,14 +22,14 @@ func DB(t testing.TB) *gorm.DB {
 	var db *gorm.DB
 	if base == "" {
 		var err error
-		db, err = models.OpenSQLite(filepath.Join(t.TempDir(), "expd.db"))
+		db, err = database.OpenSQLite(filepath.Join(t.TempDir(), "expd.db"))
 		if err != nil {
 			t.Fatalf("open sqlite: %v", err)
 		}
 	} else {
 		db = postgresSchema(t, base)
 	}
-	if _, err := models.Migrate(db); err != nil {
+	if _, err := database.Migrate(db); err != nil {
 		t.Fatalf("migrate: %v", err)
 	}
 	t.Cleanup(func() {
@@ -42,12 +42,12 @@ func DB(t testing.TB) *gorm.DB {
 
 func postgresSchema(t testing.TB, base string) *gorm.DB {
 	t.Helper()
-	u, drop, err := models.NewSchema(base, "t_")
+	u, drop, err := database.NewSchema(base, "t_")
 	if err != nil {
 		t.Fatalf("fresh schema: %v", err)
 	}
 	t.Cleanup(func() { _ = drop() })
-	db, err := models.Open(u, "")
+	db, err := database.Open(u, "")
 	if err != nil {
 		t.Fatalf("open postgres schema: %v", err)
 	}

@@ -4,13 +4,13 @@ import (
 	"net/http"
 	"testing"
 
+	"github.com/expd/expd/ingest"
 	"github.com/expd/expd/internal/testenv"
-	"github.com/expd/expd/models"
 )
 
 // Post sends events through POST /v1/events with the API key, in batches,
 // and fails the test unless every event is accepted.
-func Post(t testing.TB, env *testenv.Env, apiKey string, events []models.Event) {
+func Post(t testing.TB, env *testenv.Env, apiKey string, events []ingest.EventRow) {
 	t.Helper()
 	const batch = 500
 	for start := 0; start < len(events); start += batch {

@@ -13,8 +13,9 @@ import (
 	"gorm.io/gorm"
 
 	"github.com/expd/expd/bucketing"
+	"github.com/expd/expd/database"
 	"github.com/expd/expd/experiments"
-	"github.com/expd/expd/models"
+	"github.com/expd/expd/ingest"
 	"github.com/expd/expd/stats"
 	"github.com/expd/expd/vocab"
 )
@@ -112,13 +113,13 @@ func Values(users []User, metric string) map[string][]float64 {
 // Events are the users' events: an exposure at `at`, then the model calls
 // and, for converted users, a conversion and a revenue event, each a
 // millisecond apart.
-func Events(orgID, experimentID string, users []User, at time.Time) []models.Event {
-	var out []models.Event
+func Events(orgID, experimentID string, users []User, at time.Time) []ingest.EventRow {
+	var out []ingest.EventRow
 	for _, u := range users {
 		t, seq := at, 0
-		next := func(typ vocab.RecordType) models.Event {
+		next := func(typ vocab.RecordType) ingest.EventRow {
 			t, seq = t.Add(time.Millisecond), seq+1
-			return models.Event{OrgID: orgID, EventID: fmt.Sprintf("%s-%s-%d", experimentID, u.ID, seq), Type: typ, ExperimentID: experimentID,
+			return ingest.EventRow{OrgID: orgID, EventID: fmt.Sprintf("%s-%s-%d", experimentID, u.ID, seq), Type: typ, ExperimentID: experimentID,
 				UserID: u.ID, Variant: u.Variant, Ts: t.UTC(), ReceivedAt: t.UTC(), Source: "api"}
 		}
 		out = append(out, next(vocab.TypeExposure))
@@ -139,7 +140,7 @@ func Events(orgID, experimentID string, users []User, at time.Time) []models.Eve
 }
 
 // Wire is an event as POST /v1/events takes it.
-func Wire(e models.Event) map[string]any {
+func Wire(e ingest.EventRow) map[string]any {
 	m := map[string]any{
 		"event_id": e.EventID, "type": e.Type, "experiment_id": e.ExperimentID, "user_id": e.UserID,
 		"variant": e.Variant, "timestamp": e.Ts.Format(time.RFC3339Nano),
@@ -154,12 +155,12 @@ func Wire(e models.Event) map[string]any {
 }
 
 // Insert writes events straight into the events table.
-func Insert(t testing.TB, db *gorm.DB, events []models.Event) {
+func Insert(t testing.TB, db *gorm.DB, events []ingest.EventRow) {
 	t.Helper()
 	if err := db.CreateInBatches(events, 500).Error; err != nil {
 		t.Fatalf("insert %d events: %v", len(events), err)
 	}
-	if models.IsPostgres(db) {
+	if database.IsPostgres(db) {
 		// A run right after a bulk insert, before autovacuum's analyze,
 		// is planned as if the partitions were empty: a nested loop that
 		// scans the whole partition once per exposed user (a test with
@@ -185,15 +186,15 @@ func Experiment(t testing.TB, db *gorm.DB, orgID string, cfg experiments.Config)
 // it had been created earlier.
 func Backdate(t testing.TB, db *gorm.DB, experimentID string, d time.Duration) {
 	t.Helper()
-	var exp models.Experiment
+	var exp experiments.Row
 	if err := db.Where("id = ?", experimentID).Take(&exp).Error; err != nil {
 		t.Fatal(err)
 	}
 	start := exp.CreatedAt.Add(-d)
-	if err := db.Model(&models.Experiment{}).Where("id = ?", experimentID).Update("created_at", start).Error; err != nil {
+	if err := db.Model(&experiments.Row{}).Where("id = ?", experimentID).Update("created_at", start).Error; err != nil {
 		t.Fatal(err)
 	}
-	if err := db.Model(&models.ExperimentVersion{}).Where("experiment_id = ?", experimentID).Update("created_at", start).Error; err != nil {
+	if err := db.Model(&experiments.VersionRow{}).Where("experiment_id = ?", experimentID).Update("created_at", start).Error; err != nil {
 		t.Fatal(err)
 	}
 }

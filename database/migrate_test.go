@@ -1,4 +1,4 @@
-package models_test
+package database_test
 
 import (
 	"errors"
@@ -7,30 +7,30 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/expd/expd/database"
 	"github.com/expd/expd/internal/testenv"
-	"github.com/expd/expd/models"
 )
 
 func TestMigrateIsIdempotentAndChecked(t *testing.T) {
-	db, err := models.OpenSQLite(filepath.Join(t.TempDir(), "x.db"))
+	db, err := database.OpenSQLite(filepath.Join(t.TempDir(), "x.db"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := models.CheckMigrated(db); !errors.Is(err, models.ErrNotMigrated) {
+	if err := database.CheckMigrated(db); !errors.Is(err, database.ErrNotMigrated) {
 		t.Fatalf("fresh db: %v, want ErrNotMigrated", err)
 	}
-	migs, err := models.Migrations()
+	migs, err := database.Migrations()
 	if err != nil {
 		t.Fatal(err)
 	}
-	applied, err := models.Migrate(db)
+	applied, err := database.Migrate(db)
 	if err != nil || len(applied) != len(migs) {
 		t.Fatalf("first migrate: %v %v", applied, err)
 	}
-	if err := models.CheckMigrated(db); err != nil {
+	if err := database.CheckMigrated(db); err != nil {
 		t.Fatalf("after migrate: %v", err)
 	}
-	applied, err = models.Migrate(db)
+	applied, err = database.Migrate(db)
 	if err != nil || len(applied) != 0 {
 		t.Fatalf("second migrate applied %v, %v", applied, err)
 	}
@@ -38,7 +38,7 @@ func TestMigrateIsIdempotentAndChecked(t *testing.T) {
 	if err := db.Exec("DELETE FROM schema_migrations WHERE version = ?", migs[len(migs)-1].Version).Error; err != nil {
 		t.Fatal(err)
 	}
-	if err := models.CheckMigrated(db); !errors.Is(err, models.ErrNotMigrated) {
+	if err := database.CheckMigrated(db); !errors.Is(err, database.ErrNotMigrated) {
 		t.Fatalf("pending migration not detected: %v", err)
 	}
 }
@@ -56,7 +56,7 @@ func TestSchemaEnforcesOneLiveKeyPerScope(t *testing.T) {
 		t.Fatal(err)
 	}
 	err := insert("0c7f0c4e-0000-4000-8000-000000000002", "h2")
-	if !models.IsUniqueViolation(err) {
+	if !database.IsUniqueViolation(err) {
 		t.Fatalf("second live key: %v, want unique violation", err)
 	}
 }
@@ -70,19 +70,19 @@ func TestConcurrentMigrationsApplyEachOnce(t *testing.T) {
 	if base == "" {
 		t.Skip("needs PostgreSQL (DATABASE_URL): the advisory lock is PostgreSQL's")
 	}
-	u, drop, err := models.NewSchema(base, "t_")
+	u, drop, err := database.NewSchema(base, "t_")
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = drop() })
-	migs, err := models.Migrations()
+	migs, err := database.Migrations()
 	if err != nil {
 		t.Fatal(err)
 	}
 	// On assignments: events is partitioned on PostgreSQL (0171), and
 	// PostgreSQL builds no index concurrently on a partitioned table.
-	concurrent := models.NewMigration(99999, "concurrent_index",
-		models.NoTransactionMarker+"\nCREATE INDEX {{concurrently}} IF NOT EXISTS assignments_test_concurrent ON assignments (org_id, created_at);\n")
+	concurrent := database.NewMigration(99999, "concurrent_index",
+		database.NoTransactionMarker+"\nCREATE INDEX {{concurrently}} IF NOT EXISTS assignments_test_concurrent ON assignments (org_id, created_at);\n")
 	if !concurrent.NoTransaction {
 		t.Fatal("marker not recognised")
 	}
@@ -93,7 +93,7 @@ func TestConcurrentMigrationsApplyEachOnce(t *testing.T) {
 	errs := make([]error, runs)
 	var wg sync.WaitGroup
 	for i := range runs {
-		db, err := models.Open(u, "")
+		db, err := database.Open(u, "")
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -105,7 +105,7 @@ func TestConcurrentMigrationsApplyEachOnce(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			applied[i], errs[i] = models.Apply(db, migs)
+			applied[i], errs[i] = database.Apply(db, migs)
 		}()
 	}
 	wg.Wait()
@@ -123,7 +123,7 @@ func TestConcurrentMigrationsApplyEachOnce(t *testing.T) {
 			t.Errorf("migration %d applied %d times, want once", m.Version, count[m.Version])
 		}
 	}
-	db, err := models.Open(u, "")
+	db, err := database.Open(u, "")
 	if err != nil {
 		t.Fatal(err)
 	}

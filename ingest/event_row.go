@@ -1,4 +1,4 @@
-package models
+package ingest
 
 import (
 	"time"
@@ -6,10 +6,10 @@ import (
 	"github.com/expd/expd/vocab"
 )
 
-// Event is one row of the events table: an exposure, a model call or a
+// EventRow is one row of the events table: an exposure, a model call or a
 // business event. Per-type fields are nil where they do not apply. The
 // primary key (org_id, event_id) makes retries and replays idempotent.
-type Event struct {
+type EventRow struct {
 	OrgID           string `gorm:"primaryKey;type:uuid"`
 	EventID         string `gorm:"primaryKey"`
 	Type            vocab.RecordType
@@ -25,12 +25,5 @@ type Event struct {
 	Source          string
 }
 
-// Assignment pins a user to a variant of an experiment.
-type Assignment struct {
-	OrgID        string `gorm:"type:uuid"`
-	ExperimentID string `gorm:"primaryKey;type:uuid"`
-	UserID       string `gorm:"primaryKey"`
-	Variant      string
-	Source       string
-	CreatedAt    time.Time
-}
+// TableName: the struct is named apart from Event, the wire form.
+func (EventRow) TableName() string { return "events" }

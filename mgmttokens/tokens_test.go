@@ -1,4 +1,4 @@
-package tokens_test
+package mgmttokens_test
 
 import (
 	"context"
@@ -11,7 +11,7 @@ import (
 	orgaudit "github.com/expd/expd/audit"
 	"github.com/expd/expd/auth"
 	"github.com/expd/expd/internal/testenv"
-	"github.com/expd/expd/tokens"
+	"github.com/expd/expd/mgmttokens"
 	"github.com/expd/expd/validate"
 )
 
@@ -35,7 +35,7 @@ func count(t *testing.T, db *gorm.DB, query string, args ...any) int64 {
 func TestCreateRefusesBadInputAndWritesNothing(t *testing.T) {
 	db, org, _ := newOrgs(t)
 	past := time.Now().Add(-time.Minute)
-	_, _, err := tokens.Create(ctx, db, tokens.CreateInput{OrgID: org, Name: "", Role: "owner", ExpiresAt: &past})
+	_, _, err := mgmttokens.Create(ctx, db, mgmttokens.CreateInput{OrgID: org, Name: "", Role: "owner", ExpiresAt: &past})
 	fields := map[string]bool{}
 	for _, f := range validate.Fields(err) {
 		fields[f.Field] = true
@@ -50,15 +50,15 @@ func TestCreateRefusesBadInputAndWritesNothing(t *testing.T) {
 
 func TestAuthenticateAcceptsOnlyALiveToken(t *testing.T) {
 	db, org, _ := newOrgs(t)
-	tok, plain, err := tokens.Create(ctx, db, tokens.CreateInput{OrgID: org, Name: "ci", Role: tokens.RoleAdmin, Actor: "user_1"})
+	tok, plain, err := mgmttokens.Create(ctx, db, mgmttokens.CreateInput{OrgID: org, Name: "ci", Role: mgmttokens.RoleAdmin, Actor: "user_1"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	got, err := tokens.Authenticate(ctx, db, plain)
+	got, err := mgmttokens.Authenticate(ctx, db, plain)
 	if err != nil || got.ID != tok.ID || got.LastUsedAt == nil {
 		t.Fatalf("authenticate: %+v, %v", got, err)
 	}
-	if sess := tokens.Session(got); !sess.IsAdmin() || sess.UserID != tokens.Actor(tok) {
+	if sess := mgmttokens.Session(got); !sess.IsAdmin() || sess.UserID != mgmttokens.Actor(tok) {
 		t.Fatalf("session %+v", sess)
 	}
 	unknown, err := auth.GenerateManagementToken()
@@ -66,7 +66,7 @@ func TestAuthenticateAcceptsOnlyALiveToken(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, bad := range []string{"", "expd_mt_nope", unknown.Plain} {
-		if _, err := tokens.Authenticate(ctx, db, bad); !errors.Is(err, tokens.ErrInvalid) {
+		if _, err := mgmttokens.Authenticate(ctx, db, bad); !errors.Is(err, mgmttokens.ErrInvalid) {
 			t.Fatalf("authenticate %q: %v", bad, err)
 		}
 	}
@@ -75,7 +75,7 @@ func TestAuthenticateAcceptsOnlyALiveToken(t *testing.T) {
 		t.Fatal(err)
 	}
 	for range 2 {
-		if _, err := tokens.Authenticate(ctx, db, plain); !errors.Is(err, tokens.ErrInvalid) {
+		if _, err := mgmttokens.Authenticate(ctx, db, plain); !errors.Is(err, mgmttokens.ErrInvalid) {
 			t.Fatalf("expired token: %v", err)
 		}
 	}
@@ -86,39 +86,39 @@ func TestAuthenticateAcceptsOnlyALiveToken(t *testing.T) {
 
 func TestRevokedTokenAndDeletedOrgAreRefused(t *testing.T) {
 	db, org, other := newOrgs(t)
-	tok, plain, err := tokens.Create(ctx, db, tokens.CreateInput{OrgID: org, Name: "ci", Role: tokens.RoleMember})
+	tok, plain, err := mgmttokens.Create(ctx, db, mgmttokens.CreateInput{OrgID: org, Name: "ci", Role: mgmttokens.RoleMember})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := tokens.Revoke(ctx, db, other, tok.ID, "user_2"); !errors.Is(err, tokens.ErrNotFound) {
+	if err := mgmttokens.Revoke(ctx, db, other, tok.ID, "user_2"); !errors.Is(err, mgmttokens.ErrNotFound) {
 		t.Fatalf("another org revoked the token: %v", err)
 	}
-	if err := tokens.Revoke(ctx, db, org, "not-a-uuid", "user_1"); !errors.Is(err, tokens.ErrNotFound) {
+	if err := mgmttokens.Revoke(ctx, db, org, "not-a-uuid", "user_1"); !errors.Is(err, mgmttokens.ErrNotFound) {
 		t.Fatalf("revoke of a malformed id: %v", err)
 	}
-	if _, err := tokens.Authenticate(ctx, db, plain); err != nil {
+	if _, err := mgmttokens.Authenticate(ctx, db, plain); err != nil {
 		t.Fatalf("the token stopped working after refused revocations: %v", err)
 	}
 	for range 2 {
-		if err := tokens.Revoke(ctx, db, org, tok.ID, "user_1"); err != nil {
+		if err := mgmttokens.Revoke(ctx, db, org, tok.ID, "user_1"); err != nil {
 			t.Fatal(err)
 		}
 	}
 	if n := count(t, db, "SELECT COUNT(*) FROM key_audit WHERE key_id = ? AND action = 'revoked'", tok.ID); n != 1 {
 		t.Fatalf("%d revocations audited, want 1", n)
 	}
-	if _, err := tokens.Authenticate(ctx, db, plain); !errors.Is(err, tokens.ErrInvalid) {
+	if _, err := mgmttokens.Authenticate(ctx, db, plain); !errors.Is(err, mgmttokens.ErrInvalid) {
 		t.Fatalf("revoked token: %v", err)
 	}
 
-	live, livePlain, err := tokens.Create(ctx, db, tokens.CreateInput{OrgID: org, Name: "second", Role: tokens.RoleMember})
+	live, livePlain, err := mgmttokens.Create(ctx, db, mgmttokens.CreateInput{OrgID: org, Name: "second", Role: mgmttokens.RoleMember})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if err := db.Exec("UPDATE orgs SET deleted_at = ? WHERE id = ?", time.Now().UTC(), org).Error; err != nil {
 		t.Fatal(err)
 	}
-	if _, err := tokens.Authenticate(ctx, db, livePlain); !errors.Is(err, tokens.ErrInvalid) {
+	if _, err := mgmttokens.Authenticate(ctx, db, livePlain); !errors.Is(err, mgmttokens.ErrInvalid) {
 		t.Fatalf("token %s of a deleted org: %v", live.ID, err)
 	}
 }
@@ -127,7 +127,7 @@ func TestListIsTheOrgsNewestFirst(t *testing.T) {
 	db, org, other := newOrgs(t)
 	var ids []string
 	for _, name := range []string{"first", "second"} {
-		tok, _, err := tokens.Create(ctx, db, tokens.CreateInput{OrgID: org, Name: name, Role: tokens.RoleMember})
+		tok, _, err := mgmttokens.Create(ctx, db, mgmttokens.CreateInput{OrgID: org, Name: name, Role: mgmttokens.RoleMember})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -136,14 +136,14 @@ func TestListIsTheOrgsNewestFirst(t *testing.T) {
 	if err := db.Exec("UPDATE management_tokens SET created_at = ? WHERE id = ?", time.Now().Add(-time.Hour).UTC(), ids[0]).Error; err != nil {
 		t.Fatal(err)
 	}
-	if err := tokens.Revoke(ctx, db, org, ids[0], "user_1"); err != nil {
+	if err := mgmttokens.Revoke(ctx, db, org, ids[0], "user_1"); err != nil {
 		t.Fatal(err)
 	}
-	list, err := tokens.List(ctx, db, org)
+	list, err := mgmttokens.List(ctx, db, org)
 	if err != nil || len(list) != 2 || list[0].ID != ids[1] || list[1].RevokedAt == nil {
 		t.Fatalf("list %+v, %v", list, err)
 	}
-	if theirs, err := tokens.List(ctx, db, other); err != nil || len(theirs) != 0 {
+	if theirs, err := mgmttokens.List(ctx, db, other); err != nil || len(theirs) != 0 {
 		t.Fatalf("another org lists %d tokens, %v", len(theirs), err)
 	}
 }

@@ -1,4 +1,4 @@
-package outbound_test
+package webhooks_test
 
 import (
 	"context"
@@ -13,7 +13,7 @@ import (
 	"github.com/expd/expd/audit"
 	"github.com/expd/expd/internal/testenv"
 	"github.com/expd/expd/orgs"
-	"github.com/expd/expd/outbound"
+	"github.com/expd/expd/webhooks"
 )
 
 // fakeResolver answers every name with its addresses.
@@ -67,7 +67,7 @@ func TestCheckURL(t *testing.T) {
 		{"hooks.example.com/expd", false, false},
 		{"https://", false, false},
 		{"", false, false},
-		{"https://hooks.example.com/" + strings.Repeat("a", outbound.MaxURLLen), false, false},
+		{"https://hooks.example.com/" + strings.Repeat("a", webhooks.MaxURLLen), false, false},
 		// expd dev: http and local addresses are fine.
 		{"http://127.0.0.1:9999/hooks", true, true},
 		{"http://localhost:9999/hooks", true, true},
@@ -75,8 +75,8 @@ func TestCheckURL(t *testing.T) {
 		{"ftp://127.0.0.1/", true, false},
 	}
 	for _, c := range cases {
-		err := outbound.CheckURL(context.Background(), c.url, c.allowPrivate, r)
-		var ue *outbound.URLError
+		err := webhooks.CheckURL(context.Background(), c.url, c.allowPrivate, r)
+		var ue *webhooks.URLError
 		if (err == nil) != c.ok || (err != nil && !errors.As(err, &ue)) {
 			t.Errorf("CheckURL(%q, dev=%v) = %v, want ok=%v", c.url, c.allowPrivate, err, c.ok)
 		}
@@ -89,16 +89,16 @@ func TestSenderRefusesPrivateAddresses(t *testing.T) {
 	hit := false
 	srv := httptest.NewServer(http.HandlerFunc(func(http.ResponseWriter, *http.Request) { hit = true }))
 	defer srv.Close()
-	secret, err := outbound.NewSecret()
+	secret, err := webhooks.NewSecret()
 	if err != nil {
 		t.Fatal(err)
 	}
-	ev := outbound.Event{ID: "evt_1", OrgID: "org", Type: outbound.EventResultsReady, OccurredAt: time.Now()}
-	a := (&outbound.Sender{}).Send(context.Background(), srv.URL, secret, ev, time.Now())
-	if !errors.Is(a.Err, outbound.ErrPrivateAddress) || hit || a.StatusCode != 0 {
+	ev := webhooks.Event{ID: "evt_1", OrgID: "org", Type: webhooks.EventResultsReady, OccurredAt: time.Now()}
+	a := (&webhooks.Sender{}).Send(context.Background(), srv.URL, secret, ev, time.Now())
+	if !errors.Is(a.Err, webhooks.ErrPrivateAddress) || hit || a.StatusCode != 0 {
 		t.Fatalf("send to loopback: %+v (hit %v)", a, hit)
 	}
-	a = (&outbound.Sender{AllowPrivate: true}).Send(context.Background(), srv.URL, secret, ev, time.Now())
+	a = (&webhooks.Sender{AllowPrivate: true}).Send(context.Background(), srv.URL, secret, ev, time.Now())
 	if a.Err != nil || !hit || a.StatusCode != 200 {
 		t.Fatalf("send in dev mode: %+v", a)
 	}
@@ -120,8 +120,8 @@ func TestSenderReadsRetryAfterAndGone(t *testing.T) {
 		{http.StatusInternalServerError, "120", 0},
 		{http.StatusGone, "", 0},
 	}
-	secret, _ := outbound.NewSecret()
-	ev := outbound.Event{ID: "evt_1", OrgID: "org", Type: outbound.EventResultsReady, OccurredAt: now}
+	secret, _ := webhooks.NewSecret()
+	ev := webhooks.Event{ID: "evt_1", OrgID: "org", Type: webhooks.EventResultsReady, OccurredAt: now}
 	for _, c := range cases {
 		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
 			if c.retryAfter != "" {
@@ -129,7 +129,7 @@ func TestSenderReadsRetryAfterAndGone(t *testing.T) {
 			}
 			w.WriteHeader(c.status)
 		}))
-		a := (&outbound.Sender{AllowPrivate: true}).Send(context.Background(), srv.URL, secret, ev, now)
+		a := (&webhooks.Sender{AllowPrivate: true}).Send(context.Background(), srv.URL, secret, ev, now)
 		srv.Close()
 		if a.Err == nil || a.StatusCode != c.status || a.RetryAfter != c.want || a.Gone() != (c.status == http.StatusGone) {
 			t.Errorf("%d with Retry-After %q: %+v, want a wait of %v", c.status, c.retryAfter, a, c.want)
@@ -141,9 +141,9 @@ func TestSenderReadsRetryAfterAndGone(t *testing.T) {
 func TestSenderDoesNotFollowRedirects(t *testing.T) {
 	srv := httptest.NewServer(http.RedirectHandler("https://elsewhere.example.com/", http.StatusFound))
 	defer srv.Close()
-	secret, _ := outbound.NewSecret()
-	ev := outbound.Event{ID: "evt_1", OrgID: "org", Type: outbound.EventResultsReady, OccurredAt: time.Now()}
-	a := (&outbound.Sender{AllowPrivate: true}).Send(context.Background(), srv.URL, secret, ev, time.Now())
+	secret, _ := webhooks.NewSecret()
+	ev := webhooks.Event{ID: "evt_1", OrgID: "org", Type: webhooks.EventResultsReady, OccurredAt: time.Now()}
+	a := (&webhooks.Sender{AllowPrivate: true}).Send(context.Background(), srv.URL, secret, ev, time.Now())
 	if a.Err == nil || a.StatusCode != http.StatusFound {
 		t.Fatalf("redirect: %+v", a)
 	}
@@ -161,91 +161,91 @@ func TestEndpointsAndDeliveries(t *testing.T) {
 		t.Fatal(err)
 	}
 	now := time.Now()
-	all, err := outbound.Create(ctx, db, org.ID, outbound.NewEndpoint{URL: "https://a.example.com/all", Actor: "user_1"}, now)
+	all, err := webhooks.Create(ctx, db, org.ID, webhooks.NewEndpoint{URL: "https://a.example.com/all", Actor: "user_1"}, now)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if !strings.HasPrefix(all.Secret, "whsec_") || len(all.EventTypes) != 0 {
 		t.Fatalf("created %+v", all)
 	}
-	stops, err := outbound.Create(ctx, db, org.ID, outbound.NewEndpoint{URL: "https://a.example.com/stops",
-		EventTypes: []string{outbound.EventExperimentStopped}, Actor: "user_1"}, now.Add(time.Millisecond))
+	stops, err := webhooks.Create(ctx, db, org.ID, webhooks.NewEndpoint{URL: "https://a.example.com/stops",
+		EventTypes: []string{webhooks.EventExperimentStopped}, Actor: "user_1"}, now.Add(time.Millisecond))
 	if err != nil {
 		t.Fatal(err)
 	}
-	subs, err := outbound.Subscribers(ctx, db, org.ID, outbound.EventResultsReady)
+	subs, err := webhooks.Subscribers(ctx, db, org.ID, webhooks.EventResultsReady)
 	if err != nil || len(subs) != 1 || subs[0] != all.ID {
 		t.Fatalf("results.ready subscribers %v, %v", subs, err)
 	}
-	subs, _ = outbound.Subscribers(ctx, db, org.ID, outbound.EventExperimentStopped)
+	subs, _ = webhooks.Subscribers(ctx, db, org.ID, webhooks.EventExperimentStopped)
 	if len(subs) != 2 {
 		t.Fatalf("experiment.stopped subscribers %v", subs)
 	}
-	if subs, _ := outbound.Subscribers(ctx, db, other.ID, outbound.EventExperimentStopped); len(subs) != 0 {
+	if subs, _ := webhooks.Subscribers(ctx, db, other.ID, webhooks.EventExperimentStopped); len(subs) != 0 {
 		t.Fatalf("other org's subscribers %v", subs)
 	}
-	target, err := outbound.LoadTarget(ctx, db, all.ID)
+	target, err := webhooks.LoadTarget(ctx, db, all.ID)
 	if err != nil || target.Secret != all.Secret || target.URL != all.URL || target.OrgID != org.ID || target.Deleted {
 		t.Fatalf("target %+v, %v", target, err)
 	}
 
 	// Another org's id, a malformed id: not found.
-	if _, err := outbound.Get(ctx, db, other.ID, all.ID); !errors.Is(err, outbound.ErrNotFound) {
+	if _, err := webhooks.Get(ctx, db, other.ID, all.ID); !errors.Is(err, webhooks.ErrNotFound) {
 		t.Fatalf("other org reads the endpoint: %v", err)
 	}
-	if err := outbound.Delete(ctx, db, other.ID, all.ID, "user_2", now); !errors.Is(err, outbound.ErrNotFound) {
+	if err := webhooks.Delete(ctx, db, other.ID, all.ID, "user_2", now); !errors.Is(err, webhooks.ErrNotFound) {
 		t.Fatalf("other org deletes the endpoint: %v", err)
 	}
-	if _, err := outbound.Get(ctx, db, org.ID, "not-a-uuid"); !errors.Is(err, outbound.ErrNotFound) {
+	if _, err := webhooks.Get(ctx, db, org.ID, "not-a-uuid"); !errors.Is(err, webhooks.ErrNotFound) {
 		t.Fatalf("malformed id: %v", err)
 	}
 
 	// Attempts: recorded once each, newest first, paged.
 	for i := 1; i <= 3; i++ {
-		rec := outbound.AttemptRecord{OrgID: org.ID, EndpointID: all.ID, EventID: "evt_x", EventType: outbound.EventResultsReady,
+		rec := webhooks.AttemptRecord{OrgID: org.ID, EndpointID: all.ID, EventID: "evt_x", EventType: webhooks.EventResultsReady,
 			Attempt: i, StatusCode: 500, Error: "endpoint answered 500\x00", Duration: 12 * time.Millisecond, At: now.Add(time.Duration(i) * time.Second)}
 		if i == 3 {
 			rec.StatusCode, rec.Error = 200, ""
 		}
 		for range 2 { // a re-recorded attempt is a no-op
-			if err := outbound.RecordAttempt(ctx, db, rec); err != nil {
+			if err := webhooks.RecordAttempt(ctx, db, rec); err != nil {
 				t.Fatal(err)
 			}
 		}
 	}
-	p1, err := outbound.ListDeliveries(ctx, db, org.ID, all.ID, "", 2)
+	p1, err := webhooks.ListDeliveries(ctx, db, org.ID, all.ID, "", 2)
 	if err != nil || len(p1.Deliveries) != 2 || p1.Next == "" || p1.Deliveries[0].Attempt != 3 || !p1.Deliveries[0].Succeeded ||
 		p1.Deliveries[1].Succeeded || p1.Deliveries[1].Error != "endpoint answered 500" || p1.Deliveries[1].DurationMs != 12 {
 		t.Fatalf("page 1 %+v, %v", p1, err)
 	}
-	p2, err := outbound.ListDeliveries(ctx, db, org.ID, all.ID, p1.Next, 2)
+	p2, err := webhooks.ListDeliveries(ctx, db, org.ID, all.ID, p1.Next, 2)
 	if err != nil || len(p2.Deliveries) != 1 || p2.Deliveries[0].Attempt != 1 || p2.Next != "" {
 		t.Fatalf("page 2 %+v, %v", p2, err)
 	}
-	if _, err := outbound.ListDeliveries(ctx, db, org.ID, all.ID, "garbage", 2); !errors.Is(err, outbound.ErrBadCursor) {
+	if _, err := webhooks.ListDeliveries(ctx, db, org.ID, all.ID, "garbage", 2); !errors.Is(err, webhooks.ErrBadCursor) {
 		t.Fatalf("bad cursor: %v", err)
 	}
-	if _, err := outbound.ListDeliveries(ctx, db, other.ID, all.ID, "", 2); !errors.Is(err, outbound.ErrNotFound) {
+	if _, err := webhooks.ListDeliveries(ctx, db, other.ID, all.ID, "", 2); !errors.Is(err, webhooks.ErrNotFound) {
 		t.Fatalf("other org reads deliveries: %v", err)
 	}
 
 	// Delete: gone from the list and from the subscribers, deliveries
 	// still readable, the secret still not served; a second delete is
 	// not found.
-	if err := outbound.Delete(ctx, db, org.ID, all.ID, "user_1", now.Add(time.Second)); err != nil {
+	if err := webhooks.Delete(ctx, db, org.ID, all.ID, "user_1", now.Add(time.Second)); err != nil {
 		t.Fatal(err)
 	}
-	if err := outbound.Delete(ctx, db, org.ID, all.ID, "user_1", now); !errors.Is(err, outbound.ErrNotFound) {
+	if err := webhooks.Delete(ctx, db, org.ID, all.ID, "user_1", now); !errors.Is(err, webhooks.ErrNotFound) {
 		t.Fatalf("second delete: %v", err)
 	}
-	list, _ := outbound.List(ctx, db, org.ID)
+	list, _ := webhooks.List(ctx, db, org.ID)
 	if len(list) != 1 || list[0].ID != stops.ID {
 		t.Fatalf("list after delete %+v", list)
 	}
-	if target, _ := outbound.LoadTarget(ctx, db, all.ID); !target.Deleted {
+	if target, _ := webhooks.LoadTarget(ctx, db, all.ID); !target.Deleted {
 		t.Fatal("deleted endpoint still a live target")
 	}
-	if p, err := outbound.ListDeliveries(ctx, db, org.ID, all.ID, "", 10); err != nil || len(p.Deliveries) != 3 {
+	if p, err := webhooks.ListDeliveries(ctx, db, org.ID, all.ID, "", 10); err != nil || len(p.Deliveries) != 3 {
 		t.Fatalf("deliveries after delete %+v, %v", p, err)
 	}
 
@@ -273,19 +273,19 @@ func TestEndpointLimit(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for i := 0; i < outbound.MaxEndpoints; i++ {
-		if _, err := outbound.Create(ctx, db, org.ID, outbound.NewEndpoint{URL: "https://a.example.com/", Actor: "u"}, time.Now()); err != nil {
+	for i := 0; i < webhooks.MaxEndpoints; i++ {
+		if _, err := webhooks.Create(ctx, db, org.ID, webhooks.NewEndpoint{URL: "https://a.example.com/", Actor: "u"}, time.Now()); err != nil {
 			t.Fatal(err)
 		}
 	}
-	if _, err := outbound.Create(ctx, db, org.ID, outbound.NewEndpoint{URL: "https://a.example.com/", Actor: "u"}, time.Now()); !errors.Is(err, outbound.ErrTooManyEndpoints) {
-		t.Fatalf("endpoint %d: %v", outbound.MaxEndpoints+1, err)
+	if _, err := webhooks.Create(ctx, db, org.ID, webhooks.NewEndpoint{URL: "https://a.example.com/", Actor: "u"}, time.Now()); !errors.Is(err, webhooks.ErrTooManyEndpoints) {
+		t.Fatalf("endpoint %d: %v", webhooks.MaxEndpoints+1, err)
 	}
 }
 
 func TestEventID(t *testing.T) {
-	a, b := outbound.EventID("guardrail.breached/exp/run/metric"), outbound.EventID("guardrail.breached/exp/run/other")
-	if a == b || !strings.HasPrefix(a, "evt_") || len(a) != 36 || a != outbound.EventID("guardrail.breached/exp/run/metric") {
+	a, b := webhooks.EventID("guardrail.breached/exp/run/metric"), webhooks.EventID("guardrail.breached/exp/run/other")
+	if a == b || !strings.HasPrefix(a, "evt_") || len(a) != 36 || a != webhooks.EventID("guardrail.breached/exp/run/metric") {
 		t.Fatalf("EventID: %q %q", a, b)
 	}
 }

@@ -1,10 +1,10 @@
-package models
+package mgmttokens
 
 import "time"
 
-// ManagementToken is an org credential for the dashboard routes, used by
+// Token is an org credential for the dashboard routes, used by
 // scripts and CI. Only the SHA-256 hash of the token is stored.
-type ManagementToken struct {
+type Token struct {
 	ID         string     `gorm:"primaryKey;type:uuid" json:"id"`
 	OrgID      string     `gorm:"type:uuid" json:"-"`
 	Name       string     `json:"name"`
@@ -18,16 +18,19 @@ type ManagementToken struct {
 	RevokedAt  *time.Time `json:"revoked_at"`
 }
 
-// Management token states (ManagementToken.State).
+// Management token states (Token.State).
 const (
 	TokenLive    = "live"
 	TokenRevoked = "revoked"
 	TokenExpired = "expired"
 )
 
+// TableName names the table of migration 0160.
+func (Token) TableName() string { return "management_tokens" }
+
 // State tells whether the token is live at now, or why not: the server's
 // check and the CLI's listing read it the same way.
-func (t ManagementToken) State(now time.Time) string {
+func (t Token) State(now time.Time) string {
 	switch {
 	case t.RevokedAt != nil:
 		return TokenRevoked
@@ -37,14 +40,14 @@ func (t ManagementToken) State(now time.Time) string {
 	return TokenLive
 }
 
-// IssuedManagementToken is a token as issued by POST
+// IssuedToken is a token as issued by POST
 // /v1/management-tokens: the only answer that carries the plaintext.
-type IssuedManagementToken struct {
-	ManagementToken
-	Token string `json:"token"`
+type IssuedToken struct {
+	Token
+	Plaintext string `json:"token"`
 }
 
-// ManagementTokenList is the body of GET /v1/management-tokens.
-type ManagementTokenList struct {
-	ManagementTokens []ManagementToken `json:"management_tokens"`
+// TokenList is the body of GET /v1/management-tokens.
+type TokenList struct {
+	ManagementTokens []Token `json:"management_tokens"`
 }

@@ -1,11 +1,11 @@
-package models_test
+package database_test
 
 import (
 	"os"
 	"strings"
 	"testing"
 
-	"github.com/expd/expd/models"
+	"github.com/expd/expd/database"
 )
 
 // PostgreSQL connections run without JIT unless DATABASE_URL asks for it.
@@ -19,7 +19,7 @@ func TestOpenTurnsPostgresJITOffUnlessAsked(t *testing.T) {
 		sep = "&"
 	}
 	for url, want := range map[string]string{base: "off", base + sep + "jit=on": "on"} {
-		db, err := models.Open(url, "")
+		db, err := database.Open(url, "")
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -1,4 +1,4 @@
-package models
+package database
 
 import (
 	"context"
@@ -12,7 +12,7 @@ import (
 )
 
 // tracerName names expd's database instrumentation scope.
-const tracerName = "github.com/expd/expd/models"
+const tracerName = "github.com/expd/expd/database"
 
 // queryTracer is pgx's QueryTracer: each PostgreSQL statement is a client
 // span, a child of whatever span its context carries (the HTTP request's,

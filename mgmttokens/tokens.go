@@ -1,11 +1,11 @@
-// Package tokens stores org management tokens (expd_mt_...): credentials
+// Package mgmttokens stores org management tokens (expd_mt_...): credentials
 // that scripts and CI present on the dashboard routes instead of an
 // identity session. A token has a name, a role (admin or member), an
 // optional expiry and a last-used time; only its SHA-256 hash is stored,
 // and every issue and revocation is written to the credential audit trail
 // and the org's audit log (with refused uses of revoked or expired tokens).
 // The package owns the management_tokens table.
-package tokens
+package mgmttokens
 
 import (
 	"context"
@@ -20,7 +20,7 @@ import (
 
 	orgaudit "github.com/expd/expd/audit"
 	"github.com/expd/expd/auth"
-	"github.com/expd/expd/models"
+	"github.com/expd/expd/keys"
 	"github.com/expd/expd/validate"
 )
 
@@ -71,16 +71,16 @@ func (in CreateInput) Validate(now time.Time) error {
 }
 
 // Create issues a token. The plaintext is returned once and never stored.
-func Create(ctx context.Context, db *gorm.DB, in CreateInput) (models.ManagementToken, string, error) {
+func Create(ctx context.Context, db *gorm.DB, in CreateInput) (Token, string, error) {
 	now := time.Now().UTC()
 	if err := in.Validate(now); err != nil {
-		return models.ManagementToken{}, "", err
+		return Token{}, "", err
 	}
 	key, err := auth.GenerateManagementToken()
 	if err != nil {
-		return models.ManagementToken{}, "", err
+		return Token{}, "", err
 	}
-	tok := models.ManagementToken{ID: uuid.NewString(), OrgID: in.OrgID, Name: in.Name, Role: in.Role,
+	tok := Token{ID: uuid.NewString(), OrgID: in.OrgID, Name: in.Name, Role: in.Role,
 		TokenHash: key.Hash, Prefix: key.Prefix, CreatedBy: in.Actor, CreatedAt: now}
 	if in.ExpiresAt != nil {
 		exp := in.ExpiresAt.UTC()
@@ -97,14 +97,14 @@ func Create(ctx context.Context, db *gorm.DB, in CreateInput) (models.Management
 			Summary: fmt.Sprintf("management token %q (%s, %s…) created", tok.Name, tok.Role, tok.Prefix), After: stateOf(tok), At: now})
 	})
 	if err != nil {
-		return models.ManagementToken{}, "", err
+		return Token{}, "", err
 	}
 	return tok, key.Plain, nil
 }
 
 // List returns the org's tokens, newest first, revoked ones included.
-func List(ctx context.Context, db *gorm.DB, orgID string) ([]models.ManagementToken, error) {
-	list := []models.ManagementToken{}
+func List(ctx context.Context, db *gorm.DB, orgID string) ([]Token, error) {
+	list := []Token{}
 	err := db.WithContext(ctx).Where("org_id = ?", orgID).Order("created_at DESC, id").Find(&list).Error
 	if err != nil {
 		return nil, fmt.Errorf("list management tokens: %w", err)
@@ -118,7 +118,7 @@ func Revoke(ctx context.Context, db *gorm.DB, orgID, id, actor string) error {
 		return ErrNotFound
 	}
 	return db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
-		var tok models.ManagementToken
+		var tok Token
 		err := tx.Where("id = ? AND org_id = ?", id, orgID).Take(&tok).Error
 		if errors.Is(err, gorm.ErrRecordNotFound) {
 			return ErrNotFound
@@ -130,7 +130,7 @@ func Revoke(ctx context.Context, db *gorm.DB, orgID, id, actor string) error {
 			return nil
 		}
 		now := time.Now().UTC()
-		res := tx.Model(&models.ManagementToken{}).Where("id = ? AND revoked_at IS NULL", id).Update("revoked_at", now)
+		res := tx.Model(&Token{}).Where("id = ? AND revoked_at IS NULL", id).Update("revoked_at", now)
 		if res.Error != nil {
 			return fmt.Errorf("revoke management token: %w", res.Error)
 		}
@@ -150,8 +150,8 @@ func Revoke(ctx context.Context, db *gorm.DB, orgID, id, actor string) error {
 // Authenticate returns the live token whose plaintext is plain, and
 // refreshes its last-used time. The lookup goes by hash through a unique
 // index; the found hash is compared in constant time.
-func Authenticate(ctx context.Context, db *gorm.DB, plain string) (models.ManagementToken, error) {
-	var tok models.ManagementToken
+func Authenticate(ctx context.Context, db *gorm.DB, plain string) (Token, error) {
+	var tok Token
 	if !auth.IsManagementToken(plain) {
 		return tok, ErrInvalid
 	}
@@ -164,15 +164,15 @@ func Authenticate(ctx context.Context, db *gorm.DB, plain string) (models.Manage
 	}
 	now := time.Now().UTC()
 	if tok.ID == "" || subtle.ConstantTimeCompare([]byte(tok.TokenHash), []byte(hash)) != 1 {
-		return models.ManagementToken{}, ErrInvalid
+		return Token{}, ErrInvalid
 	}
-	if state := tok.State(now); state != models.TokenLive {
+	if state := tok.State(now); state != TokenLive {
 		// The token is genuine but no longer valid: its org is told.
 		auditRefused(ctx, db, tok, state, now)
-		return models.ManagementToken{}, ErrInvalid
+		return Token{}, ErrInvalid
 	}
 	if tok.LastUsedAt == nil || now.Sub(*tok.LastUsedAt) >= lastUsedResolution {
-		err := db.WithContext(ctx).Model(&models.ManagementToken{}).Where("id = ?", tok.ID).Update("last_used_at", now).Error
+		err := db.WithContext(ctx).Model(&Token{}).Where("id = ?", tok.ID).Update("last_used_at", now).Error
 		if err != nil {
 			return tok, fmt.Errorf("record management token use: %w", err)
 		}
@@ -184,13 +184,13 @@ func Authenticate(ctx context.Context, db *gorm.DB, plain string) (models.Manage
 // Session is what a token speaks for on the dashboard routes: its role
 // maps to the identity provider's org role, and its actor name says which
 // token acted in audit entries and created_by fields.
-func Session(tok models.ManagementToken) auth.Session {
+func Session(tok Token) auth.Session {
 	role := "org:" + tok.Role
 	return auth.Session{UserID: Actor(tok), Role: role}
 }
 
 // Actor names a token wherever an actor is recorded.
-func Actor(tok models.ManagementToken) string { return "management_token:" + tok.ID }
+func Actor(tok Token) string { return "management_token:" + tok.ID }
 
 // tokenState is the audit log's summary of a token: never its hash.
 type tokenState struct {
@@ -202,7 +202,7 @@ type tokenState struct {
 	RevokedAt *time.Time `json:"revoked_at,omitempty"`
 }
 
-func stateOf(tok models.ManagementToken) tokenState {
+func stateOf(tok Token) tokenState {
 	return tokenState{ID: tok.ID, Name: tok.Name, Role: tok.Role, Prefix: tok.Prefix, ExpiresAt: tok.ExpiresAt, RevokedAt: tok.RevokedAt}
 }
 
@@ -217,7 +217,7 @@ func actorOr(actor string) string {
 // presented, once per token and hour (a CI job retrying with an old token
 // would otherwise write an entry per request). A failure to record does
 // not change the answer, which is a 401 either way.
-func auditRefused(ctx context.Context, db *gorm.DB, tok models.ManagementToken, why string, now time.Time) {
+func auditRefused(ctx context.Context, db *gorm.DB, tok Token, why string, now time.Time) {
 	err := orgaudit.Record(ctx, db, orgaudit.Entry{OrgID: tok.OrgID, Action: orgaudit.ManagementTokenRefused, Actor: Actor(tok),
 		Summary:  fmt.Sprintf("%s management token %q (%s…) presented and refused", why, tok.Name, tok.Prefix),
 		After:    stateOf(tok),
@@ -227,8 +227,8 @@ func auditRefused(ctx context.Context, db *gorm.DB, tok models.ManagementToken, 
 	}
 }
 
-func audit(tx *gorm.DB, tok models.ManagementToken, action, actor string, at time.Time) error {
-	row := models.KeyAudit{ID: uuid.NewString(), OrgID: tok.OrgID, Scope: auditScope, Action: action, KeyID: tok.ID, Actor: actor, CreatedAt: at}
+func audit(tx *gorm.DB, tok Token, action, actor string, at time.Time) error {
+	row := keys.KeyAudit{ID: uuid.NewString(), OrgID: tok.OrgID, Scope: auditScope, Action: action, KeyID: tok.ID, Actor: actor, CreatedAt: at}
 	if err := tx.Create(&row).Error; err != nil {
 		return fmt.Errorf("audit management token %s: %w", action, err)
 	}

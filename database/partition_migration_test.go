@@ -1,10 +1,10 @@
-package models_test
+package database_test
 
 import (
 	"os"
 	"testing"
 
-	"github.com/expd/expd/models"
+	"github.com/expd/expd/database"
 )
 
 // TestPartitionMigrationKeepsEveryRow fills a database of the schema before
@@ -16,12 +16,12 @@ func TestPartitionMigrationKeepsEveryRow(t *testing.T) {
 	if base == "" {
 		t.Skip("the partitioning migration runs on PostgreSQL only; set DATABASE_URL")
 	}
-	dsn, drop, err := models.NewSchema(base, "t_")
+	dsn, drop, err := database.NewSchema(base, "t_")
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = drop() })
-	db, err := models.Open(dsn, "")
+	db, err := database.Open(dsn, "")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -30,7 +30,7 @@ func TestPartitionMigrationKeepsEveryRow(t *testing.T) {
 			_ = s.Close()
 		}
 	})
-	if _, err := models.MigrateTo(db, 170); err != nil {
+	if _, err := database.MigrateTo(db, 170); err != nil {
 		t.Fatal(err)
 	}
 	// 20,000 rows of every type, nulls where a type has no field, two
@@ -63,7 +63,7 @@ FROM generate_series(0, 19999) AS i`).Error
 	if before.N != 20000 {
 		t.Fatalf("filled %d rows", before.N)
 	}
-	applied, err := models.Migrate(db)
+	applied, err := database.Migrate(db)
 	if err != nil {
 		t.Fatal(err)
 	}

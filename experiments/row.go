@@ -1,4 +1,4 @@
-package models
+package experiments
 
 import (
 	"time"
@@ -6,10 +6,10 @@ import (
 	"gorm.io/datatypes"
 )
 
-// Experiment is the mutable head of an experiment: its identity, frozen
+// Row is the mutable head of an experiment: its identity, frozen
 // bucketing inputs and the number of its latest config version. The config
-// itself lives in ExperimentVersion rows, which are never updated.
-type Experiment struct {
+// itself lives in VersionRow rows, which are never updated.
+type Row struct {
 	ID             string `gorm:"primaryKey;type:uuid"`
 	OrgID          string `gorm:"type:uuid"`
 	Name           string
@@ -28,10 +28,10 @@ type Experiment struct {
 	LastHealthCheckedAt *time.Time
 }
 
-// ExperimentVersion is one immutable config version. Config holds the
+// VersionRow is one immutable config version. Config holds the
 // ExperimentConfig as sent (allocation, variants, metrics, control) and
 // BucketMap the bucket ranges computed for it.
-type ExperimentVersion struct {
+type VersionRow struct {
 	ID           string `gorm:"primaryKey;type:uuid"`
 	ExperimentID string `gorm:"type:uuid"`
 	OrgID        string `gorm:"type:uuid"`
@@ -41,3 +41,9 @@ type ExperimentVersion struct {
 	CreatedBy    string
 	CreatedAt    time.Time
 }
+
+// TableName: Experiment is the API view; this is the experiments row.
+func (Row) TableName() string { return "experiments" }
+
+// TableName names the table of the config versions.
+func (VersionRow) TableName() string { return "experiment_versions" }

@@ -1,10 +1,10 @@
-// Package outbound owns expd's outbound webhooks (tables
+// Package webhooks owns expd's outbound webhooks (tables
 // webhook_endpoints and webhook_deliveries): the events expd announces to
 // an org's subscribers, the endpoints an org registers, and the record of
 // every delivery attempt. Deliveries are signed with the Standard Webhooks
 // scheme (the svix library) and sent by the DeliverEvent workflow
 // (workflows/deliver_event.go); docs/webhooks.md.
-package outbound
+package webhooks
 
 import (
 	"crypto/sha256"
