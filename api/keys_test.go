@@ -123,7 +123,7 @@ func TestConcurrentRotationsLeaveOneValidKey(t *testing.T) {
 	env, _ := newKeysEnv(t)
 	org := env.NewOrg(t)
 	const n = 4
-	keys := make([]string, n)
+	issued := make([]string, n)
 	var wg sync.WaitGroup
 	for i := range n {
 		wg.Add(1)
@@ -134,12 +134,12 @@ func TestConcurrentRotationsLeaveOneValidKey(t *testing.T) {
 			if r.Status == http.StatusCreated {
 				r.JSON(t, &k)
 			}
-			keys[i] = k.Key
+			issued[i] = k.Key
 		}()
 	}
 	wg.Wait()
 	valid := 0
-	for i, k := range keys {
+	for i, k := range issued {
 		if k == "" {
 			t.Fatalf("rotation %d did not answer 201", i)
 		}
