@@ -6,6 +6,8 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
+	"math"
 	"net/http"
 	"net/url"
 	"os"
@@ -309,4 +311,75 @@ func sortStrings(s []string) []string {
 	out := append([]string(nil), s...)
 	sort.Strings(out)
 	return out
+}
+
+// scoreAnswers records the answers to the client's own POST /v1/scores.
+type scoreAnswers struct {
+	mu      sync.Mutex
+	answers []string // "<status> <body>"
+}
+
+func (s *scoreAnswers) RoundTrip(req *http.Request) (*http.Response, error) {
+	res, err := http.DefaultTransport.RoundTrip(req)
+	if err != nil || req.URL.Path != "/v1/scores" {
+		return res, err
+	}
+	raw, _ := io.ReadAll(res.Body)
+	res.Body.Close()
+	res.Body = io.NopCloser(bytes.NewReader(raw))
+	s.mu.Lock()
+	s.answers = append(s.answers, fmt.Sprintf("%d %s", res.StatusCode, bytes.TrimSpace(raw)))
+	s.mu.Unlock()
+	return res, nil
+}
+
+func TestLiveCallIDIsStoredAndScoresAreAccepted(t *testing.T) {
+	d := startDev(t)
+	var exp struct{ ID string }
+	d.call(t, "POST", "/v1/experiments", experimentConfig("go-scores", "control", 50, "treatment", 50), true, 201, &exp)
+	answers := &scoreAnswers{}
+	c, err := New(Options{APIKey: d.APIKey, BaseURL: d.BaseURL, FlushInterval: 50 * time.Millisecond, Logger: quietLogger(),
+		HTTPClient: &http.Client{Transport: answers, Timeout: 10 * time.Second}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close(context.Background()) })
+	ctx := WithUser(context.Background(), "rater")
+	eventually(t, "config", func() bool { _, ok := c.Assign(ctx, "go-scores", "x"); return ok })
+	provider := fakeProvider(t) // gpt-4o-2024, 5 prompt and 1 completion tokens
+	res, _ := chat(t, &http.Client{Transport: c.Transport("go-scores", nil)}, ctx, provider.URL, `{"model":"gpt-4o","messages":[]}`)
+	callID, _ := LastCallID(ctx)
+	if callID == "" || res.Header.Get(CallIDHeader) != callID {
+		t.Fatalf("LastCallID %q, header %q", callID, res.Header.Get(CallIDHeader))
+	}
+	ok := c.Score(ctx, callID, "thumbs_up", 1) &&
+		c.Score(ctx, callID, "rating", 4, ScoreOptions{Comment: "clear", Evaluator: "in-app", EvaluatorVersion: "2"}) &&
+		c.Score(ctx, "call-not-yet-arrived", "thumbs_up", 0) // an orphan is accepted too
+	if !ok || c.Score(ctx, callID, "helpfulness", 0.5, ScoreOptions{Source: SourceJudge}) {
+		t.Fatal("a valid score was dropped, or a publishable key's judge score was queued")
+	}
+	fctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if err := c.Flush(fctx); err != nil {
+		t.Fatal(err)
+	}
+	var got struct {
+		Events []map[string]any `json:"events"`
+	}
+	d.call(t, "GET", "/v1/experiments/"+exp.ID+"/events?"+url.Values{"user_id": {"rater"}, "limit": {"10"}}.Encode(), nil, true, 200, &got)
+	var call map[string]any
+	for _, e := range got.Events {
+		if e["type"] == "model_call" {
+			call = e
+		}
+	}
+	if call["event_id"] != callID || math.Abs(call["cost_usd"].(float64)-(5*2.5e-6+1e-5)) > 1e-12 {
+		t.Fatalf("stored model_call %v, call id %q", call, callID)
+	}
+	answers.mu.Lock()
+	defer answers.mu.Unlock()
+	if len(answers.answers) != 1 || !strings.HasPrefix(answers.answers[0], "202 ") || !strings.Contains(answers.answers[0], `"accepted":3`) ||
+		c.DroppedEvents() != 0 {
+		t.Fatalf("answers to POST /v1/scores %q, dropped %d", answers.answers, c.DroppedEvents())
+	}
 }

@@ -87,3 +87,33 @@ test('track, assign and wrapped calls are stored as sent (read back through the 
   assert.deepEqual([conversion.business_metric, conversion.value], ['conversion', 2.5]);
   await client.close();
 });
+
+test('a wrapped call\'s id is the stored model_call\'s event_id, and POST /v1/scores takes its scores', { skip: binary === null && 'go not on PATH' }, async () => {
+  const exp = await dev.createExperiment(experimentConfig('js-scores', [['control', 50], ['treatment', 50]]));
+  const posts = [];
+  const recording = async (url, init) => {
+    const res = await fetch(url, init);
+    if (String(url).endsWith('/v1/scores')) posts.push({ status: res.status, sent: JSON.parse(init.body), answer: await res.clone().json() });
+    return res;
+  };
+  const client = new Client({ apiKey: dev.apiKey, baseUrl: dev.baseUrl, flushIntervalMs: 50, logger: silent, fetch: recording });
+  await eventually(() => client.assign('js-scores', 'x') !== null, 10_000, 'config');
+  const openai = client.wrap({ chat: { completions: { create: async () => ({ model: 'gpt-4o-mini-2024-07-18', choices: [], usage: { prompt_tokens: 11, completion_tokens: 7, total_tokens: 18 } }) } } }, 'js-scores');
+  const callId = await client.asUser('rater', async () => {
+    await openai.chat.completions.create({ model: 'gpt-4o-mini', messages: [] });
+    return client.lastCallId();
+  });
+  assert.equal(client.score(callId, 'thumbs_up', true), true);
+  assert.equal(client.score(callId, 'rating', 4, { comment: 'clear', evaluator: 'in-app', evaluatorVersion: '2' }), true);
+  assert.equal(client.score('call-not-yet-arrived', 'thumbs_up', false), true); // an orphan is accepted too
+  assert.equal(client.score(callId, 'helpfulness', 0.5, { source: 'judge' }), false); // a publishable key: dropped here
+  assert.equal(await client.flush(10_000), true);
+  const [call] = (await dev.events(exp.id, { user_id: 'rater' })).filter((e) => e.type === 'model_call');
+  assert.equal(call.event_id, callId);
+  assert.ok(Math.abs(call.cost_usd - (11 * 0.15e-6 + 7 * 0.6e-6)) < 1e-12, String(call.cost_usd));
+  assert.deepEqual(posts.map((p) => p.status), [202]);
+  assert.deepEqual(posts[0].sent.scores.map((s) => s.call_id), [callId, callId, 'call-not-yet-arrived']);
+  assert.deepEqual([posts[0].answer.accepted, posts[0].answer.rejected ?? []], [3, []]);
+  assert.equal(client.droppedEvents, 0);
+  await client.close();
+});
