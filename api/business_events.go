@@ -70,7 +70,7 @@ func (h *handlers) postBusinessEvent(c *gin.Context) {
 		return
 	}
 	if err != nil {
-		h.writeFailed(c, err)
+		h.writeFailed(c, err, "events", retryEvents)
 		return
 	}
 	c.JSON(http.StatusAccepted, businessEventAck{EventID: ev.EventID, Accepted: out.Accepted, Duplicates: out.Duplicates, ConfigVersion: snap.ConfigVersion})

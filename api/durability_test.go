@@ -4,14 +4,18 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"net/http"
 	"net/url"
 	"os"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
 	"gorm.io/gorm"
+
+	"github.com/google/uuid"
 
 	"github.com/expd/expd/api"
 	"github.com/expd/expd/database"
@@ -117,11 +121,10 @@ func proxiedDB(t *testing.T, db *gorm.DB, proxyAddr string) *gorm.DB {
 	return out
 }
 
-// TestEventsDurableWhenTheDatabaseGoesAway loads POST /v1/events while the
-// writer's database connection is cut and restored: every 202 must be in
-// the table, failures must be 503 with Retry-After, and retrying the
-// refused batches after recovery stores everything once.
-func TestEventsDurableWhenTheDatabaseGoesAway(t *testing.T) {
+// cutIngestFixture is an ingest fixture whose writer reaches PostgreSQL
+// through a proxy the test can cut; it skips without PostgreSQL.
+func cutIngestFixture(t *testing.T, commitTimeout time.Duration) (ingestFixture, *cutProxy) {
+	t.Helper()
 	base := os.Getenv("DATABASE_URL")
 	if base == "" {
 		t.Skip("needs PostgreSQL (DATABASE_URL): the test cuts the writer's TCP connection")
@@ -132,8 +135,17 @@ func TestEventsDurableWhenTheDatabaseGoesAway(t *testing.T) {
 	}
 	proxy := startCutProxy(t, u.Host)
 	f := newIngestFixture(t, func(d *api.Deps) {
-		d.Ingest = ingest.NewWriter(proxiedDB(t, d.DB, proxy.ln.Addr().String()), ingest.Options{CommitTimeout: 3 * time.Second})
+		d.Ingest = ingest.NewWriter(proxiedDB(t, d.DB, proxy.ln.Addr().String()), ingest.Options{CommitTimeout: commitTimeout})
 	})
+	return f, proxy
+}
+
+// TestEventsDurableWhenTheDatabaseGoesAway loads POST /v1/events while the
+// writer's database connection is cut and restored: every 202 must be in
+// the table, failures must be 503 with Retry-After, and retrying the
+// refused batches after recovery stores everything once.
+func TestEventsDurableWhenTheDatabaseGoesAway(t *testing.T) {
+	f, proxy := cutIngestFixture(t, 3*time.Second)
 	type sent struct {
 		batch  []map[string]any
 		status int
@@ -217,5 +229,34 @@ func TestEventsDurableWhenTheDatabaseGoesAway(t *testing.T) {
 	}
 	if n := countRows(t, f.env, "org_id = ?", f.org.ID); n != int64(len(acked)+len(refused)) {
 		t.Fatalf("%d rows after retries, want %d", n, len(acked)+len(refused))
+	}
+}
+
+// TestScoresRefusedWhileTheDatabaseIsAway: a score batch that cannot be
+// committed is a 503 with Retry-After that says scores (not events) and how
+// a retry stays idempotent; the same batch after recovery is stored once.
+func TestScoresRefusedWhileTheDatabaseIsAway(t *testing.T) {
+	f, proxy := cutIngestFixture(t, 2*time.Second)
+	batch := []map[string]any{score(uuid.NewString(), "helpfulness", 0.8, time.Now())}
+	proxy.cut()
+	r := postScores(t, f.env, f.org.SecretKey, batch...)
+	proxy.restore()
+	p := testenv.ExpectProblem(t, r, http.StatusServiceUnavailable)
+	if p.Code != "storage_unavailable" || r.Header.Get("Retry-After") == "" ||
+		!strings.HasPrefix(p.Detail, "scores could not be stored now") || !strings.Contains(p.Detail, "call_id, name and source") {
+		t.Fatalf("503 problem %+v, Retry-After %q", p, r.Header.Get("Retry-After"))
+	}
+	for i := 0; ; i++ { // the writer reconnects on its next commit
+		r = postScores(t, f.env, f.org.SecretKey, batch...)
+		if r.Status == http.StatusAccepted || i == 20 {
+			break
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	if r.Status != http.StatusAccepted {
+		t.Fatalf("after recovery: %d %s", r.Status, r.Body)
+	}
+	if got := storedScores(t, f.env, f.org.ID); len(got) != 1 {
+		t.Fatalf("%d stored scores, want 1", len(got))
 	}
 }

@@ -59,7 +59,7 @@ func (h *handlers) postEvents(c *gin.Context) {
 	}
 	prep, out, err := h.ingest.Live(c.Request.Context(), snap, evs, errs)
 	if err != nil {
-		h.writeFailed(c, err)
+		h.writeFailed(c, err, "events", retryEvents)
 		return
 	}
 	if prep.Rejected == nil {
@@ -123,11 +123,15 @@ func eventCountOK(c *gin.Context, n int) bool {
 	return true
 }
 
-// writeFailed answers a failed write: 429 past the monthly allowance, 503
-// with Retry-After while the database is unreachable, 413 for a body
-// over the limit, else 500. Never 202: nothing of the batch is known to
-// be stored.
-func (h *handlers) writeFailed(c *gin.Context, err error) {
+// retryEvents is how a retried event write stays idempotent.
+const retryEvents = "retry with the same event ids"
+
+// writeFailed answers a failed write of records (events or scores): 429
+// past the monthly allowance, 503 with Retry-After while the database is
+// unreachable, 413 for a body over the limit, else 500. Never 202: nothing
+// of the batch is known to be stored. retry says how a retry stays
+// idempotent for those records.
+func (h *handlers) writeFailed(c *gin.Context, err error, records, retry string) {
 	var allowance *ingest.AllowanceError
 	var tooBig *http.MaxBytesError
 	switch {
@@ -143,7 +147,7 @@ func (h *handlers) writeFailed(c *gin.Context, err error) {
 		badInput(c, err)
 	case ingest.Unavailable(err):
 		databaseUnavailable(c, err, CodeStorageUnavailable,
-			"events could not be stored now; nothing of this request is acknowledged, retry with the same event ids")
+			records+" could not be stored now; nothing of this request is acknowledged, "+retry)
 	default:
 		internalError(c, err)
 	}

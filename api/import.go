@@ -27,7 +27,7 @@ func (h *handlers) importEvents(c *gin.Context) {
 	}
 	res, err := h.ingest.Import(c.Request.Context(), snap, c.Request.Body)
 	if err != nil {
-		h.writeFailed(c, err)
+		h.writeFailed(c, err, "events", retryEvents)
 		return
 	}
 	c.JSON(http.StatusAccepted, importAck{ImportResult: res, ConfigVersion: snap.ConfigVersion})

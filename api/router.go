@@ -136,6 +136,7 @@ func NewRouter(deps Deps) *gin.Engine {
 	v1.POST("/assign", anyKey, limitBody(assignBodyLimit), h.rateLimit("assign"), h.assign)             // assign.go
 	v1.POST("/events", anyKey, h.rateLimit("events"), limitBody(eventsBodyLimit), h.postEvents)         // events.go
 	v1.POST("/events/import", h.requireSDKKey(auth.Secret), limitBody(importBodyLimit), h.importEvents) // import.go
+	v1.POST("/scores", anyKey, h.rateLimit("scores"), limitBody(scoresBodyLimit), h.postScores)         // scores.go
 
 	// ---- Signed deliveries: the body's signature is the credential ----
 	// Each counted by outcome (webhook_metrics.go).

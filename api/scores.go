@@ -44,7 +44,7 @@ func (h *handlers) postScores(c *gin.Context) {
 	case validate.Fields(err) != nil:
 		invalid(c, err)
 	case err != nil:
-		h.writeFailed(c, err)
+		h.writeFailed(c, err, "scores", "retry the same scores: a score replaces the one with its call_id, name and source")
 	default:
 		c.JSON(http.StatusAccepted, ingestAck{Accepted: out.Accepted, Duplicates: out.Duplicates,
 			ConfigVersion: snap.ConfigVersion, Rejected: []ingest.Rejection{}})

@@ -96,10 +96,10 @@ func (s *Score) Check(orgID string, w Window) (Row, error) {
 	if s.JudgeModel != nil && source != SourceJudge {
 		errs.Add("judge_model", "is a field of source %q scores only", SourceJudge)
 	}
-	optionalText(&errs, "comment", s.Comment, MaxCommentLen)
-	optionalText(&errs, "evaluator", s.Evaluator, MaxEvaluatorLen)
-	optionalText(&errs, "evaluator_version", s.EvaluatorVersion, MaxVersionLen)
-	optionalText(&errs, "judge_model", s.JudgeModel, MaxModelLen)
+	errs.OptionalText("comment", s.Comment, MaxCommentLen)
+	errs.OptionalText("evaluator", s.Evaluator, MaxEvaluatorLen)
+	errs.OptionalText("evaluator_version", s.EvaluatorVersion, MaxVersionLen)
+	errs.OptionalText("judge_model", s.JudgeModel, MaxModelLen)
 	if err := errs.Err(); err != nil {
 		return Row{}, err
 	}
@@ -132,12 +132,6 @@ func checkValue(errs *validate.Errors, raw json.RawMessage) float64 {
 		return f
 	}
 	return 0
-}
-
-func optionalText(errs *validate.Errors, field string, v *string, max int) {
-	if v != nil {
-		errs.Text(field, *v, max, false)
-	}
 }
 
 // CheckAll validates a batch: every bad field is named by its path

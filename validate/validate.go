@@ -40,6 +40,14 @@ func (e *Errors) Text(field, v string, max int, required bool) {
 	}
 }
 
+// OptionalText checks v like Text when it was sent (non-nil): an absent
+// optional field is fine, a sent one follows the same rules.
+func (e *Errors) OptionalText(field string, v *string, max int) {
+	if v != nil {
+		e.Text(field, *v, max, false)
+	}
+}
+
 // Err returns nil when nothing was added, else an *Error.
 func (e *Errors) Err() error {
 	if len(e.list) == 0 {

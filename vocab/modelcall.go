@@ -131,9 +131,7 @@ func (f Field) Check(errs *validate.Errors, m *ModelCall) {
 	}
 	switch {
 	case f.text != nil:
-		if v := f.text(m); v != nil {
-			errs.Text(f.Name, *v, f.MaxBytes, false)
-		}
+		errs.OptionalText(f.Name, f.text(m), f.MaxBytes)
 	case f.number != nil:
 		if v := f.number(m); v != nil && *v < 0 {
 			errs.Add(f.Name, "must be >= 0")
