@@ -18,22 +18,35 @@ const clusterName = "active"
 
 // listener is where one Temporal service listens.
 type listener struct {
-	bindIP string
-	port   int
+	bindIP   string
+	port     int
+	httpPort int // the frontend's HTTP API; 0 for the other services (no HTTP API)
 }
 
 // address is how the other services and local clients dial the listener.
 func (l listener) address() string { return hostPort(dialHost(l.bindIP), l.port) }
 
+// httpAddress is how local clients reach the frontend's HTTP API.
+func (l listener) httpAddress() string { return hostPort(dialHost(l.bindIP), l.httpPort) }
+
 // serviceListeners places each of the four Temporal services.
 type serviceListeners map[primitives.ServiceName]listener
 
-// newServiceListeners puts the frontend where the options say and history,
-// matching and worker on free ports of the loopback interface.
-func newServiceListeners(opt Options) (serviceListeners, error) {
-	listeners := serviceListeners{primitives.FrontendService: {bindIP: opt.Host, port: opt.FrontendPort}}
+// reserveServiceListeners reserves the frontend's ports where the options
+// say and ports for history, matching and worker on the loopback
+// interface, held in held until the caller releases them for Temporal.
+func reserveServiceListeners(opt Options, held *reservations) (serviceListeners, error) {
+	grpcPort, err := held.reserve(opt.Host, opt.FrontendPort, "frontend")
+	if err != nil {
+		return nil, err
+	}
+	httpPort, err := held.reserve(opt.Host, opt.HTTPPort, "frontend HTTP")
+	if err != nil {
+		return nil, err
+	}
+	listeners := serviceListeners{primitives.FrontendService: {bindIP: opt.Host, port: grpcPort, httpPort: httpPort}}
 	for _, svc := range []primitives.ServiceName{primitives.HistoryService, primitives.MatchingService, primitives.WorkerService} {
-		port, err := resolvePort(internalHost, 0, string(svc))
+		port, err := held.reserve(internalHost, 0, string(svc))
 		if err != nil {
 			return nil, err
 		}
@@ -44,13 +57,13 @@ func newServiceListeners(opt Options) (serviceListeners, error) {
 
 // serverOptions assembles the Temporal server: static membership (every
 // service is in this process, so no ringpop), no authorization, logs to slog.
-func serverOptions(opt Options, sql *config.SQL, listeners serviceListeners, logger slogLogger) []temporal.ServerOption {
+func serverOptions(sql *config.SQL, listeners serviceListeners, logger slogLogger) []temporal.ServerOption {
 	hosts := make(map[primitives.ServiceName]static.Hosts, len(listeners))
 	for svc, l := range listeners {
 		hosts[svc] = static.SingleLocalHost(l.address())
 	}
 	return []temporal.ServerOption{
-		temporal.WithConfig(serverConfig(opt, sql, listeners)),
+		temporal.WithConfig(serverConfig(sql, listeners)),
 		temporal.ForServices(temporal.DefaultServices),
 		temporal.WithStaticHosts(hosts),
 		temporal.WithLogger(logger),
@@ -66,7 +79,7 @@ func serverOptions(opt Options, sql *config.SQL, listeners serviceListeners, log
 // serverConfig is the Temporal server configuration of the dev server:
 // one SQLite store for state and visibility, one history shard, no
 // archival, metrics or pprof.
-func serverConfig(opt Options, sql *config.SQL, listeners serviceListeners) *config.Config {
+func serverConfig(sql *config.SQL, listeners serviceListeners) *config.Config {
 	frontend := listeners[primitives.FrontendService]
 	var conf config.Config
 	conf.Global.Membership.MaxJoinDuration = 30 * time.Second
@@ -86,18 +99,14 @@ func serverConfig(opt Options, sql *config.SQL, listeners serviceListeners) *con
 				Enabled:                true,
 				InitialFailoverVersion: 1,
 				RPCAddress:             frontend.address(),
-				HTTPAddress:            listener{bindIP: opt.Host, port: opt.HTTPPort}.address(),
+				HTTPAddress:            frontend.httpAddress(),
 			},
 		},
 	}
 	conf.DCRedirectionPolicy.Policy = "noop"
 	conf.Services = make(map[string]config.Service, len(listeners))
 	for svc, l := range listeners {
-		rpc := config.RPC{GRPCPort: l.port, BindOnIP: l.bindIP}
-		if svc == primitives.FrontendService {
-			rpc.HTTPPort = opt.HTTPPort
-		}
-		conf.Services[string(svc)] = config.Service{RPC: rpc}
+		conf.Services[string(svc)] = config.Service{RPC: config.RPC{GRPCPort: l.port, HTTPPort: l.httpPort, BindOnIP: l.bindIP}}
 	}
 	conf.Archival.History.State = "disabled"
 	conf.Archival.Visibility.State = "disabled"

@@ -2,6 +2,7 @@ package devserver
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -19,6 +20,7 @@ import (
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/worker"
 	"go.temporal.io/sdk/workflow"
+	"go.temporal.io/server/common/primitives"
 
 	"github.com/expd/expd/workflows"
 )
@@ -228,5 +230,83 @@ func TestTemporalLoggerFollowsThePhaseLevel(t *testing.T) {
 		if !strings.Contains(got, want) {
 			t.Errorf("log lacks %s: %s", want, got)
 		}
+	}
+}
+
+// takePort is a beforeBuild hook that plays another process binding one
+// service's port between its release and Temporal's bind, on the first
+// build only. It records that service's port of every build.
+type takePort struct {
+	t       *testing.T
+	service primitives.ServiceName
+	http    bool // the frontend's HTTP API port instead of its gRPC port
+	taken   net.Listener
+	ports   []int
+}
+
+func (h *takePort) beforeBuild(listeners serviceListeners) {
+	l := listeners[h.service]
+	port := l.port
+	if h.http {
+		port = l.httpPort
+	}
+	h.ports = append(h.ports, port)
+	if h.taken != nil {
+		return
+	}
+	taken, err := net.Listen("tcp", hostPort(l.bindIP, port))
+	if err != nil {
+		h.t.Fatalf("take the %s port %d: %v", h.service, port, err)
+	}
+	h.taken = taken
+	h.t.Cleanup(func() { _ = taken.Close() })
+}
+
+// A port lost between its reservation and Temporal's bind makes Start build
+// the server again on fresh ports: it comes up instead of panicking. The
+// worker's lost port is seen only through Temporal's Fatal log line, the
+// frontend's through a panic after it, the HTTP API's as an error.
+func TestStartRetriesOnFreshPortsWhenAPortIsTakenBeforeTemporalBinds(t *testing.T) {
+	for _, hook := range []*takePort{
+		{t: t, service: primitives.WorkerService},
+		{t: t, service: primitives.FrontendService},
+		{t: t, service: primitives.FrontendService, http: true},
+	} {
+		t.Run(fmt.Sprintf("%s http=%v", hook.service, hook.http), func(t *testing.T) {
+			hook.t = t
+			ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+			defer cancel()
+			srv, err := Start(ctx, Options{DataDir: t.TempDir(), UIPort: UIDisabled, Logger: quietLogger(), beforeBuild: hook.beforeBuild})
+			if err != nil {
+				t.Fatalf("Start with a port taken once: %v", err)
+			}
+			defer srv.Stop()
+			if len(hook.ports) != 2 || hook.ports[1] == hook.ports[0] {
+				t.Fatalf("ports of the builds: %v, want a second build on another port", hook.ports)
+			}
+			c := dial(t, ctx, srv)
+			defer c.Close()
+			if _, err := c.WorkflowService().DescribeNamespace(ctx, &workflowservice.DescribeNamespaceRequest{Namespace: "default"}); err != nil {
+				t.Fatalf("describe namespace after the retry: %v", err)
+			}
+			assertHTTPAPIServesNamespace(t, srv.FrontendHTTPAddress(), "default")
+		})
+	}
+}
+
+// With a frontend port fixed by the options the build is not retried (the
+// failed build keeps it bound), but the lost bind is an error, not a panic.
+func TestStartReportsALostBindWithAFixedFrontendPort(t *testing.T) {
+	var free reservations
+	port, err := free.reserve(internalHost, 0, "test")
+	free.release()
+	if err != nil {
+		t.Fatal(err)
+	}
+	hook := &takePort{t: t, service: primitives.WorkerService}
+	_, err = Start(context.Background(), Options{DataDir: t.TempDir(), FrontendPort: port, UIPort: UIDisabled,
+		Logger: quietLogger(), beforeBuild: hook.beforeBuild})
+	if !errors.Is(err, errPortTaken) || !isAddressInUse(err) || len(hook.ports) != 1 {
+		t.Fatalf("Start with the worker port taken: %v after %d builds, want one build failing with address in use", err, len(hook.ports))
 	}
 }

@@ -22,10 +22,14 @@ type Options struct {
 	UIPort       int    // Temporal UI port; 0 = a free port; UIDisabled (-1) = no UI
 	Namespace    string // registered if missing; default "default"
 	Logger       *slog.Logger
+
+	// beforeBuild, when set (by tests), runs between the release of the
+	// reserved Temporal ports and the build that binds them.
+	beforeBuild func(serviceListeners)
 }
 
-// withDefaults fills in defaults, creates the data dir and replaces every
-// 0 port with a free one, so the result names every address the server uses.
+// withDefaults fills in defaults and creates the data dir. Ports stay as
+// given: Start reserves them (0: a free one) when it needs them.
 func (o Options) withDefaults() (Options, error) {
 	if o.DataDir == "" {
 		return o, fmt.Errorf("devserver: DataDir is required")
@@ -46,17 +50,6 @@ func (o Options) withDefaults() (Options, error) {
 	}
 	if o.Logger == nil {
 		o.Logger = slog.Default()
-	}
-	if o.FrontendPort, err = resolvePort(o.Host, o.FrontendPort, "frontend"); err != nil {
-		return o, err
-	}
-	if o.HTTPPort, err = resolvePort(o.Host, o.HTTPPort, "frontend HTTP"); err != nil {
-		return o, err
-	}
-	if o.UIPort != UIDisabled {
-		if o.UIPort, err = resolvePort(o.Host, o.UIPort, "UI"); err != nil {
-			return o, err
-		}
 	}
 	return o, nil
 }

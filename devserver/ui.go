@@ -3,8 +3,13 @@ package devserver
 import (
 	"context"
 	"fmt"
+	"net"
 	"net/http"
+	"reflect"
 	"time"
+	"unsafe"
+
+	"github.com/labstack/echo/v4"
 
 	uiserver "github.com/temporalio/ui-server/v2/server"
 	uiconfig "github.com/temporalio/ui-server/v2/server/config"
@@ -19,9 +24,9 @@ const uiProbeInterval = 50 * time.Millisecond
 
 // newUIServer builds the Temporal UI with its embedded assets, pointed at the
 // frontend, for local use: no auth, cookies allowed over plain HTTP, and no
-// news fetched from the internet.
-func newUIServer(opt Options, frontendAddress string) *uiserver.Server {
-	return uiserver.NewServer(uioptions.WithConfigProvider(&uiconfig.Config{
+// news fetched from the internet. It serves on ln, closed when it stops.
+func newUIServer(opt Options, frontendAddress string, ln net.Listener) (*uiserver.Server, error) {
+	ui := uiserver.NewServer(uioptions.WithConfigProvider(&uiconfig.Config{
 		Host:                opt.Host,
 		Port:                opt.UIPort,
 		TemporalGRPCAddress: frontendAddress,
@@ -31,6 +36,26 @@ func newUIServer(opt Options, frontendAddress string) *uiserver.Server {
 		HideLogs:            true,
 		DisableNewsFetch:    true,
 	}))
+	if err := handListener(ui, ln); err != nil {
+		return nil, err
+	}
+	return ui, nil
+}
+
+// handListener makes the UI server serve on ln, which Start has held since
+// it picked the port. The UI server would otherwise bind the port itself
+// and, when another process took it meanwhile, exit this process (its echo
+// logger's Fatal). It takes no listener, but its echo server serves on a
+// preset Listener field; the field holding the echo server is unexported,
+// hence the reflection. The UI test fails if a new ui-server version moves it.
+func handListener(ui *uiserver.Server, ln net.Listener) error {
+	field := reflect.ValueOf(ui).Elem().FieldByName("httpServer")
+	if !field.IsValid() || field.Type() != reflect.TypeFor[*echo.Echo]() {
+		return fmt.Errorf("devserver: the UI server (%T) has no echo server to hand its listener to", ui)
+	}
+	e := reflect.NewAt(field.Type(), unsafe.Pointer(field.UnsafeAddr())).Elem().Interface().(*echo.Echo)
+	e.Listener = ln
+	return nil
 }
 
 // startUI runs the UI server in the background and waits until it answers.
@@ -44,7 +69,7 @@ func startUI(ctx context.Context, ui *uiserver.Server, baseURL string) error {
 		}
 		select {
 		case err := <-errc:
-			return fmt.Errorf("devserver: UI server stopped while starting: %v", err)
+			return fmt.Errorf("devserver: UI server stopped while starting: %w", err)
 		case <-ctx.Done():
 			return fmt.Errorf("devserver: wait for UI at %s: %w", baseURL, ctx.Err())
 		case <-time.After(uiProbeInterval):
