@@ -14,6 +14,7 @@ import (
 	"gorm.io/gorm"
 
 	"github.com/expd/expd/billing"
+	"github.com/expd/expd/ingest"
 	"github.com/expd/expd/results"
 	"github.com/expd/expd/webhooks"
 )
@@ -26,8 +27,12 @@ type Activities struct {
 	// Webhooks sends outbound webhook deliveries; nil: a Sender that
 	// reaches public addresses only.
 	Webhooks *webhooks.Sender
-	// Aggregator reads results' per-user samples; nil: results.SQL over DB.
+	// Aggregator reads results' samples and coverage from the events;
+	// nil: results.SQL over DB.
 	Aggregator results.Aggregator
+	// Events is the events store the retention purge deletes from; nil:
+	// ingest.SQLEvents over DB.
+	Events ingest.EventStore
 }
 
 func (a *Activities) aggregator() results.Aggregator {
@@ -35,6 +40,13 @@ func (a *Activities) aggregator() results.Aggregator {
 		return a.Aggregator
 	}
 	return results.SQL{DB: a.DB}
+}
+
+func (a *Activities) events() ingest.EventStore {
+	if a.Events != nil {
+		return a.Events
+	}
+	return ingest.SQLEvents{DB: a.DB}
 }
 
 // workflowID is the id of the workflow running the activity ("" outside

@@ -138,7 +138,7 @@ func (a *Activities) AnalyzeExperiment(ctx context.Context, in RunInput) (Analyz
 	}
 	if sample.Coverage == nil {
 		beat.set("counting what was left out")
-		c, err := results.CountCoverage(ctx, a.DB, in.OrgID, in.ExperimentID, d.Window, d.Arms())
+		c, err := a.aggregator().Coverage(ctx, in.OrgID, in.ExperimentID, d.Window, d.Arms())
 		if err != nil {
 			return AnalyzeResult{}, err
 		}

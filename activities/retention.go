@@ -74,7 +74,7 @@ func (a *Activities) PurgeExpired(ctx context.Context, in PurgeOrgInput) (PurgeO
 		_ = activity.GetHeartbeatDetails(ctx, &done)
 	}
 	for {
-		n, err := ingest.PurgeBefore(ctx, a.DB, in.OrgID, cutoff, in.BatchSize)
+		n, err := a.events().PurgeBefore(ctx, in.OrgID, cutoff, in.BatchSize)
 		if err != nil {
 			return done, err
 		}

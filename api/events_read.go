@@ -72,7 +72,7 @@ func (h *handlers) listEvents(c *gin.Context) {
 	if !ok {
 		return
 	}
-	rows, err := ingest.Read(ctx, h.deps.DB, ingest.ReadFilter{OrgID: orgID(c), ExperimentID: exp.ID,
+	rows, err := h.deps.Events.Read(ctx, ingest.ReadFilter{OrgID: orgID(c), ExperimentID: exp.ID,
 		Type: filter.eventType, UserID: filter.userID, Limit: filter.limit})
 	if err != nil {
 		internalError(c, err)

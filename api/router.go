@@ -17,6 +17,7 @@ import (
 	"github.com/expd/expd/experiments"
 	"github.com/expd/expd/ingest"
 	"github.com/expd/expd/ratelimit"
+	"github.com/expd/expd/results"
 	"github.com/expd/expd/sdkcache"
 	"github.com/expd/expd/usecases"
 	"github.com/expd/expd/webhooks"
@@ -34,6 +35,8 @@ type Deps struct {
 	SDK        *sdkcache.Cache    // per-instance cache of configs, keys and pins (config.go); nil: a fresh one
 	RateLimits *ratelimit.Limiter // per-org limits of the SDK routes (ratelimit.go); nil: the plan table's
 	Ingest     *ingest.Writer     // group-commit event writer (events.go); nil: one over DB
+	Events     ingest.EventStore  // the events store the read-back route reads (events_read.go); nil: ingest.SQLEvents over DB
+	Aggregator results.Aggregator // what the traffic route and the dashboard read from events; nil: results.SQL over DB
 	Billing    *billing.Client    // the Stripe adapter (billing.go); nil or unconfigured: billing_configured false
 	SvixSecret string             // CLERK_WEBHOOK_SECRET (whsec_...) of the identity webhook; empty: every delivery gets 401
 	Resolver   webhooks.Resolver  // resolves webhook endpoint hosts at registration (webhook_endpoints.go); nil: net.DefaultResolver
@@ -72,6 +75,12 @@ func NewRouter(deps Deps) *gin.Engine {
 	}
 	if deps.Ingest == nil {
 		deps.Ingest = ingest.NewWriter(deps.DB, ingest.Options{})
+	}
+	if deps.Events == nil {
+		deps.Events = ingest.SQLEvents{DB: deps.DB}
+	}
+	if deps.Aggregator == nil {
+		deps.Aggregator = results.SQL{DB: deps.DB}
 	}
 	starter := workflowclient.Starter{Client: deps.Temporal, TaskQueue: deps.TaskQueue}
 	h := &handlers{deps: deps, experiments: experiments.Store{DB: deps.DB}, workflows: starter,
@@ -147,7 +156,7 @@ func NewRouter(deps Deps) *gin.Engine {
 	// ---- Dashboard pages: HTML at /, /experiments, /keys, /billing, /assets;
 	// identity session as the __session cookie or Bearer (dashboard.Routes,
 	// dashboard/dashboard.go, lists each page and its handler) ----
-	pages, err := dashboard.New(dashboard.Deps{DB: deps.DB, Verifier: deps.Verifier, Billing: deps.Billing, Logger: deps.Logger, UseCases: h.cases,
+	pages, err := dashboard.New(dashboard.Deps{DB: deps.DB, Aggregator: deps.Aggregator, Verifier: deps.Verifier, Billing: deps.Billing, Logger: deps.Logger, UseCases: h.cases,
 		DevToken: deps.DevToken, TemporalUI: deps.TemporalUI, Namespace: deps.Namespace})
 	if err != nil {
 		panic(err) // embedded templates that do not parse: a build defect

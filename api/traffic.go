@@ -49,7 +49,7 @@ func (h *handlers) traffic(c *gin.Context) {
 	for i, s := range exp.Allocation {
 		variants[i] = s.Variant
 	}
-	days, err := ingest.Traffic(ctx, h.deps.DB, orgID(c), exp.ID, from, to, variants)
+	days, err := h.deps.Aggregator.Traffic(ctx, orgID(c), exp.ID, from, to, variants)
 	if err != nil {
 		internalError(c, err)
 		return

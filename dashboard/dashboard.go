@@ -16,6 +16,7 @@ import (
 
 	"github.com/expd/expd/auth"
 	"github.com/expd/expd/billing"
+	"github.com/expd/expd/results"
 	"github.com/expd/expd/usecases"
 )
 
@@ -26,10 +27,13 @@ var files embed.FS
 // (handed over by api.NewRouter), so a page and a route do one thing one
 // way.
 type Deps struct {
-	DB       *gorm.DB
-	Verifier *auth.Verifier
-	Billing  *billing.Client
-	Logger   *slog.Logger
+	DB *gorm.DB
+	// Aggregator reads the traffic timelines from events; nil:
+	// results.SQL over DB.
+	Aggregator results.Aggregator
+	Verifier   *auth.Verifier
+	Billing    *billing.Client
+	Logger     *slog.Logger
 	// UseCases save experiments (and what that sets off), start manual
 	// runs and tell their state, and rotate keys.
 	UseCases usecases.Service
@@ -56,6 +60,9 @@ func New(deps Deps) (*Dashboard, error) {
 	}
 	if deps.Namespace == "" {
 		deps.Namespace = "default"
+	}
+	if deps.Aggregator == nil {
+		deps.Aggregator = results.SQL{DB: deps.DB}
 	}
 	d := &Dashboard{deps: deps, pages: map[string]*template.Template{}}
 	names, err := fs.Glob(files, "templates/*.html")

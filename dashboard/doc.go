@@ -5,7 +5,7 @@
 // interaction: live run status, copy buttons. Every asset is embedded.
 //
 // The pages call the same domain functions as the API handlers
-// (experiments.Store, results, ingest.Traffic, billing.Client) and the
+// (experiments.Store, results and its Aggregator, billing.Client) and the
 // same use cases (usecases.Service, handed over in Deps: saving an
 // experiment, runs, key rotation); nothing here calls the API over HTTP. Decisions: docs/dashboard.md.
 package dashboard

@@ -9,7 +9,6 @@ import (
 	"github.com/gin-gonic/gin"
 
 	"github.com/expd/expd/experiments"
-	"github.com/expd/expd/ingest"
 	"github.com/expd/expd/results"
 )
 
@@ -50,7 +49,7 @@ func (d *Dashboard) listPage(c *gin.Context) {
 		if data.Name != "" && !strings.Contains(strings.ToLower(e.Name), strings.ToLower(data.Name)) {
 			continue
 		}
-		days, err := ingest.Traffic(ctx, d.deps.DB, orgID(c), e.ID, from, to, variantsOf(e))
+		days, err := d.deps.Aggregator.Traffic(ctx, orgID(c), e.ID, from, to, variantsOf(e))
 		if err != nil {
 			d.fail(c, err)
 			return

@@ -14,7 +14,6 @@ import (
 	"github.com/gin-gonic/gin"
 
 	"github.com/expd/expd/experiments"
-	"github.com/expd/expd/ingest"
 	"github.com/expd/expd/orgs"
 	"github.com/expd/expd/plans"
 	"github.com/expd/expd/results"
@@ -136,7 +135,7 @@ func (d *Dashboard) loadTimeline(c *gin.Context, data *resultsData) error {
 	if earliest := to.AddDate(0, 0, 1-maxTimelineDays); from.Before(earliest) {
 		from = earliest
 	}
-	days, err := ingest.Traffic(c.Request.Context(), d.deps.DB, orgID(c), data.Exp.ID, from, to, data.Variants)
+	days, err := d.deps.Aggregator.Traffic(c.Request.Context(), orgID(c), data.Exp.ID, from, to, data.Variants)
 	if err != nil {
 		return err
 	}

@@ -26,9 +26,23 @@ type dayMark struct{ orgID, day string }
 // dayLayout is the format of a UTC day in event_day_marks.
 const dayLayout = "2006-01-02"
 
+// storeEvents is the write path's store of rows: the events store's
+// insert (insertMarked), then the pins of the rows stored now, and returns
+// the keys stored now.
+func storeEvents(ctx context.Context, tx groupTx, rows []EventRow) ([]eventKey, error) {
+	inserted, err := insertMarked(ctx, tx, rows)
+	if err != nil || len(inserted) == 0 {
+		return inserted, err
+	}
+	if err := tx.pin(ctx, storedRows(rows, inserted)); err != nil {
+		return nil, err
+	}
+	return inserted, nil
+}
+
 // insertMarked stores rows (tx.insert) and raises the day marks of the
 // late ones that were stored now.
-func insertMarked(ctx context.Context, tx groupTx, rows []EventRow) ([]eventKey, error) {
+func insertMarked(ctx context.Context, tx eventsTx, rows []EventRow) ([]eventKey, error) {
 	inserted, err := tx.insert(ctx, rows)
 	if err != nil || len(inserted) == 0 {
 		return inserted, err

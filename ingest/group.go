@@ -44,7 +44,7 @@ func (w *Writer) commit(group []*request, slot int) {
 		for i := range rows {
 			rows[i].ReceivedAt = now
 		}
-		inserted, err := insertMarked(ctx, tx, rows)
+		inserted, err := storeEvents(ctx, tx, rows)
 		if err != nil {
 			return err
 		}

@@ -60,7 +60,7 @@ func (w *Writer) Import(ctx context.Context, t Tenant, body io.Reader, p Prepare
 			for i := range prep.Rows {
 				prep.Rows[i].ReceivedAt = now
 			}
-			inserted, err := insertMarked(ctx, tx, prep.Rows)
+			inserted, err := storeEvents(ctx, tx, prep.Rows)
 			if err != nil {
 				return err
 			}

@@ -4,7 +4,6 @@ import (
 	"cmp"
 	"context"
 	"fmt"
-	"maps"
 	"slices"
 	"strings"
 	"time"
@@ -17,7 +16,6 @@ import (
 	"github.com/expd/expd/assignments"
 	"github.com/expd/expd/database"
 	"github.com/expd/expd/scores"
-	"github.com/expd/expd/vocab"
 )
 
 // postgresStore runs the write path on a raw pgx connection borrowed from
@@ -117,9 +115,9 @@ func (p *pgTx) existing(ctx context.Context, orgID string, eventIDs []string) (m
 	return out, nil
 }
 
-// insert claims the rows' ids in event_ids, COPYs the rows whose id was
-// free straight into events (into their day's partition), and pins their
-// exposures. Rows go in sorted by key, so two transactions holding the
+// insert claims the rows' ids in event_ids and COPYs the rows whose id
+// was free straight into events (into their day's partition). Rows go in
+// sorted by key, so two transactions holding the
 // same ids (a retry racing its original) wait for each other instead of
 // deadlocking.
 func (p *pgTx) insert(ctx context.Context, rows []EventRow) ([]eventKey, error) {
@@ -134,9 +132,6 @@ func (p *pgTx) insert(ctx context.Context, rows []EventRow) ([]eventKey, error) 
 		return nil, err
 	}
 	if _, err := CopyEvents(ctx, p.tx, fresh); err != nil {
-		return nil, err
-	}
-	if err := p.pin(ctx, fresh); err != nil {
 		return nil, err
 	}
 	inserted := make([]eventKey, len(fresh))
@@ -229,31 +224,21 @@ func (ids uuidBytes) parse(s string) ([16]byte, error) {
 	return u, nil
 }
 
-// pin pins each (experiment, user) of rows' exposures to its earliest.
-func (p *pgTx) pin(ctx context.Context, rows []EventRow) error {
-	type pinKey struct{ experimentID, userID string }
-	first := make(map[pinKey]*EventRow)
-	for i := range rows {
-		e := &rows[i]
-		if e.Type != vocab.TypeExposure {
-			continue
-		}
-		k := pinKey{e.ExperimentID, e.UserID}
-		if f, ok := first[k]; !ok || e.Ts.Before(f.Ts) {
-			first[k] = e
-		}
-	}
-	if len(first) == 0 {
+// pin pins each (experiment, user) of stored's exposures to its earliest,
+// in (experiment, user) order so concurrent groups lock pins alike.
+func (p *pgTx) pin(ctx context.Context, stored []EventRow) error {
+	pins := firstExposures(stored)
+	if len(pins) == 0 {
 		return nil
 	}
-	pins := slices.SortedFunc(maps.Values(first), func(a, b *EventRow) int {
+	slices.SortFunc(pins, func(a, b assignments.Pin) int {
 		return cmp.Or(strings.Compare(a.ExperimentID, b.ExperimentID), strings.Compare(a.UserID, b.UserID))
 	})
 	var orgs, exps, users, variants []string
 	for _, e := range pins {
 		orgs, exps, users, variants = append(orgs, e.OrgID), append(exps, e.ExperimentID), append(users, e.UserID), append(variants, e.Variant)
 	}
-	if _, err := p.tx.Exec(ctx, pinExposures, orgs, exps, users, variants, rows[0].ReceivedAt); err != nil {
+	if _, err := p.tx.Exec(ctx, pinExposures, orgs, exps, users, variants, stored[0].ReceivedAt); err != nil {
 		return fmt.Errorf("pin exposures: %w", err)
 	}
 	return nil

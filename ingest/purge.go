@@ -25,25 +25,31 @@ func PurgeBefore(ctx context.Context, db *gorm.DB, orgID string, cutoff time.Tim
 	}
 	// Up to the (limit+1)th timestamp inclusive: more than limit rows,
 	// however many share it; else everything before the cutoff.
-	q, end := `DELETE FROM events WHERE org_id = ? AND ts < ?`, cutoff
+	where, end := `org_id = ? AND ts < ?`, cutoff
 	if len(bounds) == 1 {
-		q, end = `DELETE FROM events WHERE org_id = ? AND ts <= ?`, bounds[0]
+		where, end = `org_id = ? AND ts <= ?`, bounds[0]
 	}
-	if !database.IsPostgres(db) {
-		res := db.WithContext(ctx).Exec(q, orgID, end)
-		if res.Error != nil {
-			return 0, fmt.Errorf("purge events of org %s before %s: %w", orgID, end.Format(time.RFC3339), res.Error)
-		}
-		return res.RowsAffected, nil
-	}
-	var n int64
-	err := db.WithContext(ctx).Raw(`WITH gone AS (`+q+` RETURNING org_id, event_id),
-forgotten AS (DELETE FROM event_ids i USING gone g WHERE i.org_id = g.org_id AND i.event_id = g.event_id)
-SELECT count(*) FROM gone`, orgID, end).Scan(&n).Error
+	n, err := deleteEvents(ctx, db, where, orgID, end)
 	if err != nil {
 		return 0, fmt.Errorf("purge events of org %s before %s: %w", orgID, end.Format(time.RFC3339), err)
 	}
 	return n, nil
+}
+
+// deleteEvents deletes the events matching where and, on PostgreSQL,
+// forgets their ids in event_ids in the same statement, so an event sent
+// again with one of them is stored again.
+func deleteEvents(ctx context.Context, db *gorm.DB, where string, args ...any) (int64, error) {
+	q := `DELETE FROM events WHERE ` + where
+	if !database.IsPostgres(db) {
+		res := db.WithContext(ctx).Exec(q, args...)
+		return res.RowsAffected, res.Error
+	}
+	var n int64
+	err := db.WithContext(ctx).Raw(`WITH gone AS (`+q+` RETURNING org_id, event_id),
+forgotten AS (DELETE FROM event_ids i USING gone g WHERE i.org_id = g.org_id AND i.event_id = g.event_id)
+SELECT count(*) FROM gone`, args...).Scan(&n).Error
+	return n, err
 }
 
 // ReadFilter selects an experiment's stored events; empty fields match all.

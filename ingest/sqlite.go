@@ -11,7 +11,6 @@ import (
 
 	"github.com/expd/expd/assignments"
 	"github.com/expd/expd/scores"
-	"github.com/expd/expd/vocab"
 )
 
 // sqliteStore runs the write path with multi-row INSERTs: SQLite has one
@@ -82,10 +81,11 @@ func (s sqliteTx) insert(ctx context.Context, rows []EventRow) ([]eventKey, erro
 		}
 		inserted = append(inserted, keys...)
 	}
-	if err := assignments.PinFirst(ctx, s.tx, firstExposures(rows)); err != nil {
-		return nil, err
-	}
 	return inserted, nil
+}
+
+func (s sqliteTx) pin(ctx context.Context, stored []EventRow) error {
+	return assignments.PinFirst(ctx, s.tx, firstExposures(stored))
 }
 
 func (s sqliteTx) insertChunk(chunk []EventRow) ([]eventKey, error) {
@@ -112,33 +112,6 @@ func (s sqliteTx) insertChunk(chunk []EventRow) ([]eventKey, error) {
 		keys = append(keys, k)
 	}
 	return keys, res.Err()
-}
-
-// firstExposures is the earliest exposure of each (experiment, user).
-func firstExposures(rows []EventRow) []assignments.Pin {
-	type pinKey struct{ experimentID, userID string }
-	first := make(map[pinKey]int)
-	var order []pinKey
-	for i := range rows {
-		r := &rows[i]
-		if r.Type != vocab.TypeExposure {
-			continue
-		}
-		k := pinKey{r.ExperimentID, r.UserID}
-		j, seen := first[k]
-		if !seen {
-			order = append(order, k)
-		}
-		if !seen || r.Ts.Before(rows[j].Ts) {
-			first[k] = i
-		}
-	}
-	pins := make([]assignments.Pin, len(order))
-	for n, k := range order {
-		r := &rows[first[k]]
-		pins[n] = assignments.Pin{OrgID: r.OrgID, ExperimentID: r.ExperimentID, UserID: r.UserID, Variant: r.Variant, Source: assignments.SourceExposure}
-	}
-	return pins
 }
 
 // addUsage adds into the org's one row of the month: SQLite has no slots

@@ -7,7 +7,6 @@ import (
 
 	"gorm.io/gorm"
 
-	"github.com/expd/expd/database"
 	"github.com/expd/expd/scores"
 )
 
@@ -78,10 +77,7 @@ type result struct {
 
 // NewWriter returns a writer on db (PostgreSQL or SQLite).
 func NewWriter(db *gorm.DB, opts Options) *Writer {
-	if database.IsPostgres(db) {
-		return newWriter(postgresStore{db: db}, opts)
-	}
-	return newWriter(sqliteStore{db: db}, opts)
+	return newWriter(storeOf(db), opts)
 }
 
 func newWriter(s store, opts Options) *Writer {

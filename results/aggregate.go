@@ -9,6 +9,7 @@ import (
 
 	"gorm.io/gorm"
 
+	"github.com/expd/expd/ingest"
 	"github.com/expd/expd/metrics"
 	"github.com/expd/expd/stats"
 )
@@ -87,20 +88,44 @@ func AggregateIncremental(ctx context.Context, db *gorm.DB, orgID, experimentID 
 	return s, use, err
 }
 
-// Aggregator reads a run's per-user sample from the events store. It is
-// the seam where a distributed engine would plug in (docs/scale.md, "Past
-// one machine"); SQL, over expd's own database, is its one implementation.
+// Aggregator is everything a run, the health check, the traffic route and
+// the dashboard read from events: the seam of a second analytics engine
+// (docs/scale.md, "Past one machine"), beside the events store it reads
+// (ingest.EventStore). SQL, over expd's own database, implements it; any
+// implementation must pass the conformance suite of results/enginetest.
 type Aggregator interface {
+	// Aggregate reads a run's per-user values of ms by arm (sums and
+	// counts reduced by each metric's kind, ratio denominators, CUPED
+	// pre-period values) and the per-call values of its quantile
+	// metrics, as of now (Sample). progress, if set, is called as users
+	// are read.
 	Aggregate(ctx context.Context, orgID, experimentID string, w Window, arms []string, ms []metrics.Resolved, now time.Time, progress func(users int)) (Sample, RollupUse, error)
+	// Coverage sorts every event of the experiment into counted or one
+	// left-out reason, by Aggregate's rules (CountCoverage).
+	Coverage(ctx context.Context, orgID, experimentID string, w Window, arms []string) (Coverage, error)
+	// Traffic counts unique exposed users per UTC day and variant, every
+	// day from from's date through to's present (ingest.Traffic).
+	Traffic(ctx context.Context, orgID, experimentID string, from, to time.Time, variants []string) ([]ingest.TrafficDay, error)
 }
 
-// SQL aggregates in expd's database (PostgreSQL or SQLite) with
-// AggregateIncremental.
+// SQL aggregates in expd's database (PostgreSQL or SQLite).
 type SQL struct{ DB *gorm.DB }
+
+var _ Aggregator = SQL{}
 
 // Aggregate is AggregateIncremental on s.DB.
 func (s SQL) Aggregate(ctx context.Context, orgID, experimentID string, w Window, arms []string, ms []metrics.Resolved, now time.Time, progress func(users int)) (Sample, RollupUse, error) {
 	return AggregateIncremental(ctx, s.DB, orgID, experimentID, w, arms, ms, now, progress)
+}
+
+// Coverage is CountCoverage on s.DB.
+func (s SQL) Coverage(ctx context.Context, orgID, experimentID string, w Window, arms []string) (Coverage, error) {
+	return CountCoverage(ctx, s.DB, orgID, experimentID, w, arms)
+}
+
+// Traffic is ingest.Traffic on s.DB.
+func (s SQL) Traffic(ctx context.Context, orgID, experimentID string, from, to time.Time, variants []string) ([]ingest.TrafficDay, error) {
+	return ingest.Traffic(ctx, s.DB, orgID, experimentID, from, to, variants)
 }
 
 // collect reads the per-user rows of q into a Sample, then, for quantile

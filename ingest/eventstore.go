@@ -1,0 +1,91 @@
+package ingest
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"time"
+
+	"gorm.io/gorm"
+)
+
+// EventStore is where events live, apart from the write path's group
+// commit: the seam of a second analytics engine (docs/scale.md, "Past one
+// machine"). Pins, usage and everything else stay in the relational
+// database whichever engine holds the events, and results read the
+// events through results.Aggregator. An implementation must pass the
+// conformance suite of results/enginetest.
+type EventStore interface {
+	// Insert stores rows (validated, ReceivedAt set) and returns how many
+	// it stored now: a row whose (org_id, event_id) is stored already, or
+	// repeated in rows, is stored once. Repeating an Insert stores nothing
+	// twice.
+	Insert(ctx context.Context, rows []EventRow) (int, error)
+	// Read returns one experiment's events, newest first (ReadFilter).
+	Read(ctx context.Context, f ReadFilter) ([]EventRow, error)
+	// ReadUser returns one user's events of the org, of every experiment,
+	// oldest first.
+	ReadUser(ctx context.Context, orgID, userID string) ([]EventRow, error)
+	// PurgeBefore deletes up to about limit of the org's events stamped
+	// before cutoff and returns how many; called until it returns less
+	// than limit. A purged event's id may be stored again.
+	PurgeBefore(ctx context.Context, orgID string, cutoff time.Time, limit int) (int64, error)
+	// DeleteUser deletes every event of one user of the org (an erasure)
+	// and returns how many.
+	DeleteUser(ctx context.Context, orgID, userID string) (int64, error)
+}
+
+// SQLEvents is the EventStore of expd's own database, PostgreSQL or
+// SQLite. The Writer inserts through the same code inside its group
+// transaction, with the pins and usage (store.go); Insert here is the
+// events store's part of it alone.
+type SQLEvents struct{ DB *gorm.DB }
+
+var _ EventStore = SQLEvents{}
+
+// Insert stores rows with the write path's dedup and late-day marks, in
+// one transaction of its own.
+func (s SQLEvents) Insert(ctx context.Context, rows []EventRow) (int, error) {
+	rows = slices.Clone(rows) // the PostgreSQL insert sorts them
+	var n int
+	err := storeOf(s.DB).inTx(ctx, func(tx groupTx) error {
+		inserted, err := insertMarked(ctx, tx, rows)
+		n = len(inserted)
+		return err
+	})
+	if err != nil {
+		return 0, fmt.Errorf("insert %d events: %w", len(rows), err)
+	}
+	return n, nil
+}
+
+// Read is Read on s.DB.
+func (s SQLEvents) Read(ctx context.Context, f ReadFilter) ([]EventRow, error) {
+	return Read(ctx, s.DB, f)
+}
+
+// ReadUser reads the user's events through the (org_id, user_id, ts)
+// index.
+func (s SQLEvents) ReadUser(ctx context.Context, orgID, userID string) ([]EventRow, error) {
+	var rows []EventRow
+	if err := s.DB.WithContext(ctx).Where("org_id = ? AND user_id = ?", orgID, userID).
+		Order("ts, event_id").Find(&rows).Error; err != nil {
+		return nil, fmt.Errorf("read events of user %q: %w", userID, err)
+	}
+	return rows, nil
+}
+
+// PurgeBefore is PurgeBefore on s.DB.
+func (s SQLEvents) PurgeBefore(ctx context.Context, orgID string, cutoff time.Time, limit int) (int64, error) {
+	return PurgeBefore(ctx, s.DB, orgID, cutoff, limit)
+}
+
+// DeleteUser deletes the user's events and, on PostgreSQL, forgets their
+// ids, as the purge does.
+func (s SQLEvents) DeleteUser(ctx context.Context, orgID, userID string) (int64, error) {
+	n, err := deleteEvents(ctx, s.DB, "org_id = ? AND user_id = ?", orgID, userID)
+	if err != nil {
+		return 0, fmt.Errorf("delete events of user %q: %w", userID, err)
+	}
+	return n, nil
+}
