@@ -44,6 +44,10 @@ const (
 	CodeWebhookEndpointNotFound = "webhook_endpoint_not_found" // 404: no such endpoint in the org (or deleted)
 	CodeWebhookEndpointLimit    = "webhook_endpoint_limit"     // 409: the org already has the most endpoints allowed
 
+	// Online evaluators.
+	CodeEvaluatorNotFound    = "evaluator_not_found"    // 404: no such evaluator in the org (or deleted)
+	CodeSecretsNotConfigured = "secrets_not_configured" // 409: the server has no EXPD_SECRETS_KEY to seal a judge's api_key
+
 	// Billing.
 	CodeBillingNotConfigured = "billing_not_configured" // 409: this server has no payment provider
 	CodeNoBillingAccount     = "no_billing_account"     // 409: the org never subscribed

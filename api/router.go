@@ -19,6 +19,7 @@ import (
 	"github.com/expd/expd/ratelimit"
 	"github.com/expd/expd/results"
 	"github.com/expd/expd/sdkcache"
+	"github.com/expd/expd/secrets"
 	"github.com/expd/expd/usecases"
 	"github.com/expd/expd/webhooks"
 	"github.com/expd/expd/workflowclient"
@@ -39,7 +40,8 @@ type Deps struct {
 	Aggregator results.Aggregator // what the traffic route and the dashboard read from events; nil: results.SQL over DB
 	Billing    *billing.Client    // the Stripe adapter (billing.go); nil or unconfigured: billing_configured false
 	SvixSecret string             // CLERK_WEBHOOK_SECRET (whsec_...) of the identity webhook; empty: every delivery gets 401
-	Resolver   webhooks.Resolver  // resolves webhook endpoint hosts at registration (webhook_endpoints.go); nil: net.DefaultResolver
+	Resolver   webhooks.Resolver  // resolves webhook endpoint and judge hosts at registration (webhook_endpoints.go); nil: net.DefaultResolver
+	Secrets    *secrets.Keyring   // EXPD_SECRETS_KEY (and _PREVIOUS): seals judges' api keys (evaluators.go); nil: none configured
 
 	// The dashboard (dashboard/): DevToken signs visitors in as the dev
 	// admin (expd dev only); TemporalUI ("" hides links) and Namespace
@@ -138,6 +140,11 @@ func NewRouter(deps Deps) *gin.Engine {
 	dash.DELETE("/webhook-endpoints/:id", requireAdmin, h.deleteWebhookEndpoint)                        // webhook_endpoints.go
 	dash.GET("/webhook-endpoints/:id/deliveries", requireAdmin, h.listWebhookDeliveries)                // webhook_endpoints.go
 	dash.POST("/runs/backfill", requireAdmin, h.startBackfill)                                          // runs.go
+	dash.POST("/evaluators", requireAdmin, limitBody(evaluatorBodyLimit), h.createEvaluator)            // evaluators.go
+	dash.GET("/evaluators", requireAdmin, h.listEvaluators)                                             // evaluators.go
+	dash.GET("/evaluators/:id", requireAdmin, h.getEvaluator)                                           // evaluators.go
+	dash.PUT("/evaluators/:id", requireAdmin, limitBody(evaluatorBodyLimit), h.updateEvaluator)         // evaluators.go
+	dash.DELETE("/evaluators/:id", requireAdmin, h.deleteEvaluator)                                     // evaluators.go
 
 	// ---- SDK: org API key in X-API-Key (requireSDKKey, keys.go), rate limited per org (ratelimit.go) ----
 	anyKey := h.requireSDKKey(auth.Publishable, auth.Secret)

@@ -39,6 +39,9 @@ const (
 	// ManagementTokenRefused: a revoked or expired token was presented
 	// (recorded at most once per token and hour).
 	ManagementTokenRefused = "management_token.refused"
+	EvaluatorCreated       = "evaluator.created"
+	EvaluatorUpdated       = "evaluator.updated"
+	EvaluatorDeleted       = "evaluator.deleted"
 )
 
 // legacyActions maps actions recorded under an older name to today's:

@@ -10,6 +10,7 @@ import (
 	"github.com/expd/expd/api"
 	"github.com/expd/expd/billing"
 	"github.com/expd/expd/ratelimit"
+	"github.com/expd/expd/secrets"
 )
 
 // Config is the environment of docs/architecture.md §3.
@@ -29,6 +30,9 @@ type Config struct {
 	SDKCacheMaxAge    time.Duration // EXPD_SDK_CACHE_MAX_AGE
 	MetricsAddr       string        // EXPD_METRICS_ADDR; --metrics-addr overrides
 	Logging           api.RequestLogging
+	// Secrets seals judges' api keys (EXPD_SECRETS_KEY, _PREVIOUS);
+	// empty when unset (expd dev then keeps one in its data dir).
+	Secrets *secrets.Keyring
 }
 
 func configFromEnv() Config {
@@ -74,6 +78,11 @@ func (c *Config) validate() error {
 		}
 		c.Logging.SampleHot = n
 	}
+	ring, err := secrets.Parse(os.Getenv("EXPD_SECRETS_KEY"), os.Getenv("EXPD_SECRETS_KEY_PREVIOUS"))
+	if err != nil {
+		return err
+	}
+	c.Secrets = ring
 	if _, err := ratelimit.ParseOverrides(c.RateLimits); err != nil {
 		return fmt.Errorf("EXPD_RATE_LIMITS: %w", err)
 	}

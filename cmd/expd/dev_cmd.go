@@ -53,6 +53,11 @@ func runDev(ctx context.Context, cfg Config, args []string) error {
 		return fmt.Errorf("create data dir: %w", err)
 	}
 
+	if !cfg.Secrets.Configured() {
+		if cfg.Secrets, err = devSecretsKey(filepath.Join(dir, secretsKeyFile)); err != nil {
+			return err
+		}
+	}
 	db, err := openMigratedDB(cfg, dir, true)
 	if err != nil {
 		return err

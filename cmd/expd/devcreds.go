@@ -15,11 +15,13 @@ import (
 	"github.com/expd/expd/keys"
 	"github.com/expd/expd/orgs"
 	"github.com/expd/expd/plans"
+	"github.com/expd/expd/secrets"
 )
 
 const (
 	credentialsFile = "dev-credentials.json"
 	signingKeyFile  = "dev-jwt-key.pem"
+	secretsKeyFile  = "dev-secrets-key"
 	devClerkOrgID   = "org_dev"
 	devClerkUserID  = "user_dev_admin"
 	devTokenTTL     = 30 * 24 * time.Hour
@@ -123,4 +125,28 @@ func devSigner(path string) (*auth.Signer, error) {
 		return nil, fmt.Errorf("write dev signing key: %w", err)
 	}
 	return s, nil
+}
+
+// devSecretsKey reads the dev server's EXPD_SECRETS_KEY from path,
+// generating it (0600) on first start, so judges' keys sealed by one dev
+// run open in the next.
+func devSecretsKey(path string) (*secrets.Keyring, error) {
+	b, err := os.ReadFile(path)
+	if errors.Is(err, os.ErrNotExist) {
+		key, err := secrets.NewKey()
+		if err != nil {
+			return nil, err
+		}
+		if err := os.WriteFile(path, []byte(key+"\n"), 0o600); err != nil {
+			return nil, fmt.Errorf("write dev secrets key: %w", err)
+		}
+		b = []byte(key)
+	} else if err != nil {
+		return nil, fmt.Errorf("read dev secrets key: %w", err)
+	}
+	ring, err := secrets.Parse(string(b), "")
+	if err != nil {
+		return nil, fmt.Errorf("dev secrets key %s: %w", path, err)
+	}
+	return ring, nil
 }

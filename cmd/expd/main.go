@@ -64,6 +64,10 @@ Environment:
   EXPD_LOG_SLOW_REQUEST   /v1/config, /v1/assign, /v1/events log only errors and requests
                           slower than this (default 500ms)
   EXPD_LOG_SAMPLE_HOT     and one in N of their other requests (default 0: none)
+  EXPD_SECRETS_KEY        32 random bytes in base64 (openssl rand -base64 32): encrypts LLM
+                          judges' api keys at rest (unset: judge evaluators are refused;
+                          expd dev generates one in its data dir)
+  EXPD_SECRETS_KEY_PREVIOUS  the key before a rotation: still decrypts, never encrypts
   EXPD_METRICS_ADDR       Prometheus /metrics and /readyz listener of api and worker
                           (default off; dev: a free local port, printed)
   OTEL_EXPORTER_OTLP_ENDPOINT (or _TRACES_ENDPOINT, _HEADERS, ...)

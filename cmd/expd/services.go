@@ -182,5 +182,6 @@ func apiDeps(ctx context.Context, cfg Config, db *gorm.DB, v *auth.Verifier, c c
 		Namespace:        cfg.TemporalNamespace,
 		Logging:          cfg.Logging,
 		DashboardOrigins: cfg.Billing.ReturnOrigins,
+		Secrets:          cfg.Secrets,
 	}, nil
 }
