@@ -113,6 +113,7 @@ func NewRouter(deps Deps) *gin.Engine {
 	dash.PUT("/experiments/:id", h.updateExperiment)                       // experiments.go
 	dash.GET("/experiments/:id/versions/:version", h.getExperimentVersion) // experiments.go
 	dash.GET("/experiments/:id/events", h.listEvents)                      // events_read.go
+	dash.GET("/experiments/:id/calls", h.listCalls)                        // calls.go
 	dash.GET("/experiments/:id/traffic", h.traffic)                        // traffic.go
 	dash.GET("/experiments/:id/results", h.getResults)                     // results.go
 	dash.POST("/experiments/:id/runs", h.startRun)                         // runs.go

@@ -27,9 +27,15 @@ func (e *Errors) ID(field, v string) {
 	switch {
 	case v == "":
 		e.Add(field, "is required")
-	case len(v) > MaxIDLen || !idPattern.MatchString(v):
+	case !ValidID(v):
 		e.Add(field, "must be 1 to %d printable ASCII characters without spaces", MaxIDLen)
 	}
+}
+
+// ValidID says whether v is an id a client may mint: 1 to MaxIDLen
+// printable ASCII characters without spaces.
+func ValidID(v string) bool {
+	return v != "" && len(v) <= MaxIDLen && idPattern.MatchString(v)
 }
 
 // Name checks a non-empty metric-style name (the caller says how a

@@ -20,14 +20,20 @@ func Encode(at time.Time, id string) string {
 	return base64.RawURLEncoding.EncodeToString([]byte(at.UTC().Format(time.RFC3339Nano) + "|" + id))
 }
 
-// Decode reads a cursor made by Encode.
+// Decode reads a cursor Encode made over a row whose id is a UUID.
 func Decode(s string) (time.Time, string, error) {
+	return DecodeID(s, func(id string) bool { return uuid.Validate(id) == nil })
+}
+
+// DecodeID reads a cursor whose id must pass validID (ids a client
+// minted, such as event ids, are not UUIDs).
+func DecodeID(s string, validID func(string) bool) (time.Time, string, error) {
 	raw, err := base64.RawURLEncoding.DecodeString(s)
 	if err != nil {
 		return time.Time{}, "", ErrInvalid
 	}
 	ts, id, ok := strings.Cut(string(raw), "|")
-	if !ok || uuid.Validate(id) != nil {
+	if !ok || !validID(id) {
 		return time.Time{}, "", ErrInvalid
 	}
 	at, err := time.Parse(time.RFC3339Nano, ts)

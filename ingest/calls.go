@@ -1,0 +1,63 @@
+package ingest
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"gorm.io/gorm"
+
+	"github.com/expd/expd/vocab"
+)
+
+// CallFilter selects an experiment's model calls for the call explorer
+// (GET /v1/experiments/:id/calls). Zero fields do not filter.
+type CallFilter struct {
+	OrgID, ExperimentID string
+	Variant, Model      string
+	Error               *bool     // true: failed calls only; false: successful only
+	ScoredIn            *gorm.DB  // a subquery of call ids (scores.CallsScored)
+	From, To            time.Time // ts in [From, To)
+	// Before is the keyset cursor: calls strictly older than (BeforeTs,
+	// BeforeID) in the newest-first order.
+	BeforeTs time.Time
+	BeforeID string
+	Limit    int
+}
+
+// ReadCalls returns the experiment's model calls that pass f, newest
+// first (event_id breaks ties, so pages are stable).
+func ReadCalls(ctx context.Context, db *gorm.DB, f CallFilter) ([]EventRow, error) {
+	q := db.WithContext(ctx).Where("org_id = ? AND experiment_id = ? AND type = ?", f.OrgID, f.ExperimentID, vocab.TypeModelCall)
+	if f.Variant != "" {
+		q = q.Where("variant = ?", f.Variant)
+	}
+	if f.Model != "" {
+		q = q.Where("model = ?", f.Model)
+	}
+	if f.Error != nil {
+		// An error is a non-empty error text (vocab.Indicator).
+		if *f.Error {
+			q = q.Where("error IS NOT NULL AND error <> ''")
+		} else {
+			q = q.Where("(error IS NULL OR error = '')")
+		}
+	}
+	if f.ScoredIn != nil {
+		q = q.Where("event_id IN (?)", f.ScoredIn)
+	}
+	if !f.From.IsZero() {
+		q = q.Where("ts >= ?", f.From)
+	}
+	if !f.To.IsZero() {
+		q = q.Where("ts < ?", f.To)
+	}
+	if f.BeforeID != "" {
+		q = q.Where("(ts < ? OR (ts = ? AND event_id < ?))", f.BeforeTs, f.BeforeTs, f.BeforeID)
+	}
+	var rows []EventRow
+	if err := q.Order("ts DESC, event_id DESC").Limit(f.Limit).Find(&rows).Error; err != nil {
+		return nil, fmt.Errorf("read model calls: %w", err)
+	}
+	return rows, nil
+}
