@@ -104,55 +104,112 @@ func TestMain(m *testing.M) {
 	os.Exit(code)
 }
 
+// devStartAttempts bounds how often startDev starts `expd dev` again when
+// it exits before printing its addresses. The dev server retries a lost
+// port itself (devserver.Start); this covers what it cannot, so that one
+// unlucky start does not fail an unrelated test.
+const devStartAttempts = 3
+
+// startDev starts `expd dev` on free ports in dir and returns its API base
+// URL and a stop function (also run at cleanup).
 func startDev(t *testing.T, bin, dir string, extra ...string) (string, func()) {
 	t.Helper()
+	for attempt := 1; ; attempt++ {
+		p, err := startDevOnce(bin, dir, extra...)
+		if err == nil {
+			t.Cleanup(p.stop)
+			return p.base, p.stop
+		}
+		if attempt == devStartAttempts {
+			t.Fatal(err)
+		}
+		t.Logf("start %d of expd dev failed, starting again: %v", attempt, err)
+	}
+}
+
+// devProcess is a running `expd dev` and the addresses its banner printed.
+type devProcess struct {
+	base     string // the API's base URL
+	temporal string // the embedded Temporal frontend's host:port
+	stop     func()
+}
+
+// bannerLines are the banner's lines startDevOnce reads, by their label.
+var bannerLines = []string{"API:", "Temporal:"}
+
+// startDevOnce starts `expd dev` on free ports (every port 0) in dir and
+// waits for its banner. It fails, with the process's stderr, when the
+// process exits or prints nothing within three minutes.
+func startDevOnce(bin, dir string, extra ...string) (*devProcess, error) {
 	cmd := exec.Command(bin, append([]string{"dev", "--addr", "127.0.0.1:0", "--data-dir", dir,
 		"--temporal-port", "0", "--temporal-http-port", "0", "--ui-port", "0"}, extra...)...)
 	cmd.Env = append(os.Environ(), "DATABASE_URL=", "TEMPORAL_ADDRESS=", "EXPD_LOG_LEVEL=warn")
 	stdout, err := cmd.StdoutPipe()
 	if err != nil {
-		t.Fatal(err)
+		return nil, err
 	}
-	var stderr bytes.Buffer
+	var stderr syncBuffer
 	cmd.Stderr = &stderr
 	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
+		return nil, err
 	}
-	stopped := false
-	stop := func() {
-		if stopped {
-			return
-		}
-		stopped = true
+	exited := make(chan struct{})
+	go func() { _ = cmd.Wait(); close(exited) }()
+	stop := sync.OnceFunc(func() {
 		_ = cmd.Process.Signal(os.Interrupt)
-		done := make(chan error, 1)
-		go func() { done <- cmd.Wait() }()
 		select {
-		case <-done:
+		case <-exited:
 		case <-time.After(30 * time.Second):
 			_ = cmd.Process.Kill()
-			<-done
+			<-exited
 		}
-	}
-	t.Cleanup(stop)
-	found := make(chan string, 1)
+	})
+	banner := make(chan map[string]string, 1)
 	go func() {
+		found := map[string]string{}
 		sc := bufio.NewScanner(stdout)
 		for sc.Scan() {
-			if rest, ok := strings.CutPrefix(strings.TrimSpace(sc.Text()), "API:"); ok {
-				found <- strings.TrimSpace(rest)
+			line := strings.TrimSpace(sc.Text())
+			for _, label := range bannerLines {
+				if rest, ok := strings.CutPrefix(line, label); ok {
+					found[label] = strings.TrimSpace(rest)
+				}
+			}
+			if len(found) == len(bannerLines) {
+				banner <- found
+				break
 			}
 		}
 		_, _ = io.Copy(io.Discard, stdout)
 	}()
 	select {
-	case base := <-found:
-		return base, stop
+	case found := <-banner:
+		return &devProcess{base: found["API:"], temporal: found["Temporal:"], stop: stop}, nil
+	case <-exited:
+		return nil, fmt.Errorf("expd dev exited (%v) before printing its addresses; stderr:\n%s", cmd.ProcessState, stderr.String())
 	case <-time.After(3 * time.Minute):
 		stop()
-		t.Fatalf("expd dev did not print its API address; stderr:\n%s", stderr.String())
+		return nil, fmt.Errorf("expd dev did not print its addresses within 3 minutes; stderr:\n%s", stderr.String())
 	}
-	return "", stop
+}
+
+// syncBuffer is a bytes.Buffer the process's stderr copier and the test
+// can use at once.
+type syncBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *syncBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *syncBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
 }
 
 func readCreds(t *testing.T, dir string) DevCredentials {
