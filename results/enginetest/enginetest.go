@@ -1,0 +1,490 @@
+// Package enginetest is the conformance suite of an analytics engine: an
+// events store (ingest.EventStore) and an aggregator (results.Aggregator)
+// over the same events. Every implementation must pass it: the SQL engine
+// runs it on SQLite and on PostgreSQL (results/engine_test.go), a second
+// engine (docs/scale.md, "Past one machine") runs it on its own store.
+//
+// The expected numbers are computed in Go from the synthetic users
+// (resultstest), not from another engine, so two engines that pass agree
+// with each other: the same per-user sums and counts (values, CUPED
+// pre-period values, ratio denominators), the same quantile calls, the
+// same crossover and unattributed counts, coverage and traffic, and
+// result rows within Tolerance (relative) of the rows analysed from the
+// expected sample.
+package enginetest
+
+import (
+	"encoding/json"
+	"fmt"
+	"math"
+	"slices"
+	"testing"
+	"time"
+
+	"gorm.io/gorm"
+
+	"github.com/expd/expd/experiments"
+	"github.com/expd/expd/ingest"
+	"github.com/expd/expd/internal/testenv"
+	"github.com/expd/expd/metrics"
+	"github.com/expd/expd/plans"
+	"github.com/expd/expd/results"
+	"github.com/expd/expd/results/resultstest"
+	"github.com/expd/expd/stats"
+	"github.com/expd/expd/vocab"
+)
+
+// Engine is one implementation under test.
+type Engine struct {
+	Events     ingest.EventStore
+	Aggregator results.Aggregator
+}
+
+// Tolerance is the relative difference allowed between an engine's
+// numbers and the expected ones (float sums in another order).
+const Tolerance = 1e-9
+
+// perArm is the synthetic users per arm; every third has a pre-period
+// model call (CUPED's covariate).
+const perArm = 20
+
+// Run runs the suite against the engine newEngine returns. db is the
+// control plane (orgs, experiments: PostgreSQL or SQLite) the engine
+// works beside; each Run makes its own org.
+func Run(t *testing.T, db *gorm.DB, newEngine func(t *testing.T) Engine) {
+	e := newEngine(t)
+	ctx := t.Context()
+	org := testenv.NewOrg(t, db, testenv.Signer(t))
+	cfg := config(t)
+	exp := resultstest.Experiment(t, db, org.ID, cfg)
+	at := time.Now().UTC().Add(-time.Hour).Truncate(time.Millisecond)
+	f := newFixture(org.ID, exp.ID, at)
+	w := results.NewWindow(at.Add(-time.Hour), at.Add(time.Hour), 30)
+	ms, err := metrics.Resolve(ctx, metrics.Store{DB: db}, org.ID, cfg.Metrics)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, m := range ms {
+		if m.Problem != "" {
+			t.Fatalf("metric %s does not resolve: %s", m.Name, m.Problem)
+		}
+	}
+	arms := resultstest.Arms
+
+	t.Run("insert dedups by event id", func(t *testing.T) {
+		n, err := e.Events.Insert(ctx, f.events)
+		if err != nil || n != len(f.events) {
+			t.Fatalf("Insert = %d, %v; want %d", n, err, len(f.events))
+		}
+		again := append(slices.Clone(f.events[:10]), f.events[0])
+		if n, err := e.Events.Insert(ctx, again); err != nil || n != 0 {
+			t.Fatalf("Insert of stored ids = %d, %v; want 0", n, err)
+		}
+		read, err := e.Events.Read(ctx, ingest.ReadFilter{OrgID: org.ID, ExperimentID: exp.ID, Limit: len(f.events) + 10})
+		if err != nil || len(read) != len(f.events) {
+			t.Fatalf("Read = %d events, %v; want %d", len(read), err, len(f.events))
+		}
+		if !slices.IsSortedFunc(read, func(a, b ingest.EventRow) int { return b.Ts.Compare(a.Ts) }) {
+			t.Error("Read is not newest first")
+		}
+		u := f.users[0]
+		mine, err := e.Events.ReadUser(ctx, org.ID, u.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var lat []float64
+		for _, ev := range mine {
+			if ev.Type == vocab.TypeModelCall {
+				lat = append(lat, *ev.LatencyMs)
+			}
+		}
+		if len(mine) == 0 || mine[0].Type != vocab.TypeExposure || !slices.Equal(lat, u.Latencies) {
+			t.Errorf("ReadUser: %d events, latencies %v; want the exposure first and %v", len(mine), lat, u.Latencies)
+		}
+	})
+
+	var sample results.Sample
+	t.Run("per-user values, calls and result rows", func(t *testing.T) {
+		var err error
+		sample, _, err = e.Aggregator.Aggregate(ctx, org.ID, exp.ID, w, arms, ms, time.Now(), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if sample.Unattributed != 1 {
+			t.Errorf("unattributed %d; want 1", sample.Unattributed)
+		}
+		for _, arm := range arms {
+			want := int64(0)
+			if arm == arms[0] {
+				want = 1 // the crossover user's first exposure
+			}
+			if got := sample.Arms[arm].Crossover; got != want {
+				t.Errorf("arm %s: crossover %d; want %d", arm, got, want)
+			}
+		}
+		want := f.expected(ms, sample)
+		for _, arm := range arms {
+			got, exp := sample.Arms[arm], want.Arms[arm]
+			if ids := slices.Sorted(slices.Values(got.UserIDs)); !slices.Equal(ids, f.armIDs(arm)) {
+				t.Fatalf("arm %s: users %v; want %v", arm, ids, f.armIDs(arm))
+			}
+			for mi, m := range ms {
+				for _, c := range []struct {
+					what      string
+					got, want []float64
+				}{
+					{"value", got.Values[mi], exp.Values[mi]}, {"pre-period value", got.Pre[mi], exp.Pre[mi]},
+					{"denominator", got.Den[mi], exp.Den[mi]}, {"call", got.Calls[mi].Values, exp.Calls[mi].Values},
+				} {
+					if err := within(c.got, c.want); err != nil {
+						t.Errorf("arm %s, metric %s, %s: %v", arm, m.Name, c.what, err)
+					}
+				}
+				if !slices.Equal(got.Calls[mi].Offsets, exp.Calls[mi].Offsets) {
+					t.Errorf("arm %s, metric %s: call offsets %v; want %v", arm, m.Name, got.Calls[mi].Offsets, exp.Calls[mi].Offsets)
+				}
+			}
+		}
+		d := results.Design{OrgID: org.ID, ExperimentID: exp.ID, Control: arms[0], Allocation: cfg.Allocation,
+			Metrics: ms, Window: w, Limits: plans.Get(plans.Business), Sequential: true}
+		gotRows, err := results.Analyze(d, sample, at, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		wantRows, err := results.Analyze(d, want, at, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(wantRows.Rows) != len(ms) || len(gotRows.Rows) != len(wantRows.Rows) {
+			t.Fatalf("%d rows, %d expected; want one per metric, %d", len(gotRows.Rows), len(wantRows.Rows), len(ms))
+		}
+		for i := range wantRows.Rows {
+			if err := sameJSON(gotRows.Rows[i], wantRows.Rows[i]); err != nil {
+				t.Errorf("row of %s: %v", wantRows.Rows[i].Metric, err)
+			}
+		}
+		if err := sameJSON(gotRows.SRM, wantRows.SRM); err != nil {
+			t.Errorf("SRM: %v", err)
+		}
+	})
+
+	t.Run("coverage and traffic", func(t *testing.T) {
+		c, err := e.Aggregator.Coverage(ctx, org.ID, exp.ID, w, arms)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := f.coverage()
+		if c.Counted != want.Counted {
+			t.Errorf("counted %+v; want %+v", c.Counted, want.Counted)
+		}
+		if len(c.LeftOut) != len(want.LeftOut) {
+			t.Fatalf("left out %+v; want every reason once: %+v", c.LeftOut, want.LeftOut)
+		}
+		for i, l := range want.LeftOut {
+			if got := c.LeftOut[i]; got.Reason != l.Reason || got.Tally != l.Tally || got.Detail == "" {
+				t.Errorf("left out %+v; want %+v with its reason in words", got, l)
+			}
+		}
+		if sample.Coverage != nil && sample.Coverage.Counted != c.Counted {
+			t.Errorf("the aggregation's coverage %+v differs from Coverage's %+v", sample.Coverage.Counted, c.Counted)
+		}
+		days, err := e.Aggregator.Traffic(ctx, org.ID, exp.ID, at.AddDate(0, 0, -1), at, arms)
+		if err != nil || len(days) != 2 {
+			t.Fatalf("Traffic = %v, %v; want two days", days, err)
+		}
+		for _, arm := range arms {
+			if n := days[0].Variants[arm]; n != 0 {
+				t.Errorf("traffic of %s on %s: %d users; want 0", arm, days[0].Day, n)
+			}
+			// The crossover user counts under both variants.
+			if n := days[1].Variants[arm]; n != perArm+1 {
+				t.Errorf("traffic of %s on %s: %d users; want %d", arm, days[1].Day, n, perArm+1)
+			}
+		}
+		// A variant outside the allocation is legitimate history.
+		if n := days[1].Variants["retired"]; n != 1 {
+			t.Errorf("traffic of retired on %s: %d users; want 1", days[1].Day, n)
+		}
+	})
+
+	t.Run("erasure and purge", func(t *testing.T) {
+		u := f.users[0]
+		mine, err := e.Events.ReadUser(ctx, org.ID, u.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if n, err := e.Events.DeleteUser(ctx, org.ID, u.ID); err != nil || n != int64(len(mine)) {
+			t.Fatalf("DeleteUser = %d, %v; want %d", n, err, len(mine))
+		}
+		if left, err := e.Events.ReadUser(ctx, org.ID, u.ID); err != nil || len(left) != 0 {
+			t.Fatalf("after DeleteUser, ReadUser = %d events, %v", len(left), err)
+		}
+		s, _, err := e.Aggregator.Aggregate(ctx, org.ID, exp.ID, w, arms, ms, time.Now(), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if slices.Contains(s.Arms[u.Variant].UserIDs, u.ID) || len(s.Arms[u.Variant].UserIDs) != perArm-1 {
+			t.Errorf("after DeleteUser, arm %s has %d users (%v); want %d without %s", u.Variant, len(s.Arms[u.Variant].UserIDs), s.Arms[u.Variant].UserIDs, perArm-1, u.ID)
+		}
+		left := int64(len(f.events) - len(mine))
+		var purged int64
+		for {
+			n, err := e.Events.PurgeBefore(ctx, org.ID, at.Add(time.Hour), 50)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if purged += n; n < 50 {
+				break
+			}
+		}
+		if purged != left {
+			t.Errorf("PurgeBefore deleted %d events in batches of 50; want %d", purged, left)
+		}
+		if read, err := e.Events.Read(ctx, ingest.ReadFilter{OrgID: org.ID, ExperimentID: exp.ID, Limit: 10}); err != nil || len(read) != 0 {
+			t.Fatalf("after PurgeBefore, Read = %d events, %v", len(read), err)
+		}
+		if n, err := e.Events.Insert(ctx, f.events[:1]); err != nil || n != 1 {
+			t.Errorf("an event sent again after its purge: Insert = %d, %v; want it stored", n, err)
+		}
+		twice := []ingest.EventRow{f.events[1], f.events[1]}
+		if n, err := e.Events.Insert(ctx, twice); err != nil || n != 1 {
+			t.Errorf("an event repeated in one batch: Insert = %d, %v; want it stored once", n, err)
+		}
+	})
+}
+
+// config is resultstest.Config with a metric of every kind; a kind
+// without one fails the suite, so a new kind comes with its case here.
+func config(t *testing.T) experiments.Config {
+	cfg := resultstest.Config("conformance")
+	shared := false
+	calls := experiments.MetricSource{EventType: vocab.TypeModelCall, Field: "latency_ms"}
+	perCall := experiments.MetricSource{EventType: vocab.TypeModelCall}
+	cfg.Metrics = append(cfg.Metrics,
+		experiments.Metric{Name: "calls", Kind: vocab.Count, Category: "secondary", MethodDefault: string(stats.WelchT), MetricVersion: 1, SharedOrgWide: &shared, Source: &calls},
+		experiments.Metric{Name: "latency_per_call", Kind: vocab.Ratio, Category: "secondary", MetricVersion: 1, SharedOrgWide: &shared, Source: &calls, Denominator: &perCall},
+		experiments.Metric{Name: metrics.LatencyP95Ms, Kind: vocab.Quantile, Category: "guardrail", MetricVersion: 1, SharedOrgWide: &shared},
+	)
+	for _, k := range vocab.Kinds {
+		if !slices.ContainsFunc(cfg.Metrics, func(m experiments.Metric) bool { return m.Kind == k.Name }) {
+			t.Fatalf("enginetest: no metric of kind %s: add one to config and its value to userValue", k.Name)
+		}
+	}
+	return cfg
+}
+
+// fixture is the suite's events: resultstest's users (an exposure, three
+// model calls, a conversion and revenue for some), every third with a
+// model call two days before (the CUPED pre-period, before the window),
+// a crossover user and one exposed to a variant outside the allocation.
+type fixture struct {
+	users  []resultstest.User
+	pre    map[string][]float64 // user -> pre-period latencies
+	events []ingest.EventRow
+}
+
+func newFixture(orgID, experimentID string, at time.Time) fixture {
+	f := fixture{users: resultstest.Users(perArm, 7), pre: map[string][]float64{}}
+	f.events = resultstest.Events(orgID, experimentID, f.users, at)
+	event := func(id string, typ vocab.RecordType, user, variant string, ts time.Time, latency float64) ingest.EventRow {
+		e := ingest.EventRow{OrgID: orgID, EventID: id, Type: typ, ExperimentID: experimentID, UserID: user,
+			Variant: variant, Ts: ts, Source: ingest.SourceAPI}
+		if typ == vocab.TypeModelCall {
+			e.LatencyMs = &latency
+		}
+		return e
+	}
+	for i, u := range f.users {
+		if i%3 == 1 {
+			l := 100 + float64(i)
+			f.pre[u.ID] = []float64{l}
+			f.events = append(f.events, event(u.ID+"-pre", vocab.TypeModelCall, u.ID, u.Variant, at.AddDate(0, 0, -2), l))
+		}
+	}
+	f.events = append(f.events,
+		event("x-1", vocab.TypeExposure, "crossover", resultstest.Arms[0], at, 0),
+		event("x-2", vocab.TypeExposure, "crossover", resultstest.Arms[1], at.Add(time.Second), 0),
+		event("x-3", vocab.TypeModelCall, "crossover", resultstest.Arms[1], at.Add(2*time.Second), 500),
+		event("r-1", vocab.TypeExposure, "retired", "retired", at, 0),
+		event("r-2", vocab.TypeModelCall, "retired", "retired", at.Add(time.Second), 600),
+	)
+	for i := range f.events {
+		f.events[i].ReceivedAt = at
+	}
+	return f
+}
+
+// armIDs are the ids of the users counted in arm, sorted.
+func (f fixture) armIDs(arm string) []string {
+	var out []string
+	for _, u := range f.users {
+		if u.Variant == arm {
+			out = append(out, u.ID)
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
+// expected is the Sample the fixture must give, computed from the users,
+// in got's user order (an engine's row order is its own).
+func (f fixture) expected(ms []metrics.Resolved, got results.Sample) results.Sample {
+	byID := map[string]resultstest.User{}
+	for _, u := range f.users {
+		byID[u.ID] = u
+	}
+	s := results.Sample{Arms: map[string]*results.Arm{}, Unattributed: 1}
+	for name, g := range got.Arms {
+		a := &results.Arm{UserIDs: g.UserIDs, Values: make([][]float64, len(ms)), Pre: make([][]float64, len(ms)),
+			Den: make([][]float64, len(ms)), Calls: make([]stats.Calls, len(ms))}
+		if name == resultstest.Arms[0] {
+			a.Crossover = 1
+		}
+		for _, id := range g.UserIDs {
+			u := byID[id]
+			prior := resultstest.User{ID: u.ID, Variant: u.Variant, Latencies: f.pre[u.ID]}
+			for mi, m := range ms {
+				v, calls, den := userValue(u, m)
+				switch m.Kind.Spec().Compare {
+				case vocab.ByCall:
+					c := &a.Calls[mi]
+					c.Offsets = append(c.Offsets, len(c.Values))
+					c.Values = append(c.Values, calls...)
+				case vocab.ByRatio:
+					a.Values[mi], a.Den[mi] = append(a.Values[mi], v), append(a.Den[mi], den)
+				default:
+					a.Values[mi] = append(a.Values[mi], v)
+				}
+				if m.UsesCUPED() {
+					x := 0.0 // no pre-period events: 0 (docs/results.md)
+					if len(prior.Latencies) > 0 {
+						x, _, _ = userValue(prior, m)
+					}
+					a.Pre[mi] = append(a.Pre[mi], x)
+				}
+			}
+		}
+		for mi := range a.Calls {
+			if c := &a.Calls[mi]; len(c.Offsets) > 0 {
+				c.Offsets = append(c.Offsets, len(c.Values))
+			}
+		}
+		s.Arms[name] = a
+	}
+	return s
+}
+
+// userValue is user u's value of metric m (for a ratio: the numerator),
+// their calls and their denominator.
+func userValue(u resultstest.User, m metrics.Resolved) (v float64, calls []float64, den float64) {
+	var sum float64
+	for _, l := range u.Latencies {
+		sum += l
+	}
+	switch m.Name {
+	case "calls":
+		return float64(len(u.Latencies)), nil, 0
+	case "latency_per_call":
+		return sum, nil, float64(len(u.Latencies))
+	case metrics.LatencyP95Ms:
+		return 0, u.Latencies, 0
+	}
+	return resultstest.Values([]resultstest.User{u}, m.Name)[u.Variant][0], nil, 0
+}
+
+// coverage is what the fixture's coverage must be (without the reasons'
+// words).
+func (f fixture) coverage() results.Coverage {
+	var counted results.Tally
+	for _, u := range f.users {
+		counted.Users++
+		counted.Exposures++
+		counted.Events += int64(len(u.Latencies))
+		if u.Converted {
+			counted.Events += 2
+		}
+	}
+	left := map[string]results.Tally{
+		results.LeftBeforeStart:  {Users: int64(len(f.pre)), Events: int64(len(f.pre))},
+		results.LeftCrossover:    {Users: 1, Exposures: 2, Events: 1},
+		results.LeftUnattributed: {Users: 1, Exposures: 1, Events: 1},
+	}
+	c := results.Coverage{Counted: counted}
+	for _, r := range []string{results.LeftBeforeStart, results.LeftAfterEnd, results.LeftUnexposed, results.LeftUnattributed, results.LeftCrossover} {
+		c.LeftOut = append(c.LeftOut, results.LeftOut{Reason: r, Tally: left[r]})
+	}
+	return c
+}
+
+// within checks got against want value by value, within Tolerance.
+func within(got, want []float64) error {
+	if len(got) != len(want) {
+		return fmt.Errorf("%d values; want %d", len(got), len(want))
+	}
+	for i := range want {
+		if !near(got[i], want[i]) {
+			return fmt.Errorf("value %d is %v; want %v", i, got[i], want[i])
+		}
+	}
+	return nil
+}
+
+func near(a, b float64) bool {
+	if a == b || (math.IsNaN(a) && math.IsNaN(b)) {
+		return true
+	}
+	return math.Abs(a-b) <= Tolerance*math.Max(math.Abs(a), math.Abs(b))
+}
+
+// sameJSON compares two values through their JSON: numbers within
+// Tolerance, everything else equal.
+func sameJSON(got, want any) error {
+	var g, w any
+	for _, p := range []struct {
+		v   any
+		dst *any
+	}{{got, &g}, {want, &w}} {
+		b, err := json.Marshal(p.v)
+		if err != nil {
+			return err
+		}
+		if err := json.Unmarshal(b, p.dst); err != nil {
+			return err
+		}
+	}
+	return sameValue("", g, w)
+}
+
+func sameValue(path string, g, w any) error {
+	switch wv := w.(type) {
+	case float64:
+		if gv, ok := g.(float64); !ok || !near(gv, wv) {
+			return fmt.Errorf("%s = %v; want %v", path, g, w)
+		}
+	case map[string]any:
+		gv, ok := g.(map[string]any)
+		if !ok || len(gv) != len(wv) {
+			return fmt.Errorf("%s = %v; want %v", path, g, w)
+		}
+		for k := range wv {
+			if err := sameValue(path+"."+k, gv[k], wv[k]); err != nil {
+				return err
+			}
+		}
+	case []any:
+		gv, ok := g.([]any)
+		if !ok || len(gv) != len(wv) {
+			return fmt.Errorf("%s = %v; want %v", path, g, w)
+		}
+		for i := range wv {
+			if err := sameValue(fmt.Sprintf("%s[%d]", path, i), gv[i], wv[i]); err != nil {
+				return err
+			}
+		}
+	default:
+		if g != w {
+			return fmt.Errorf("%s = %v; want %v", path, g, w)
+		}
+	}
+	return nil
+}
