@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"math"
@@ -74,35 +75,10 @@ func buildAndStart() (*expdDev, error) {
 		return nil, fmt.Errorf("go build ./cmd/expd: %v\n%s", err, out)
 	}
 	data := filepath.Join(dir, "data")
-	cmd := exec.Command(bin, "dev", "--addr", "127.0.0.1:0", "--data-dir", data, "--temporal-port", "0", "--temporal-http-port", "0", "--ui-port", "-1",
-		"--plan", "enterprise") // the tests' load would hit the free plan's limits
-	cmd.Env = append(os.Environ(), "DATABASE_URL=", "TEMPORAL_ADDRESS=", "EXPD_LOG_LEVEL=warn", "EXPD_RATE_LIMITS=*=off")
-	stdout, err := cmd.StdoutPipe()
+	var base string
+	devCmd, base, err = startDevRetrying(bin, data)
 	if err != nil {
 		return nil, err
-	}
-	if err := cmd.Start(); err != nil {
-		return nil, err
-	}
-	devCmd = cmd
-	found := make(chan string, 1)
-	go func() {
-		api := regexp.MustCompile(`^\s*API:\s*(\S+)`)
-		lines := bufio.NewScanner(stdout)
-		for lines.Scan() {
-			if m := api.FindStringSubmatch(lines.Text()); m != nil {
-				select {
-				case found <- m[1]:
-				default:
-				}
-			}
-		}
-	}()
-	var base string
-	select {
-	case base = <-found:
-	case <-time.After(180 * time.Second):
-		return nil, fmt.Errorf("expd dev did not start within 180 s")
 	}
 	raw, err := os.ReadFile(filepath.Join(data, "dev-credentials.json"))
 	if err != nil {
@@ -116,6 +92,69 @@ func buildAndStart() (*expdDev, error) {
 		return nil, err
 	}
 	return &expdDev{BaseURL: base, APIKey: cred.PublishableKey, jwt: cred.IdentityJWT}, nil
+}
+
+// devStartAttempts bounds how often buildAndStart runs `expd dev` again when
+// it exits before printing its API address. The dev server retries a port
+// lost to another process itself; this covers what it cannot, so that one
+// unlucky start does not fail every live test.
+const devStartAttempts = 3
+
+var errExitedEarly = errors.New("expd dev exited before printing its API address")
+
+// startDevRetrying runs `expd dev` (startDevOnce), again when it exits
+// before its banner, up to devStartAttempts times.
+func startDevRetrying(bin, data string) (cmd *exec.Cmd, base string, err error) {
+	for attempt := 1; ; attempt++ {
+		cmd, base, err = startDevOnce(bin, data)
+		if err == nil || !errors.Is(err, errExitedEarly) || attempt == devStartAttempts {
+			return cmd, base, err
+		}
+	}
+}
+
+// startDevOnce runs `expd dev` on free ports in data and returns it with
+// the API address its banner prints.
+func startDevOnce(bin, data string) (*exec.Cmd, string, error) {
+	cmd := exec.Command(bin, "dev", "--addr", "127.0.0.1:0", "--data-dir", data, "--temporal-port", "0", "--temporal-http-port", "0", "--ui-port", "-1",
+		"--plan", "enterprise") // the tests' load would hit the free plan's limits
+	cmd.Env = append(os.Environ(), "DATABASE_URL=", "TEMPORAL_ADDRESS=", "EXPD_LOG_LEVEL=warn", "EXPD_RATE_LIMITS=*=off")
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		return nil, "", err
+	}
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		return nil, "", err
+	}
+	found := make(chan string, 1)
+	go func() {
+		api := regexp.MustCompile(`^\s*API:\s*(\S+)`)
+		lines := bufio.NewScanner(stdout)
+		for lines.Scan() {
+			if m := api.FindStringSubmatch(lines.Text()); m != nil {
+				select {
+				case found <- m[1]:
+				default:
+				}
+			}
+		}
+		close(found)
+	}()
+	select {
+	case base, ok := <-found:
+		if !ok {
+			// stdout closed without a banner: the process ended (Wait reads stderr to its end).
+			err := cmd.Wait()
+			return nil, "", fmt.Errorf("%w (%v); stderr:\n%s", errExitedEarly, err, stderr.String())
+		}
+		return cmd, base, nil
+	case <-time.After(180 * time.Second):
+		_ = cmd.Process.Kill()
+		_ = cmd.Wait()
+		return nil, "", fmt.Errorf("expd dev did not start within 180 s; stderr:\n%s", stderr.String())
+	}
 }
 
 func (d *expdDev) call(t *testing.T, method, path string, body any, jwt bool, want int, out any) {

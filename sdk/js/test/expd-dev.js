@@ -18,25 +18,57 @@ export function buildExpd() {
   return out;
 }
 
+// How often startExpdDev runs `expd dev` again when it exits before printing
+// its API address. The dev server retries a port lost to another process
+// itself; this covers what it cannot, so one unlucky start fails no test.
+export const START_ATTEMPTS = 3;
+
+/** Runs `expd dev` (binary) in a fresh data dir, again when a start exits before its banner. */
 export async function startExpdDev(binary) {
   const dataDir = mkdtempSync(join(tmpdir(), 'expd-dev-'));
+  for (let attempt = 1; ; attempt++) {
+    try {
+      const started = await startOnce(binary, dataDir);
+      return devServer(started, dataDir);
+    } catch (err) {
+      if (!err.exitedEarly || attempt === START_ATTEMPTS) throw new Error(`${err.message} (start ${attempt} of ${START_ATTEMPTS})`);
+    }
+  }
+}
+
+/**
+ * Spawns `expd dev` and resolves with the child and its banner's API URL;
+ * rejects, with exitedEarly set and its stderr's tail, when it exits first.
+ */
+function startOnce(binary, dataDir) {
   const child = spawn(binary, ['dev', '--addr', '127.0.0.1:0', '--data-dir', dataDir, '--temporal-port', '0',
     // --plan enterprise: the tests' load would hit the free plan's limits.
-    '--temporal-http-port', '0', '--ui-port', '-1', '--plan', 'enterprise'], { env: { ...process.env, ...DEV_ENV }, stdio: ['ignore', 'pipe', 'ignore'] });
-  const baseUrl = await new Promise((resolve, reject) => {
+    '--temporal-http-port', '0', '--ui-port', '-1', '--plan', 'enterprise'], { env: { ...process.env, ...DEV_ENV }, stdio: ['ignore', 'pipe', 'pipe'] });
+  let stderr = '';
+  child.stderr.on('data', (chunk) => { stderr = (stderr + chunk).slice(-4000); });
+  return new Promise((resolve, reject) => {
     let buffered = '';
-    const timer = setTimeout(() => reject(new Error('expd dev did not start within 180 s')), 180_000);
+    const timer = setTimeout(() => {
+      child.kill('SIGKILL');
+      reject(new Error(`expd dev did not start within 180 s; stderr ends:\n${stderr}`));
+    }, 180_000);
     child.stdout.on('data', (chunk) => {
       buffered += chunk;
       const m = buffered.match(/^\s*API:\s*(\S+)/m);
       if (m) {
         clearTimeout(timer);
-        resolve(m[1]);
+        child.stdout.resume();
+        resolve({ child, baseUrl: m[1] });
       }
     });
-    child.on('exit', (code) => reject(new Error(`expd dev exited with ${code}`)));
+    child.on('exit', (code) => {
+      clearTimeout(timer);
+      reject(Object.assign(new Error(`expd dev exited with ${code} before printing its API address; stderr ends:\n${stderr}`), { exitedEarly: true }));
+    });
   });
-  child.stdout.resume();
+}
+
+function devServer({ child, baseUrl }, dataDir) {
   const credentials = JSON.parse(readFileSync(join(dataDir, 'dev-credentials.json'), 'utf8'));
   const api = async (method, path, body, auth) => {
     const res = await fetch(baseUrl + path, {

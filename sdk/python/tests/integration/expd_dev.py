@@ -17,6 +17,10 @@ from helpers import REPO_ROOT
 # A cold start creates the SQLite databases and the embedded Temporal server's schema.
 START_TIMEOUT = 120.0
 STOP_TIMEOUT = 30.0
+# How often start() runs ``expd dev`` again when it exits before printing its API address.
+# The dev server retries a port lost to another process itself; this covers what it cannot,
+# so that one unlucky start does not fail every test of a class.
+START_ATTEMPTS = 3
 # Forced so a test run never touches a shared database or Temporal, whatever the caller's
 # environment: SQLite and embedded Temporal in the data dir. Rate limits are off because the
 # tests call /v1/assign thousands of times (the free plan allows 50 requests/s).
@@ -79,6 +83,26 @@ class ExpdDev:
         return self.credentials["identity_jwt"]
 
     def start(self) -> "ExpdDev":
+        """Start ``expd dev``, again (up to START_ATTEMPTS) when it exits before its banner."""
+        for attempt in range(1, START_ATTEMPTS + 1):
+            base_url = self._start_once()
+            if base_url is not None:
+                break
+            exited = self._exited()
+            self.stop()
+            if not exited or attempt == START_ATTEMPTS:
+                what = "exited" if exited else f"printed nothing within {START_TIMEOUT:.0f} s"
+                raise RuntimeError(f"expd dev {what} before printing its API address "
+                                   f"(start {attempt} of {START_ATTEMPTS}); its log ends:\n{self.log_tail()}")
+        self.port = int(base_url.rsplit(":", 1)[1])
+        with open(os.path.join(self.data_dir, "dev-credentials.json"), encoding="utf-8") as handle:
+            self.credentials = json.load(handle)
+        if self.credentials.get("base_url") != base_url:
+            raise RuntimeError(f"dev-credentials.json names {self.credentials.get('base_url')}, not {base_url}")
+        return self
+
+    def _start_once(self) -> Optional[str]:
+        """Run ``expd dev``; the URL of its banner's ``API:`` line, or None (see _wait_for_banner)."""
         args = [expd_binary(), "dev", "--addr", f"127.0.0.1:{self.port}", "--data-dir", self.data_dir,
                 "--temporal-port", "0", "--temporal-http-port", "0", "--ui-port", "-1",
                 # The tests send thousands of assigns and events: the free plan's rate limits would throttle them.
@@ -88,16 +112,15 @@ class ExpdDev:
                                              env={**os.environ, **DEV_ENV})
         # A test run cut short (Ctrl-C) skips class cleanups; the exit hook still stops the server.
         atexit.register(self.stop)
-        base_url = self._wait_for_banner(self._process)
-        if base_url is None:
-            self.stop()
-            raise RuntimeError(f"expd dev did not print its API address; its log ends:\n{self.log_tail()}")
-        self.port = int(base_url.rsplit(":", 1)[1])
-        with open(os.path.join(self.data_dir, "dev-credentials.json"), encoding="utf-8") as handle:
-            self.credentials = json.load(handle)
-        if self.credentials.get("base_url") != base_url:
-            raise RuntimeError(f"dev-credentials.json names {self.credentials.get('base_url')}, not {base_url}")
-        return self
+        return self._wait_for_banner(self._process)
+
+    def _exited(self) -> bool:
+        """Whether the process ended (its stdout closing is followed by its exit within moments)."""
+        try:
+            self._process.wait(1.0)
+        except subprocess.TimeoutExpired:
+            return False
+        return True
 
     def stop(self) -> None:
         """Stop with SIGINT (a clean shutdown), killing only if it outlives STOP_TIMEOUT."""
