@@ -1,53 +1,36 @@
 """The ``expd dev`` harness itself: a start that exits before its banner is run again."""
 
 import os
-import stat
 import tempfile
-import textwrap
 import unittest
 from unittest import mock
+
+from helpers import REPO_ROOT
 
 from . import expd_dev
 from .expd_dev import START_ATTEMPTS, ExpdDev
 
-# Stands in for the expd binary: exits 1 while the file `fail-count` in its data dir holds a
-# positive number (counting it down), then writes the credentials, prints the banner and
-# waits for SIGINT like ``expd dev``.
-FAKE_EXPD = textwrap.dedent("""\
-    #!/bin/sh
-    while [ "$#" -gt 0 ]; do [ "$1" = --data-dir ] && dir="$2"; shift; done
-    echo start >> "$dir/starts"
-    left=$(cat "$dir/fail-count")
-    if [ "$left" -gt 0 ]; then echo $((left - 1)) > "$dir/fail-count"; echo "bind: address already in use" >&2; exit 1; fi
-    echo '{"base_url": "http://127.0.0.1:4321"}' > "$dir/dev-credentials.json"
-    echo "  API:         http://127.0.0.1:4321"
-    trap 'exit 0' INT
-    while :; do sleep 0.1; done
-    """)
+FAKE_EXPD = os.path.join(REPO_ROOT, "testdata", "harness", "fake-expd-dev.sh")
 
 
 class ExpdDevHarnessTest(unittest.TestCase):
-    def setUp(self) -> None:
-        self.directory = tempfile.TemporaryDirectory()
-        self.addCleanup(self.directory.cleanup)
-        binary = os.path.join(self.directory.name, "expd")
-        with open(binary, "w", encoding="utf-8") as handle:
-            handle.write(FAKE_EXPD)
-        os.chmod(binary, stat.S_IRWXU)
-        patcher = mock.patch.object(expd_dev, "expd_binary", return_value=binary)
-        patcher.start()
-        self.addCleanup(patcher.stop)
-        self.data_dir = os.path.join(self.directory.name, "data")
-
     def server(self, failures: int) -> ExpdDev:
-        server = ExpdDev(self.data_dir)
-        with open(os.path.join(self.data_dir, "fail-count"), "w", encoding="utf-8") as handle:
+        """An ExpdDev on the fake binary (its header says how), set to exit ``failures`` times."""
+        directory = tempfile.TemporaryDirectory()
+        self.addCleanup(directory.cleanup)
+        self.state = directory.name
+        with open(os.path.join(self.state, "fail-count"), "w", encoding="utf-8") as handle:
             handle.write(str(failures))
+        for patcher in (mock.patch.object(expd_dev, "expd_binary", return_value=FAKE_EXPD),
+                        mock.patch.dict(os.environ, {"FAKE_EXPD_STATE": self.state})):
+            patcher.start()
+            self.addCleanup(patcher.stop)
+        server = ExpdDev(os.path.join(self.state, "data"))
         self.addCleanup(server.stop)
         return server
 
     def starts(self) -> int:
-        with open(os.path.join(self.data_dir, "starts"), encoding="utf-8") as handle:
+        with open(os.path.join(self.state, "starts"), encoding="utf-8") as handle:
             return len(handle.readlines())
 
     def test_a_start_that_exits_before_its_banner_is_run_again(self) -> None:
