@@ -138,12 +138,12 @@ type Page struct {
 }
 
 // Read returns one page of the experiment's calls that pass q, with their
-// scores.
-func Read(ctx context.Context, db *gorm.DB, orgID, experimentID string, q Query) (Page, error) {
+// scores: the calls from the events store, their scores from db.
+func Read(ctx context.Context, events ingest.EventStore, db *gorm.DB, orgID, experimentID string, q Query) (Page, error) {
 	f := ingest.CallFilter{OrgID: orgID, ExperimentID: experimentID, Variant: q.Variant, Model: q.Model,
 		Error: q.Error, From: q.From, To: q.To, Limit: q.Limit + 1}
 	if q.Score != "" {
-		f.ScoredIn = scores.CallsScored(db, orgID, scores.Range{Name: q.Score, Min: q.ScoreMin, Max: q.ScoreMax})
+		f.Scored = &scores.Range{Name: q.Score, Min: q.ScoreMin, Max: q.ScoreMax}
 	}
 	if q.Cursor != "" {
 		var err error
@@ -151,7 +151,7 @@ func Read(ctx context.Context, db *gorm.DB, orgID, experimentID string, q Query)
 			return Page{}, err
 		}
 	}
-	rows, err := ingest.ReadCalls(ctx, db, f)
+	rows, err := events.ReadCalls(ctx, f)
 	if err != nil {
 		return Page{}, err
 	}

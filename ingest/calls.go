@@ -5,8 +5,7 @@ import (
 	"fmt"
 	"time"
 
-	"gorm.io/gorm"
-
+	"github.com/expd/expd/scores"
 	"github.com/expd/expd/vocab"
 )
 
@@ -15,9 +14,9 @@ import (
 type CallFilter struct {
 	OrgID, ExperimentID string
 	Variant, Model      string
-	Error               *bool     // true: failed calls only; false: successful only
-	ScoredIn            *gorm.DB  // a subquery of call ids (scores.CallsScored)
-	From, To            time.Time // ts in [From, To)
+	Error               *bool         // true: failed calls only; false: successful only
+	Scored              *scores.Range // calls with a score in this range
+	From, To            time.Time     // ts in [From, To)
 	// Before is the keyset cursor: calls strictly older than (BeforeTs,
 	// BeforeID) in the newest-first order.
 	BeforeTs time.Time
@@ -25,10 +24,9 @@ type CallFilter struct {
 	Limit    int
 }
 
-// ReadCalls returns the experiment's model calls that pass f, newest
-// first (event_id breaks ties, so pages are stable).
-func ReadCalls(ctx context.Context, db *gorm.DB, f CallFilter) ([]EventRow, error) {
-	q := db.WithContext(ctx).Where("org_id = ? AND experiment_id = ? AND type = ?", f.OrgID, f.ExperimentID, vocab.TypeModelCall)
+// ReadCalls is EventStore.ReadCalls on expd's own database.
+func (s SQLEvents) ReadCalls(ctx context.Context, f CallFilter) ([]EventRow, error) {
+	q := s.DB.WithContext(ctx).Where("org_id = ? AND experiment_id = ? AND type = ?", f.OrgID, f.ExperimentID, vocab.TypeModelCall)
 	if f.Variant != "" {
 		q = q.Where("variant = ?", f.Variant)
 	}
@@ -43,8 +41,8 @@ func ReadCalls(ctx context.Context, db *gorm.DB, f CallFilter) ([]EventRow, erro
 			q = q.Where("(error IS NULL OR error = '')")
 		}
 	}
-	if f.ScoredIn != nil {
-		q = q.Where("event_id IN (?)", f.ScoredIn)
+	if f.Scored != nil {
+		q = q.Where("event_id IN (?)", scores.CallsScored(s.DB, f.OrgID, *f.Scored))
 	}
 	if !f.From.IsZero() {
 		q = q.Where("ts >= ?", f.From)

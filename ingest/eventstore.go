@@ -23,6 +23,9 @@ type EventStore interface {
 	Insert(ctx context.Context, rows []EventRow) (int, error)
 	// Read returns one experiment's events, newest first (ReadFilter).
 	Read(ctx context.Context, f ReadFilter) ([]EventRow, error)
+	// ReadCalls returns one experiment's model calls that pass f, newest
+	// first, event_id breaking ties (the call explorer's keyset order).
+	ReadCalls(ctx context.Context, f CallFilter) ([]EventRow, error)
 	// ReadUser returns one user's events of the org, of every experiment,
 	// oldest first.
 	ReadUser(ctx context.Context, orgID, userID string) ([]EventRow, error)
