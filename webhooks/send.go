@@ -53,6 +53,12 @@ type Sender struct {
 // resolved to a non-public address.
 var ErrPrivateAddress = errors.New("endpoint resolves to a private, loopback or link-local address")
 
+// HTTPClient is the sender's client: its dialer refuses non-public
+// addresses unless AllowPrivate, it uses no proxy and follows no
+// redirect. Other outbound callers of customer-named URLs (LLM judges)
+// use the same rules.
+func (s *Sender) HTTPClient() *http.Client { return s.client() }
+
 func (s *Sender) client() *http.Client {
 	if s.Client != nil {
 		return s.Client
@@ -125,7 +131,7 @@ func (s *Sender) Send(ctx context.Context, url, secret string, ev Event, now tim
 	start := time.Now()
 	resp, err := s.client().Do(req)
 	if err != nil {
-		return Attempt{Err: scrub(err), Duration: time.Since(start)}
+		return Attempt{Err: Scrub(err), Duration: time.Since(start)}
 	}
 	d := time.Since(start)
 	_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10)) // let the connection be reused
@@ -133,16 +139,16 @@ func (s *Sender) Send(ctx context.Context, url, secret string, ev Event, now tim
 	if resp.StatusCode < 200 || resp.StatusCode > 299 {
 		a := Attempt{StatusCode: resp.StatusCode, Err: fmt.Errorf("endpoint answered %d", resp.StatusCode), Duration: d}
 		if resp.StatusCode == http.StatusTooManyRequests || resp.StatusCode == http.StatusServiceUnavailable {
-			a.RetryAfter = retryAfter(resp.Header.Get("Retry-After"), now)
+			a.RetryAfter = RetryAfter(resp.Header.Get("Retry-After"), now)
 		}
 		return a
 	}
 	return Attempt{StatusCode: resp.StatusCode, Duration: d}
 }
 
-// retryAfter reads a Retry-After value (RFC 9110: delay-seconds or an
+// RetryAfter reads a Retry-After value (RFC 9110: delay-seconds or an
 // HTTP date) relative to now; 0 when absent, malformed or past.
-func retryAfter(v string, now time.Time) time.Duration {
+func RetryAfter(v string, now time.Time) time.Duration {
 	if v == "" {
 		return 0
 	}
@@ -162,10 +168,10 @@ func retryAfter(v string, now time.Time) time.Duration {
 // own bound (a huge value must not overflow a Duration).
 const maxRetryAfter = 30 * 24 * time.Hour
 
-// scrub keeps the cause of a transport error and drops the wrapping that
+// Scrub keeps the cause of a transport error and drops the wrapping that
 // repeats the method and URL (the URL may carry a customer's token in its
 // query).
-func scrub(err error) error {
+func Scrub(err error) error {
 	var ue interface{ Unwrap() error }
 	if errors.As(err, &ue) {
 		if inner := ue.Unwrap(); inner != nil {
