@@ -18,6 +18,7 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -87,6 +88,7 @@ func Run(t *testing.T, db *gorm.DB, newEngine func(t *testing.T) Engine) {
 		if !slices.IsSortedFunc(read, func(a, b ingest.EventRow) int { return b.Ts.Compare(a.Ts) }) {
 			t.Error("Read is not newest first")
 		}
+		checkReadCalls(t, e.Events, f, org.ID, exp.ID)
 		u := f.users[0]
 		mine, err := e.Events.ReadUser(ctx, org.ID, u.ID)
 		if err != nil {
@@ -251,6 +253,48 @@ func Run(t *testing.T, db *gorm.DB, newEngine func(t *testing.T) Engine) {
 			t.Errorf("an event repeated in one batch: Insert = %d, %v; want it stored once", n, err)
 		}
 	})
+}
+
+// checkReadCalls pages through the experiment's model calls of one arm,
+// 7 at a time, and expects exactly the fixture's, newest first.
+func checkReadCalls(t *testing.T, events ingest.EventStore, f fixture, orgID, experimentID string) {
+	t.Helper()
+	arm := resultstest.Arms[1]
+	var want []ingest.EventRow
+	for _, ev := range f.events {
+		if ev.Type == vocab.TypeModelCall && ev.Variant == arm {
+			want = append(want, ev)
+		}
+	}
+	slices.SortFunc(want, func(a, b ingest.EventRow) int {
+		if c := b.Ts.Compare(a.Ts); c != 0 {
+			return c
+		}
+		return strings.Compare(b.EventID, a.EventID)
+	})
+	filter := ingest.CallFilter{OrgID: orgID, ExperimentID: experimentID, Variant: arm, Limit: 7}
+	var got []string
+	for {
+		page, err := events.ReadCalls(t.Context(), filter)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, ev := range page {
+			got = append(got, ev.EventID)
+		}
+		if len(page) < filter.Limit {
+			break
+		}
+		last := page[len(page)-1]
+		filter.BeforeTs, filter.BeforeID = last.Ts, last.EventID
+	}
+	ids := make([]string, len(want))
+	for i, ev := range want {
+		ids[i] = ev.EventID
+	}
+	if len(ids) <= 7 || !slices.Equal(got, ids) {
+		t.Errorf("ReadCalls of %s in pages of 7: %v; want %v", arm, got, ids)
+	}
 }
 
 // config is resultstest.Config with a metric of every kind; a kind
