@@ -144,6 +144,9 @@ func (a *Activities) AnalyzeExperiment(ctx context.Context, in RunInput) (Analyz
 		}
 		sample.Coverage = &c
 	}
+	if o := sample.Orphans; o != nil {
+		sample.Coverage.OrphanScores = &o.Total
+	}
 	if err := results.RecordCoverage(ctx, a.DB, in.ExperimentID, key.ComputedFor, *sample.Coverage, noResults(d, plan, len(analysis.Rows))); err != nil {
 		return AnalyzeResult{}, err
 	}

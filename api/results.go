@@ -14,17 +14,20 @@ import (
 
 // resultsView is the body of GET /v1/experiments/:id/results.
 type resultsView struct {
-	ExperimentID      string             `json:"experiment_id"`
-	ComputedFor       string             `json:"computed_for"`
-	Kind              string             `json:"kind"`
-	AvailableDays     []string           `json:"available_days"`
-	ExperimentVersion int                `json:"experiment_version"`
-	Window            results.Window     `json:"window"`
-	SRMGate           string             `json:"srm_gate"`
-	SRM               json.RawMessage    `json:"srm"`
-	Preliminary       bool               `json:"preliminary"`
-	ComputedAt        *time.Time         `json:"computed_at"`
-	Metrics           []metricResultView `json:"metrics"`
+	ExperimentID      string          `json:"experiment_id"`
+	ComputedFor       string          `json:"computed_for"`
+	Kind              string          `json:"kind"`
+	AvailableDays     []string        `json:"available_days"`
+	ExperimentVersion int             `json:"experiment_version"`
+	Window            results.Window  `json:"window"`
+	SRMGate           string          `json:"srm_gate"`
+	SRM               json.RawMessage `json:"srm"`
+	Preliminary       bool            `json:"preliminary"`
+	ComputedAt        *time.Time      `json:"computed_at"`
+	// OrphanScores: the run's scores of its score metrics whose call
+	// never arrived (absent without score metrics; docs/quality.md).
+	OrphanScores *int64             `json:"orphan_scores,omitempty"`
+	Metrics      []metricResultView `json:"metrics"`
 }
 
 // metricResultView is one MetricResult: a metric, a treatment arm against
@@ -172,6 +175,11 @@ func (h *handlers) resultsOf(c *gin.Context, experimentID, computedFor string) (
 		SRMGate: srm.Gate, SRM: json.RawMessage(run.SRM), ComputedAt: run.FinishedAt,
 		Metrics: make([]metricResultView, len(rows)),
 	}
+	cov, _, err := run.DecodeCoverage()
+	if err != nil {
+		return resultsView{}, err
+	}
+	v.OrphanScores = cov.OrphanScores
 	for i, r := range rows {
 		if v.Metrics[i], err = metricResult(r); err != nil {
 			return resultsView{}, err

@@ -105,11 +105,16 @@ func cupedMethod(method string) bool {
 }
 
 // MetricSource says which events feed a metric: an event type and one of
-// its numeric fields, or a business metric name.
+// its numeric fields, or a business metric name; or (event_type score)
+// the scores of one name of the users' model calls, of one source
+// (human, judge, code) or, when ScoreSource is empty, of every source
+// (docs/quality.md, "Score metrics").
 type MetricSource struct {
 	EventType      vocab.RecordType `json:"event_type"`
 	Field          string           `json:"field,omitempty"`
 	BusinessMetric string           `json:"business_metric,omitempty"`
+	Score          string           `json:"score,omitempty"`
+	ScoreSource    string           `json:"score_source,omitempty"`
 }
 
 // ControlVariant is the control arm: Control when set, else the first slice.

@@ -3,12 +3,14 @@ package experiments
 import (
 	"fmt"
 	"regexp"
+	"slices"
 	"strings"
 	"time"
 
 	"github.com/google/uuid"
 
 	"github.com/expd/expd/bucketing"
+	"github.com/expd/expd/scores"
 	"github.com/expd/expd/stats"
 	"github.com/expd/expd/validate"
 	"github.com/expd/expd/vocab"
@@ -155,6 +157,10 @@ func (c *Config) validateMetrics(errs *validate.Errors) {
 		}
 		seen[m.Name] = true
 		spec, _ := vocab.Spec(m.Kind)
+		scored := m.Source != nil && m.Source.EventType == vocab.TypeScore
+		if scored {
+			spec = spec.ForSource(vocab.TypeScore)
+		}
 		checkKnown(errs, f("kind"), string(m.Kind), m.Kind.Valid())
 		checkEnum(errs, f("category"), m.Category, metricCategories)
 		if spec.Test != "" {
@@ -164,8 +170,14 @@ func (c *Config) validateMetrics(errs *validate.Errors) {
 		} else {
 			checkEnum(errs, f("method_default"), m.MethodDefault, metricMethods)
 		}
-		if m.MethodDefault == string(stats.ZTest) && m.Kind != "" && !spec.ZeroOne {
+		switch {
+		case m.MethodDefault == string(stats.ZTest) && scored:
+			errs.Add(f("method_default"), "%s needs per-user values of 0 or 1; a %s metric's is a mean over the user's scored calls (use %s)", stats.ZTest, vocab.TypeScore, stats.WelchT)
+		case m.MethodDefault == string(stats.ZTest) && m.Kind != "" && !spec.ZeroOne:
 			errs.Add(f("method_default"), "%s applies to %s metrics only", stats.ZTest, kindsWhere(func(s vocab.KindSpec) bool { return s.ZeroOne }))
+		}
+		if scored && m.Kind.Valid() && !spec.Scores {
+			errs.Add(f("kind"), "a metric over %s values must be of kind %s", vocab.TypeScore, vocab.JoinOr(vocab.ScoreKinds(), "%s"))
 		}
 		if m.MetricVersion < 1 {
 			errs.Add(f("metric_version"), "is required and must be an integer >= 1")
@@ -232,7 +244,11 @@ var (
 // validateDenominator is validateSource, except that a model_call
 // denominator may name no field: it then counts calls.
 func validateDenominator(errs *validate.Errors, field string, s *MetricSource) {
-	if s.EventType == vocab.TypeModelCall && s.Field == "" {
+	switch {
+	case s.EventType == vocab.TypeModelCall && s.Field == "":
+		return
+	case s.EventType == vocab.TypeScore:
+		errs.Add(field+".event_type", "a denominator counts or sums events; %q is not allowed", s.EventType)
 		return
 	}
 	validateSource(errs, field, s)
@@ -259,8 +275,28 @@ func (c *Config) validateInference(errs *validate.Errors) {
 }
 
 func validateSource(errs *validate.Errors, field string, s *MetricSource) {
-	checkKnown(errs, field+".event_type", string(s.EventType), s.EventType.Valid())
+	checkKnown(errs, field+".event_type", string(s.EventType), s.EventType.ValidSource())
+	if s.EventType != vocab.TypeScore {
+		if s.Score != "" {
+			errs.Add(field+".score", "applies to event_type %q only", vocab.TypeScore)
+		}
+		if s.ScoreSource != "" {
+			errs.Add(field+".score_source", "applies to event_type %q only", vocab.TypeScore)
+		}
+	}
 	switch s.EventType {
+	case vocab.TypeScore:
+		if s.Score == "" {
+			errs.Add(field+".score", "is required for %s metrics: the name of the scores to read (e.g. thumbs_up)", vocab.TypeScore)
+		} else {
+			errs.Name(field+".score", s.Score)
+		}
+		if s.ScoreSource != "" && !slices.Contains(scores.Sources, s.ScoreSource) {
+			errs.Add(field+".score_source", "%q is not allowed (%s, or omitted for every source)", s.ScoreSource, strings.Join(scores.Sources, ", "))
+		}
+		if s.Field != "" || s.BusinessMetric != "" {
+			errs.Add(field, "a %s source names its score (score, score_source), not a field or business_metric", vocab.TypeScore)
+		}
 	case vocab.TypeModelCall:
 		if f, ok := vocab.ModelCallField(s.Field); !ok || f.Metric == vocab.NotReadable {
 			errs.Add(field+".field", "must be one of %s", strings.Join(vocab.MetricFields(), ", "))

@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"gorm.io/gorm"
+
+	"github.com/expd/expd/scores"
 )
 
 // Late events and day marks (docs/results.md, "Incremental results").
@@ -27,13 +29,15 @@ type dayMark struct{ orgID, day string }
 const dayLayout = "2006-01-02"
 
 // storeEvents is the write path's store of rows: the events store's
-// insert (insertMarked), then the pins of the rows stored now, and returns
-// the keys stored now.
-func storeEvents(ctx context.Context, tx groupTx, rows []EventRow) ([]eventKey, error) {
-	inserted, err := insertMarked(ctx, tx, rows)
+// insert, then the pins of the rows stored now. It returns the keys stored
+// now and adds the late days of those rows to late, which the caller marks
+// (markLate) once, with the late days of the group's scores.
+func storeEvents(ctx context.Context, tx groupTx, rows []EventRow, late map[dayMark]bool) ([]eventKey, error) {
+	inserted, err := tx.insert(ctx, rows)
 	if err != nil || len(inserted) == 0 {
 		return inserted, err
 	}
+	lateDays(rows, inserted, late)
 	if err := tx.pin(ctx, storedRows(rows, inserted)); err != nil {
 		return nil, err
 	}
@@ -47,21 +51,33 @@ func insertMarked(ctx context.Context, tx eventsTx, rows []EventRow) ([]eventKey
 	if err != nil || len(inserted) == 0 {
 		return inserted, err
 	}
-	marks := lateDays(rows, inserted)
-	if len(marks) == 0 {
-		return inserted, nil
-	}
-	if err := tx.markDays(ctx, marks); err != nil {
-		return nil, err
-	}
-	return inserted, nil
+	return inserted, markLate(ctx, tx, lateDays(rows, inserted, nil))
 }
 
-// lateDays lists, sorted (two transactions lock the rows in the same
-// order), the (org, day) of stored rows received after their day ended.
-func lateDays(rows []EventRow, inserted []eventKey) []dayMark {
+// markLate raises the marks of days (none: nothing to do) in sorted
+// order, so two transactions lock the rows in the same order; a group
+// calls it once, for its events and scores together.
+func markLate(ctx context.Context, tx eventsTx, days map[dayMark]bool) error {
+	if len(days) == 0 {
+		return nil
+	}
+	out := make([]dayMark, 0, len(days))
+	for m := range days {
+		out = append(out, m)
+	}
+	slices.SortFunc(out, func(a, b dayMark) int {
+		return cmp.Or(strings.Compare(a.orgID, b.orgID), strings.Compare(a.day, b.day))
+	})
+	return tx.markDays(ctx, out)
+}
+
+// lateDays adds to days (a new set when nil) the (org, day) of stored
+// rows received after their day ended.
+func lateDays(rows []EventRow, inserted []eventKey, days map[dayMark]bool) map[dayMark]bool {
+	if days == nil {
+		days = map[dayMark]bool{}
+	}
 	var stored map[eventKey]bool
-	seen := map[dayMark]bool{}
 	for i := range rows {
 		e := &rows[i]
 		day := e.Ts.UTC().Format(dayLayout)
@@ -75,17 +91,41 @@ func lateDays(rows []EventRow, inserted []eventKey) []dayMark {
 			}
 		}
 		if stored[keyOf(e)] {
-			seen[dayMark{e.OrgID, day}] = true
+			days[dayMark{e.OrgID, day}] = true
 		}
 	}
-	out := make([]dayMark, 0, len(seen))
-	for m := range seen {
-		out = append(out, m)
+	return days
+}
+
+// lateScoreDays adds to days the (org, day) of the model calls whose
+// scores were written now (new or replacing) when the call's UTC day
+// ended before receivedAt's: results count a score on its call's day
+// (docs/quality.md, "Score metrics"), whose rollup it makes stale. A
+// score whose call is not stored yet marks nothing: the call, when it
+// arrives, is a late event of its day if that day has ended.
+func lateScoreDays(ctx context.Context, tx eventsTx, written []scores.Written, receivedAt time.Time, days map[dayMark]bool) (map[dayMark]bool, error) {
+	byOrg := map[string][]string{}
+	seen := map[eventKey]bool{}
+	for _, w := range written {
+		k := eventKey{w.Key.OrgID, w.Key.CallID}
+		if !seen[k] {
+			seen[k] = true
+			byOrg[w.Key.OrgID] = append(byOrg[w.Key.OrgID], w.Key.CallID)
+		}
 	}
-	slices.SortFunc(out, func(a, b dayMark) int {
-		return cmp.Or(strings.Compare(a.orgID, b.orgID), strings.Compare(a.day, b.day))
-	})
-	return out
+	today := receivedAt.UTC().Format(dayLayout)
+	for org, ids := range byOrg {
+		calls, err := tx.callDays(ctx, org, ids)
+		if err != nil {
+			return nil, err
+		}
+		for _, ts := range calls {
+			if day := ts.UTC().Format(dayLayout); day < today {
+				days[dayMark{org, day}] = true
+			}
+		}
+	}
+	return days, nil
 }
 
 const bumpMark = ` ON CONFLICT (org_id, day) DO UPDATE SET version = event_day_marks.version + 1`

@@ -44,7 +44,8 @@ func (w *Writer) commit(group []*request, slot int) {
 		for i := range rows {
 			rows[i].ReceivedAt = now
 		}
-		inserted, err := storeEvents(ctx, tx, rows)
+		late := map[dayMark]bool{}
+		inserted, err := storeEvents(ctx, tx, rows, late)
 		if err != nil {
 			return err
 		}
@@ -61,6 +62,13 @@ func (w *Writer) commit(group []*request, slot int) {
 		}
 		written, err := tx.upsertScores(ctx, admitted, now)
 		if err != nil {
+			return err
+		}
+		late, err = lateScoreDays(ctx, tx, written, now, late)
+		if err != nil {
+			return err
+		}
+		if err := markLate(ctx, tx, late); err != nil {
 			return err
 		}
 		// A replaced score is accepted but never counted twice.

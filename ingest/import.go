@@ -60,8 +60,12 @@ func (w *Writer) Import(ctx context.Context, t Tenant, body io.Reader, p Prepare
 			for i := range prep.Rows {
 				prep.Rows[i].ReceivedAt = now
 			}
-			inserted, err := storeEvents(ctx, tx, prep.Rows)
+			late := map[dayMark]bool{}
+			inserted, err := storeEvents(ctx, tx, prep.Rows, late)
 			if err != nil {
+				return err
+			}
+			if err := markLate(ctx, tx, late); err != nil {
 				return err
 			}
 			stored += int64(len(inserted))

@@ -115,6 +115,20 @@ func (p *pgTx) existing(ctx context.Context, orgID string, eventIDs []string) (m
 	return out, nil
 }
 
+func (p *pgTx) callDays(ctx context.Context, orgID string, eventIDs []string) (map[string]time.Time, error) {
+	rows, err := p.tx.Query(ctx, `SELECT event_id, ts FROM event_ids WHERE org_id = $1 AND event_id = ANY($2::text[])`, orgID, eventIDs)
+	if err != nil {
+		return nil, fmt.Errorf("find scored calls: %w", err)
+	}
+	out := make(map[string]time.Time)
+	var id string
+	var ts time.Time
+	if _, err := pgx.ForEachRow(rows, []any{&id, &ts}, func() error { out[id] = ts; return nil }); err != nil {
+		return nil, fmt.Errorf("find scored calls: %w", err)
+	}
+	return out, nil
+}
+
 // insert claims the rows' ids in event_ids and COPYs the rows whose id
 // was free straight into events (into their day's partition). Rows go in
 // sorted by key, so two transactions holding the

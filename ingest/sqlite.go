@@ -72,6 +72,24 @@ func (s sqliteTx) existing(ctx context.Context, orgID string, eventIDs []string)
 	return out, nil
 }
 
+func (s sqliteTx) callDays(ctx context.Context, orgID string, eventIDs []string) (map[string]time.Time, error) {
+	out := make(map[string]time.Time)
+	for chunk := range slices.Chunk(eventIDs, sqliteRowsPerStatement) {
+		var found []struct {
+			EventID string
+			Ts      time.Time
+		}
+		err := s.tx.WithContext(ctx).Table("events").Select("event_id, ts").Where("org_id = ? AND event_id IN ?", orgID, chunk).Scan(&found).Error
+		if err != nil {
+			return nil, fmt.Errorf("find scored calls: %w", err)
+		}
+		for _, f := range found {
+			out[f.EventID] = f.Ts
+		}
+	}
+	return out, nil
+}
+
 func (s sqliteTx) insert(ctx context.Context, rows []EventRow) ([]eventKey, error) {
 	var inserted []eventKey
 	for chunk := range slices.Chunk(rows, sqliteRowsPerStatement) {

@@ -51,6 +51,9 @@ type eventsTx interface {
 	// markDays raises the late-event version of each (org, day), sorted
 	// (daymarks.go).
 	markDays(ctx context.Context, marks []dayMark) error
+	// callDays returns the timestamps of the org's stored events among
+	// eventIDs (the calls scores name), by id.
+	callDays(ctx context.Context, orgID string, eventIDs []string) (map[string]time.Time, error)
 	// upsertScores stores score rows (distinct keys, sorted: scores.Latest)
 	// received at receivedAt and returns those it wrote.
 	upsertScores(ctx context.Context, rows []scores.Row, receivedAt time.Time) ([]scores.Written, error)

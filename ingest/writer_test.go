@@ -73,6 +73,9 @@ func (fakeTx) existingScores(context.Context, []scores.Row) (map[scores.Key]bool
 func (fakeTx) addUsage(context.Context, string, []usageDelta) error { return nil }
 func (fakeTx) markDays(context.Context, []dayMark) error            { return nil }
 func (fakeTx) pin(context.Context, []EventRow) error                { return nil }
+func (fakeTx) callDays(context.Context, string, []string) (map[string]time.Time, error) {
+	return nil, nil
+}
 
 func rowsOf(org string, ids ...string) []EventRow {
 	out := make([]EventRow, len(ids))

@@ -2,6 +2,7 @@ package metrics
 
 import (
 	"github.com/expd/expd/experiments"
+	"github.com/expd/expd/scores"
 	"github.com/expd/expd/stats"
 	"github.com/expd/expd/vocab"
 )
@@ -20,6 +21,10 @@ const (
 	CostPerCallUSD     = "cost_per_call_usd"
 	TokensPerCall      = "tokens_per_call"
 	ErrorRatePerCall   = "error_rate_per_call"
+	ThumbsUpRate       = "thumbs_up_rate"
+	// ThumbsUp is the score name thumbs_up_rate reads (a browser's
+	// thumbs-up: 1, thumbs-down: 0).
+	ThumbsUp = "thumbs_up"
 )
 
 // catalogue is the built-in definitions, in display order. latency_p95_ms
@@ -38,6 +43,9 @@ var catalogue = []experiments.Metric{
 	ratio(CostPerCallUSD, modelCall("cost_usd")),
 	ratio(TokensPerCall, modelCall("total_tokens")),
 	ratio(ErrorRatePerCall, modelCall("error")),
+	// The share of a user's rated calls rated up, over users who rated
+	// one: a mean over scored calls, so welch_t (docs/quality.md).
+	builtin(ThumbsUpRate, vocab.Proportion, "primary", stats.WelchT, humanScore(ThumbsUp)),
 }
 
 func quantile(name string, p float64, src experiments.MetricSource) experiments.Metric {
@@ -72,6 +80,10 @@ func modelCall(field string) experiments.MetricSource {
 
 func business(name string) experiments.MetricSource {
 	return experiments.MetricSource{EventType: vocab.TypeBusinessEvent, BusinessMetric: name}
+}
+
+func humanScore(name string) experiments.MetricSource {
+	return experiments.MetricSource{EventType: vocab.TypeScore, Score: name, ScoreSource: scores.SourceHuman}
 }
 
 // Builtins returns a copy of the built-in catalogue.

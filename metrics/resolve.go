@@ -6,6 +6,7 @@ import (
 	"fmt"
 
 	"github.com/expd/expd/experiments"
+	"github.com/expd/expd/stats"
 	"github.com/expd/expd/vocab"
 )
 
@@ -62,6 +63,11 @@ func incomplete(m experiments.Metric) string {
 		return fmt.Sprintf("%s metric %q has no quantile", m.Kind, m.Name)
 	case spec.NeedsDenominator && m.Denominator == nil:
 		return fmt.Sprintf("%s metric %q has no denominator", m.Kind, m.Name)
+	case m.Source != nil && m.Source.EventType == vocab.TypeScore && !spec.Scores:
+		// A built-in score metric listed with another kind.
+		return fmt.Sprintf("%s metric %q reads %s values, which only kind %s can", m.Kind, m.Name, vocab.TypeScore, vocab.JoinOr(vocab.ScoreKinds(), "%s"))
+	case m.Source != nil && m.Source.EventType == vocab.TypeScore && m.MethodDefault == string(stats.ZTest):
+		return fmt.Sprintf("metric %q reads %s values, whose per-user value is a mean over scored calls, not 0 or 1: %s does not apply (use %s)", m.Name, vocab.TypeScore, stats.ZTest, stats.WelchT)
 	}
 	return ""
 }

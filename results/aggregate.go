@@ -12,6 +12,7 @@ import (
 	"github.com/expd/expd/ingest"
 	"github.com/expd/expd/metrics"
 	"github.com/expd/expd/stats"
+	"github.com/expd/expd/vocab"
 )
 
 // Arm holds the exposed users of one arm and their per-user value of each
@@ -24,8 +25,12 @@ type Arm struct {
 	UserIDs []string
 	Values  [][]float64
 	// Pre[m][u] is user u's pre-period value of a CUPED metric m (0 without
-	// pre-period data); Den[m][u] the denominator of a ratio metric m.
+	// pre-period data); Den[m][u] the denominator of a ratio metric m, or
+	// the user's model calls for a score metric m (denominatorOf).
 	Pre, Den [][]float64
+	// Scored[m][u] is the number of user u's model calls with a score of
+	// score metric m (the calls its value averages).
+	Scored [][]int64
 	// Calls[m] are the per-call values of a quantile metric m, by user.
 	Calls     []stats.Calls
 	Crossover int64
@@ -45,6 +50,9 @@ type Sample struct {
 	// one by one (for quantile metrics), which counts it at no extra cost;
 	// otherwise CountCoverage gives it.
 	Coverage *Coverage
+	// Orphans counts, when ms has score metrics, the scores they read
+	// whose call never arrived (orphans.go).
+	Orphans *Orphans
 }
 
 // AggregateSQL returns the run's aggregation statement and its arguments,
@@ -134,7 +142,7 @@ func collect(ctx context.Context, db *gorm.DB, q aggregateQuery, orgID, experime
 	s := Sample{Arms: make(map[string]*Arm, len(arms))}
 	for _, v := range arms {
 		s.Arms[v] = &Arm{Values: make([][]float64, len(ms)), Pre: make([][]float64, len(ms)),
-			Den: make([][]float64, len(ms)), Calls: make([]stats.Calls, len(ms))}
+			Den: make([][]float64, len(ms)), Scored: make([][]int64, len(ms)), Calls: make([]stats.Calls, len(ms))}
 	}
 	rows, err := db.WithContext(ctx).Raw(q.SQL, q.Args...).Rows()
 	if err != nil {
@@ -152,7 +160,7 @@ func collect(ctx context.Context, db *gorm.DB, q aggregateQuery, orgID, experime
 		}
 		c := &cols[i]
 		dest = append(dest, &c.sum, &c.count)
-		if m.Kind.Spec().NeedsDenominator {
+		if denominatorOf(m) != nil {
 			dest = append(dest, &c.denSum, &c.denCount)
 		}
 		if m.UsesCUPED() {
@@ -192,6 +200,13 @@ func collect(ctx context.Context, db *gorm.DB, q aggregateQuery, orgID, experime
 		}
 		s.Coverage = &c
 	}
+	if slices.ContainsFunc(ms, readsScores) {
+		o, err := countOrphans(ctx, db, orgID, w, ms)
+		if err != nil {
+			return Sample{}, err
+		}
+		s.Orphans = &o
+	}
 	return s, nil
 }
 
@@ -209,22 +224,30 @@ type perUserColumns struct {
 	count, denCount, preCount int64
 }
 
+// readsScores tells whether m is resolved and reads scores.
+func readsScores(m metrics.Resolved) bool {
+	return m.Problem == "" && m.Source != nil && m.Source.EventType == vocab.TypeScore
+}
+
 // appendTo adds the user's value of metric i (and its denominator or
 // pre-period value) to the arm.
 func (c perUserColumns) appendTo(arm *Arm, i int, m metrics.Resolved) {
-	kind := m.Kind.AggregatedAs()
-	if m.Kind.Spec().NeedsDenominator {
-		d, _ := perUserValue(denominatorKind(*m.Denominator), c.denSum.Float64, c.denCount)
+	kind, t := m.Kind.AggregatedAs(), m.Source.EventType
+	if den := denominatorOf(m); den != nil {
+		d, _ := perUserValue(denominatorKind(*den), den.EventType, c.denSum.Float64, c.denCount)
 		arm.Den[i] = append(arm.Den[i], d)
 	}
-	v, ok := perUserValue(kind, c.sum.Float64, c.count)
+	if t == vocab.TypeScore {
+		arm.Scored[i] = append(arm.Scored[i], c.count)
+	}
+	v, ok := perUserValue(kind, t, c.sum.Float64, c.count)
 	if !ok {
 		v = math.NaN()
 	}
 	arm.Values[i] = append(arm.Values[i], v)
 	if m.UsesCUPED() {
 		// No pre-period data: x = 0 (docs/results.md).
-		x, ok := perUserValue(kind, c.preSum.Float64, c.preCount)
+		x, ok := perUserValue(kind, t, c.preSum.Float64, c.preCount)
 		if !ok {
 			x = 0
 		}

@@ -38,17 +38,21 @@ type dialect struct {
 	exposureIndex, userIndex, orgIndex string
 	preStart                           string // SQL for first_ts minus the pre-period, one argument
 	preArg                             any
+	// eventIDs is the table keyed by (org_id, event_id) that tells whether
+	// an event id is stored: event_ids beside PostgreSQL's partitioned
+	// events, the events table itself on SQLite.
+	eventIDs string
 }
 
 func dialectOf(db *gorm.DB) dialect {
 	if database.IsPostgres(db) {
-		return dialect{float: "DOUBLE PRECISION", uuid: "UUID", exactSum: func(x string) string { return "SUM(CAST(" + x + " AS NUMERIC))" }, preStart: "x.first_ts - CAST(? AS INTERVAL)", preArg: fmt.Sprintf("%d days", PrePeriodDays)}
+		return dialect{float: "DOUBLE PRECISION", uuid: "UUID", exactSum: func(x string) string { return "SUM(CAST(" + x + " AS NUMERIC))" }, preStart: "x.first_ts - CAST(? AS INTERVAL)", preArg: fmt.Sprintf("%d days", PrePeriodDays), eventIDs: "event_ids"}
 	}
 	// SQLite plans without table statistics and, left alone, walks the
 	// org's events by time once per user; it is told which index to use.
 	// Timestamps are text there, compared as text to the millisecond.
 	return dialect{float: "REAL", uuid: "TEXT", exactSum: func(x string) string { return "expd_exact_sum(" + x + ")" }, exposureIndex: " INDEXED BY events_experiment_ts", userIndex: " INDEXED BY events_experiment_user_ts",
-		orgIndex: " INDEXED BY events_org_user_ts", preStart: "strftime('%Y-%m-%d %H:%M:%f', x.first_ts, ?)", preArg: fmt.Sprintf("-%d days", PrePeriodDays)}
+		orgIndex: " INDEXED BY events_org_user_ts", preStart: "strftime('%Y-%m-%d %H:%M:%f', x.first_ts, ?)", preArg: fmt.Sprintf("-%d days", PrePeriodDays), eventIDs: "events"}
 }
 
 // exposedCTE finds each exposed user's first exposure in the window and
@@ -86,12 +90,12 @@ func buildAggregateQuery(db *gorm.DB, orgID, experimentID string, w Window, ms [
 		if !hasUserColumns(m) {
 			continue
 		}
-		kind, ratio := m.Kind.AggregatedAs(), m.Kind.Spec().NeedsDenominator
+		kind, den := m.Kind.AggregatedAs(), denominatorOf(m)
 		if p != nil {
 			// Summed per user in the CTE agg (rollupSums); the pre-period
 			// too, from the rollup of the first exposure day.
 			mine := []rollupSum{{name: fmt.Sprint(i), key: p.num[i]}}
-			if ratio {
+			if den != nil {
 				mine = append(mine, rollupSum{name: fmt.Sprintf("d%d", i), key: p.den[i]})
 			}
 			if m.UsesCUPED() {
@@ -110,8 +114,8 @@ func buildAggregateQuery(db *gorm.DB, orgID, experimentID string, w Window, ms [
 		// Each condition appears twice, so its arguments do too.
 		cols = append(cols, sumCount(d, cond, value, fmt.Sprint(i))...)
 		colArgs = append(colArgs, append(args, args...)...)
-		if ratio {
-			cond, value, args, err := metricExpr(m.Name, denominatorKind(*m.Denominator), *m.Denominator, "e", d.float)
+		if den != nil {
+			cond, value, args, err := metricExpr(m.Name, denominatorKind(*den), *den, "e", d.float)
 			if err != nil {
 				return aggregateQuery{}, err
 			}
@@ -175,6 +179,24 @@ GROUP BY x.user_id, x.variant, x.crossover` + byUser
 // rows (events or rollups) must hand them over in the same order.
 const byUser = "\nORDER BY x.user_id"
 
+// calls is the source that counts a user's model calls: a per-call
+// ratio's denominator, and a score metric's count of calls.
+var calls = experiments.MetricSource{EventType: vocab.TypeModelCall}
+
+// denominatorOf is the second per-user column pair of m, nil when it has
+// none: a ratio's denominator, or the calls of a score metric (scored
+// calls / calls is its coverage, and users with calls but no score are
+// its unscored users).
+func denominatorOf(m metrics.Resolved) *experiments.MetricSource {
+	switch {
+	case m.Kind.Spec().NeedsDenominator:
+		return m.Denominator
+	case m.Source != nil && m.Source.EventType == vocab.TypeScore:
+		return &calls
+	}
+	return nil
+}
+
 // denominatorKind: a denominator naming a model_call field sums it;
 // otherwise it counts its events.
 func denominatorKind(s experiments.MetricSource) vocab.Kind {
@@ -194,7 +216,13 @@ func metricExpr(name string, kind vocab.Kind, src experiments.MetricSource, a, f
 	if !ok {
 		return "", "", nil, fmt.Errorf("metric %q: unknown kind %q", name, kind)
 	}
+	eventType := src.EventType
 	switch src.EventType {
+	case vocab.TypeScore:
+		// Each model call of the user with its score (a call without one
+		// is NULL, not selected): scoreValue.
+		eventType, value = vocab.TypeModelCall, scoreValue(src, spec.ZeroOne, a, float)
+		spec = spec.ForSource(vocab.TypeScore)
 	case vocab.TypeModelCall:
 		// Field names go into SQL text: only the table's are accepted.
 		f, known := vocab.ModelCallField(src.Field)
@@ -215,7 +243,7 @@ func metricExpr(name string, kind vocab.Kind, src experiments.MetricSource, a, f
 	default:
 		return "", "", nil, fmt.Errorf("metric %q: unknown event type %q", name, src.EventType)
 	}
-	cond = fmt.Sprintf("%s.type = '%s'", a, src.EventType)
+	cond = fmt.Sprintf("%s.type = '%s'", a, eventType)
 	if src.EventType == vocab.TypeBusinessEvent {
 		cond += fmt.Sprintf(" AND %s.business_metric = ?", a)
 	}
@@ -232,9 +260,34 @@ func metricExpr(name string, kind vocab.Kind, src experiments.MetricSource, a, f
 	return "(" + cond + ")", value, args, nil
 }
 
+// scoreValue is the SQL value of a model call (table alias a) for a
+// score source: its stored score of src.Score (the latest: one row per
+// call, name and source), of src.ScoreSource, or without one the mean
+// over the sources that scored the call (each call counts once, however
+// many sources scored it: docs/quality.md). indicator (a proportion)
+// reads a score as 1 when non-zero, else 0. NULL when the call has no
+// such score. The names are validated ([A-Za-z0-9._:-], a fixed set of
+// sources) and written as quoted literals, so the value takes no
+// arguments and fits wherever an event field's value does.
+func scoreValue(src experiments.MetricSource, indicator bool, a, float string) string {
+	v := "sc.value"
+	if indicator {
+		v = "CASE WHEN sc.value <> 0 THEN 1.0 ELSE 0.0 END"
+	}
+	where := fmt.Sprintf("sc.org_id = %[1]s.org_id AND sc.call_id = %[1]s.event_id AND sc.name = %[2]s", a, sqlString(src.Score))
+	if src.ScoreSource != "" {
+		where += " AND sc.source = " + sqlString(src.ScoreSource)
+	}
+	return fmt.Sprintf("(SELECT CAST(AVG(%s) AS %s) FROM scores sc WHERE %s)", v, float, where)
+}
+
+// sqlString quotes s as an SQL string literal.
+func sqlString(s string) string { return "'" + strings.ReplaceAll(s, "'", "''") + "'" }
+
 // perUserValue turns a user's sum and count of matching values into the
-// per-user value of a metric aggregated as kind (its entry's Reduce); ok
-// is false when the user has no value and is left out of that metric.
-func perUserValue(kind vocab.Kind, sum float64, count int64) (v float64, ok bool) {
-	return kind.Spec().Reduce.PerUser(sum, count)
+// per-user value of a metric aggregated as kind from a source of type t
+// (its entry's Reduce, vocab.KindSpec.ForSource); ok is false when the
+// user has no value and is left out of that metric.
+func perUserValue(kind vocab.Kind, t vocab.RecordType, sum float64, count int64) (v float64, ok bool) {
+	return kind.Spec().ForSource(t).Reduce.PerUser(sum, count)
 }

@@ -88,7 +88,7 @@ func Analyze(d Design, s Sample, computedAt time.Time, progress func(metric stri
 			if treatment == d.Control {
 				continue
 			}
-			row, err := compareArms(d, m, mi, kept[d.Control], kept[treatment], treatment, srm)
+			row, err := compareArms(d, m, mi, kept[d.Control], kept[treatment], treatment, srm, s.Orphans)
 			if err != nil {
 				return Analysis{}, err
 			}
@@ -176,7 +176,7 @@ func (c cappedArm) values(mi int) []float64 {
 	return out
 }
 
-func compareArms(d Design, m metrics.Resolved, mi int, control, treatment cappedArm, variant string, srm SRMSummary) (Row, error) {
+func compareArms(d Design, m metrics.Resolved, mi int, control, treatment cappedArm, variant string, srm SRMSummary, orphans *Orphans) (Row, error) {
 	row := Row{
 		OrgID: d.OrgID, ExperimentID: d.ExperimentID, Metric: m.Name, Variant: variant,
 		ControlVariant: d.Control, MetricVersion: m.MetricVersion, Category: m.Category, Kind: string(m.Kind),
@@ -187,6 +187,9 @@ func compareArms(d Design, m metrics.Resolved, mi int, control, treatment capped
 	an := RowAnalysis{Inference: inferenceName(d.Sequential), Quantile: m.Quantile,
 		CrossoverUsers: map[string]int64{d.Control: control.crossover(), variant: treatment.crossover()}}
 	an.CrossoverHealth = crossoverHealth(control, treatment)
+	if readsScores(m) {
+		scoreCoverage(&an, m.Name, mi, map[string]cappedArm{d.Control: control, variant: treatment}, orphans)
+	}
 	cv, tv := control.values(mi), treatment.values(mi)
 	compare := m.Kind.Spec().Compare
 	if compare == vocab.ByCall {
@@ -222,6 +225,33 @@ func compareArms(d Design, m metrics.Resolved, mi int, control, treatment capped
 	}
 	row.Analysis = b
 	return row, nil
+}
+
+// scoreCoverage adds a score metric's unscored users and score coverage
+// per arm (over the users the sample cap keeps, as n_per_arm) and its
+// orphan scores.
+func scoreCoverage(an *RowAnalysis, metric string, mi int, arms map[string]cappedArm, orphans *Orphans) {
+	an.UnscoredUsers, an.ScoreCoverage = map[string]int64{}, map[string]float64{}
+	for name, c := range arms {
+		var unscored, calls, scored int64
+		if c.arm != nil && len(c.arm.Scored[mi]) > 0 {
+			for _, u := range c.keep {
+				n, k := int64(c.arm.Den[mi][u]), c.arm.Scored[mi][u]
+				if n > 0 && k == 0 {
+					unscored++
+				}
+				calls, scored = calls+n, scored+k
+			}
+		}
+		an.UnscoredUsers[name] = unscored
+		if calls > 0 {
+			an.ScoreCoverage[name] = float64(scored) / float64(calls)
+		}
+	}
+	if orphans != nil {
+		n := orphans.ByMetric[metric]
+		an.OrphanScores = &n
+	}
 }
 
 // compareMetric runs the comparison metric m calls for; a non-empty reason

@@ -44,6 +44,9 @@ type LeftOut struct {
 type Coverage struct {
 	Counted Tally     `json:"counted"`
 	LeftOut []LeftOut `json:"left_out"`
+	// OrphanScores, for a run with score metrics, counts the scores they
+	// read whose call never arrived (Orphans.Total).
+	OrphanScores *int64 `json:"orphan_scores,omitempty"`
 }
 
 // CountCoverage sorts every event of the experiment into counted or one

@@ -96,7 +96,12 @@ const exprVersion = "1"
 
 // exprKey names a metric expression in result_rollups.expr.
 func exprKey(kind vocab.Kind, src experiments.MetricSource) string {
-	b, _ := json.Marshal([]string{exprVersion, string(kind), string(src.EventType), src.Field, src.BusinessMetric})
+	key := []string{exprVersion, string(kind), string(src.EventType), src.Field, src.BusinessMetric}
+	if src.EventType == vocab.TypeScore {
+		// Appended only here, so the keys of event sources stay as stored.
+		key = append(key, src.Score, src.ScoreSource)
+	}
+	b, _ := json.Marshal(key)
 	return string(b)
 }
 
@@ -143,8 +148,8 @@ func rollupExprs(d dialect, ms []metrics.Resolved) ([]rollupExpr, []string, []st
 		if num[i], err = add(m, m.Kind.AggregatedAs(), *m.Source); err != nil {
 			return nil, nil, nil, err
 		}
-		if m.Kind.Spec().NeedsDenominator {
-			if den[i], err = add(m, denominatorKind(*m.Denominator), *m.Denominator); err != nil {
+		if d := denominatorOf(m); d != nil {
+			if den[i], err = add(m, denominatorKind(*d), *d); err != nil {
 				return nil, nil, nil, err
 			}
 		}

@@ -18,6 +18,7 @@ import (
 	"github.com/expd/expd/plans"
 	"github.com/expd/expd/results"
 	"github.com/expd/expd/results/resultstest"
+	"github.com/expd/expd/scores"
 	"github.com/expd/expd/vocab"
 )
 
@@ -46,6 +47,10 @@ func rollupMetrics() []experiments.Metric {
 		m("latency_rank", "mean", "mann_whitney", call("latency_ms")),
 		m("cost_per_call", "ratio", "", call("cost_usd")),
 		m("latency_p90", "quantile", "", call("latency_ms")),
+		// Score metrics: a judge's grade (CUPED: calls of the pre-period
+		// are scored too) and a human thumbs-up rate over any source.
+		m("helpfulness", "mean", "welch_t", &experiments.MetricSource{EventType: vocab.TypeScore, Score: "helpfulness", ScoreSource: "judge"}),
+		m("thumbs", "proportion", "welch_t", &experiments.MetricSource{EventType: vocab.TypeScore, Score: "thumbs_up"}),
 	}
 	out[2].CUPED = &off
 	out[7].Denominator = call("")
@@ -71,6 +76,10 @@ type rollupSim struct {
 	clock   time.Time
 	tenant  ingest.Tenant
 	lateFor map[string]bool
+	// scores waiting to be written with the next events; calls are the
+	// calls made so far, which late scores grade.
+	scores []scores.Row
+	calls  []ingest.EventRow
 }
 
 type simUser struct {
@@ -98,7 +107,19 @@ func (s *rollupSim) call(user simUser, ts time.Time) ingest.EventRow {
 		msg := "timeout"
 		e.Error = &msg
 	}
+	s.calls = append(s.calls, e)
+	if s.rng.IntN(3) == 0 {
+		s.score(e, "helpfulness", "judge", float64(1+s.rng.IntN(5)), e.Ts.Add(time.Second))
+	}
+	if s.rng.IntN(4) == 0 {
+		s.score(e, "thumbs_up", "human", float64(s.rng.IntN(2)), e.Ts.Add(time.Minute))
+	}
 	return e
+}
+
+// score queues a score of call e.
+func (s *rollupSim) score(e ingest.EventRow, name, source string, v float64, ts time.Time) {
+	s.scores = append(s.scores, scores.Row{OrgID: s.org, CallID: e.EventID, Name: name, Source: source, Value: v, Ts: ts.UTC()})
 }
 
 func (s *rollupSim) business(user simUser, name string, v float64, ts time.Time) ingest.EventRow {
@@ -178,6 +199,14 @@ func (s *rollupSim) lateOf(today time.Time) []ingest.EventRow {
 				out = append(out, e)
 			}
 		}
+		// Scores arriving today for calls of that day: new ones, a judge
+		// run again (replacing its grade), a second source of thumbs.
+		for _, c := range s.calls {
+			if c.Ts.Truncate(24*time.Hour).Equal(day) && s.rng.IntN(8) == 0 {
+				s.score(c, "helpfulness", "judge", float64(1+s.rng.IntN(5)), today.Add(time.Duration(s.rng.IntN(3600))*time.Second))
+				s.score(c, "thumbs_up", "code", 1, today.Add(time.Hour))
+			}
+		}
 		u := simUser{id: fmt.Sprintf("late-%d-%d", today.Day(), k), variant: resultstest.Arms[k%2], joined: day}
 		s.users = append(s.users, u)
 		first := s.at(day)
@@ -196,6 +225,13 @@ func (s *rollupSim) write(t *testing.T, events []ingest.EventRow, received time.
 			t.Fatalf("write: %+v %v", o, err)
 		}
 	}
+	for start := 0; start < len(s.scores); start += 300 {
+		b := ingest.Batch{Tenant: s.tenant, Scores: s.scores[start:min(start+300, len(s.scores))]}
+		if o, err := s.writer.Write(t.Context(), b); err != nil || o.Accepted == 0 {
+			t.Fatalf("write scores: %+v %v", o, err)
+		}
+	}
+	s.scores = nil
 }
 
 // TestIncrementalEqualsFullOver30Days runs, every simulated night, the
@@ -255,9 +291,44 @@ func TestIncrementalEqualsFullOver30Days(t *testing.T) {
 	}
 	t.Logf("late days rolled up again: %d, days reused: %d, manual runs read in full: %d", rerolled, reused, fullFallbacks)
 
+	// The score metrics had values, from scored calls only.
+	last := day0.AddDate(0, 0, 31)
+	full, _ := runBoth(t, db, org.ID, exp.ID, results.NightlyKey(day0.AddDate(0, 0, 29)), last)
+	for mi := len(cfg.Metrics) - 2; mi < len(cfg.Metrics); mi++ {
+		arm := full.Arms["control"]
+		var scored, valued int
+		for u := range arm.UserIDs {
+			if arm.Scored[mi][u] > 0 {
+				scored++
+			}
+			if !math.IsNaN(arm.Values[mi][u]) {
+				valued++
+			}
+		}
+		if scored < 50 || scored != valued {
+			t.Errorf("%s: %d users with scored calls, %d with a value; want the same, and many", cfg.Metrics[mi].Name, scored, valued)
+		}
+	}
+
+	// A score alone, received today for a call of a day rolled up long
+	// ago, raises that day's mark (its rollup is stale), and the runs
+	// still agree.
+	old := sim.calls[len(sim.calls)/3]
+	markOf := func() int64 {
+		var v int64
+		db.Table("event_day_marks").Where("org_id = ? AND day = ?", org.ID, old.Ts.Format("2006-01-02")).Select("COALESCE(MAX(version), 0)").Scan(&v)
+		return v
+	}
+	markBefore := markOf()
+	sim.score(old, "helpfulness", "judge", 17, last)
+	sim.write(t, nil, last)
+	if markAfter := markOf(); markAfter != markBefore+1 {
+		t.Errorf("late score for a call of %s: day mark %d -> %d, want +1", old.Ts.Format("2006-01-02"), markBefore, markAfter)
+	}
+	compareRuns(t, db, org.ID, exp.ID, results.NightlyKey(day0.AddDate(0, 0, 30)), last.Add(time.Minute))
+
 	// Without its late-event mark a rolled-up day is stale, and the
 	// comparison sees it: the mark is what keeps the two equal.
-	last := day0.AddDate(0, 0, 31)
 	sim.write(t, sim.lateOf(last), last.Add(time.Hour))
 	var marks []map[string]any
 	if err := db.Table("event_day_marks").Find(&marks).Error; err != nil {
@@ -402,6 +473,9 @@ func sameSample(a, b results.Sample) string {
 			if diff := sameBits(pair[0], pair[1]); diff != "" {
 				return "arm " + name + ": " + diff
 			}
+		}
+		if !reflect.DeepEqual(x.Scored, y.Scored) {
+			return "arm " + name + ": scored calls differ"
 		}
 		for m := range x.Calls {
 			if !reflect.DeepEqual(x.Calls[m], y.Calls[m]) {

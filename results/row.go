@@ -75,6 +75,15 @@ type RowAnalysis struct {
 	// CrossoverHealth is "fail" when they exceed 1 % of an arm, else "pass".
 	CrossoverHealth string `json:"crossover_health"`
 
+	// Score metrics only (docs/quality.md, "Score metrics"): per arm, the
+	// users with model calls but no scored call (left out of the metric,
+	// not counted as 0) and the share of the arm's calls that carry a
+	// score (an arm without calls has no entry); OrphanScores, the run's
+	// scores of the metric whose call never arrived.
+	UnscoredUsers map[string]int64   `json:"unscored_users,omitempty"`
+	ScoreCoverage map[string]float64 `json:"score_coverage,omitempty"`
+	OrphanScores  *int64             `json:"orphan_scores,omitempty"`
+
 	Warnings       []string            `json:"warnings,omitempty"`
 	NonInferiority *NonInferiorityView `json:"non_inferiority,omitempty"`
 }

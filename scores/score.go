@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strconv"
 	"time"
 
@@ -16,6 +17,9 @@ const (
 	SourceJudge = "judge" // an LLM judge
 	SourceCode  = "code"  // a programmatic check
 )
+
+// Sources lists every source, in the order messages name them.
+var Sources = []string{SourceHuman, SourceJudge, SourceCode}
 
 // Bounds of a score's optional texts (docs/quality.md).
 const (
@@ -88,9 +92,7 @@ func (s *Score) Check(orgID string, w Window) (Row, error) {
 	if s.Source != nil {
 		source = *s.Source
 	}
-	switch source {
-	case SourceHuman, SourceJudge, SourceCode:
-	default:
+	if !slices.Contains(Sources, source) {
 		errs.Add("source", "must be %q, %q or %q", SourceHuman, SourceJudge, SourceCode)
 	}
 	if s.JudgeModel != nil && source != SourceJudge {

@@ -26,11 +26,14 @@ type Run struct {
 	Error       string          `json:"error,omitempty"`
 	// What the run counted and left out, and why (once analysed), and why
 	// a completed run has no rows.
-	Counted    *results.Tally    `json:"counted,omitempty"`
-	LeftOut    []results.LeftOut `json:"left_out,omitempty"`
-	NoResults  string            `json:"no_results,omitempty"`
-	StartedAt  *time.Time        `json:"started_at,omitempty"`
-	FinishedAt *time.Time        `json:"finished_at,omitempty"`
+	Counted *results.Tally    `json:"counted,omitempty"`
+	LeftOut []results.LeftOut `json:"left_out,omitempty"`
+	// OrphanScores: scores of the run's score metrics whose call never
+	// arrived (absent without score metrics).
+	OrphanScores *int64     `json:"orphan_scores,omitempty"`
+	NoResults    string     `json:"no_results,omitempty"`
+	StartedAt    *time.Time `json:"started_at,omitempty"`
+	FinishedAt   *time.Time `json:"finished_at,omitempty"`
 }
 
 // StartedRun is the state of a run just started under workflow wid.
@@ -93,7 +96,7 @@ func fillRun(v *Run, run results.Run) error {
 	v.Window = &results.Window{Start: run.WindowStart, End: run.WindowEnd, Days: run.WindowDays, RetentionTruncated: run.RetentionTruncated}
 	cov, ok, err := run.DecodeCoverage()
 	if ok {
-		v.Counted, v.LeftOut = &cov.Counted, cov.LeftOut
+		v.Counted, v.LeftOut, v.OrphanScores = &cov.Counted, cov.LeftOut, cov.OrphanScores
 	}
 	return err
 }

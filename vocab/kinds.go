@@ -95,6 +95,10 @@ type KindSpec struct {
 	NeedsQuantile    bool
 	NeedsDenominator bool
 	PerCall          bool
+	// Scores: the kind may read scores (source event_type score). Such a
+	// metric aggregates per user as the mean over the user's scored calls
+	// (ForSource); a ZeroOne kind reads a call's score as 1 when non-zero.
+	Scores bool
 
 	// Aggregation. Select and Reduce make the per-user value from the
 	// source's events. AggregateAs, when set, names the kind whose
@@ -111,12 +115,24 @@ type KindSpec struct {
 
 // Kinds is every metric kind.
 var Kinds = []KindSpec{
-	{Name: Proportion, ZeroOne: true, Select: SelectNonZero, Reduce: ReduceAny, Compare: ByUser},
-	{Name: Mean, Select: SelectNotNull, Reduce: ReduceAverage, Compare: ByUser},
+	{Name: Proportion, ZeroOne: true, Scores: true, Select: SelectNonZero, Reduce: ReduceAny, Compare: ByUser},
+	{Name: Mean, Scores: true, Select: SelectNotNull, Reduce: ReduceAverage, Compare: ByUser},
 	{Name: Sum, Select: SelectAll, Reduce: ReduceSum, Compare: ByUser},
 	{Name: Count, Select: SelectAll, Reduce: ReduceCount, Compare: ByUser},
 	{Name: Quantile, Test: stats.TestClusteredQuantile, NeedsQuantile: true, PerCall: true, AggregateAs: Mean, Compare: ByCall},
 	{Name: Ratio, Test: stats.TestDeltaRatio, NeedsDenominator: true, AggregateAs: Sum, Compare: ByRatio},
+}
+
+// ForSource is s as it applies to a source of type t. Over scores, a
+// user's value is the mean over their scored calls (the calls without a
+// score are not selected; a user with none is left out, not 0), so it is
+// not 0 or 1 even for a proportion: ZeroOne no longer holds
+// (docs/quality.md, "Score metrics").
+func (s KindSpec) ForSource(t RecordType) KindSpec {
+	if t == TypeScore {
+		s.Select, s.Reduce, s.ZeroOne = SelectNotNull, ReduceAverage, false
+	}
+	return s
 }
 
 // Spec returns the entry of kind k.
@@ -159,6 +175,17 @@ func KindNames(simple bool) []Kind {
 	var out []Kind
 	for _, s := range Kinds {
 		if !simple || (!s.NeedsQuantile && !s.NeedsDenominator) {
+			out = append(out, s.Name)
+		}
+	}
+	return out
+}
+
+// ScoreKinds lists the kinds that may read scores.
+func ScoreKinds() []Kind {
+	var out []Kind
+	for _, s := range Kinds {
+		if s.Scores {
 			out = append(out, s.Name)
 		}
 	}

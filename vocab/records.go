@@ -14,13 +14,24 @@ const (
 	TypeExposure      RecordType = "exposure"
 	TypeModelCall     RecordType = "model_call"
 	TypeBusinessEvent RecordType = "business_event"
+	// TypeScore is a score of a model call (POST /v1/scores, its own
+	// table): never an event's type, but a metric's source may read it.
+	TypeScore RecordType = "score"
 )
 
-// RecordTypes lists every record type, in the order messages name them.
+// RecordTypes lists the event types (what POST /v1/events takes), in the
+// order messages name them.
 var RecordTypes = []RecordType{TypeExposure, TypeModelCall, TypeBusinessEvent}
 
-// Valid tells whether t is a record type.
+// SourceTypes lists what a metric's source may read: every event type,
+// and scores (docs/quality.md, "Score metrics").
+var SourceTypes = append(slices.Clip(RecordTypes), TypeScore)
+
+// Valid tells whether t is an event type.
 func (t RecordType) Valid() bool { return slices.Contains(RecordTypes, t) }
+
+// ValidSource tells whether a metric's source may read t.
+func (t RecordType) ValidSource() bool { return slices.Contains(SourceTypes, t) }
 
 // Strings returns the names of ts, for enumerations in forms and messages.
 func Strings[T ~string](ts []T) []string {

@@ -21,7 +21,7 @@ func TestNamesWrittenOnce(t *testing.T) {
 	for _, k := range Kinds {
 		names[string(k.Name)] = nil
 	}
-	for _, r := range RecordTypes {
+	for _, r := range SourceTypes {
 		names[string(r)] = nil
 	}
 	err := filepath.WalkDir("..", func(path string, d fs.DirEntry, err error) error {
@@ -59,7 +59,7 @@ func TestNamesWrittenOnce(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(names) != len(Kinds)+len(RecordTypes) {
+	if len(names) != len(Kinds)+len(SourceTypes) {
 		t.Fatalf("a kind and a record type share a name: %v", names)
 	}
 	for name, files := range names {
