@@ -277,13 +277,14 @@ func TestScoreMetricsEndToEnd(t *testing.T) {
 		if row.OrphanScores == nil || *row.OrphanScores != wantOrphans {
 			t.Errorf("%s: orphan_scores %v, want %d", row.Metric, row.OrphanScores, wantOrphans)
 		}
-		// CUPED from the pre-period grades, and the welch_t numbers of stats/.
+		// CUPED from the pre-period grades (no thumbs before exposure: none
+		// for thumbs_up_rate), and the welch_t numbers of stats/.
 		cmp, err := stats.CompareCUPED(stats.WelchT, w.values["control"], w.pre["control"], w.values["treatment"], w.pre["treatment"], stats.Options{})
 		if err != nil {
 			t.Fatal(err)
 		}
-		if !row.CUPED || !row.Sequential || row.OtherMode == nil || math.Abs(row.Effect-cmp.Effect) > 1e-9 || math.Abs(row.OtherMode.PValue-cmp.PValue) > 1e-9 {
-			t.Errorf("%s: cuped %v sequential %v effect %v; want CUPED, sequential and effect %v p %v", row.Metric, row.CUPED, row.Sequential, row.Effect, cmp.Effect, cmp.PValue)
+		if row.CUPED != (row.Metric != "thumbs_up_rate") || !row.Sequential || row.OtherMode == nil || math.Abs(row.Effect-cmp.Effect) > 1e-9 || math.Abs(row.OtherMode.PValue-cmp.PValue) > 1e-9 {
+			t.Errorf("%s: cuped %v sequential %v effect %v; want CUPED where pre-period scores exist, sequential and effect %v p %v", row.Metric, row.CUPED, row.Sequential, row.Effect, cmp.Effect, cmp.PValue)
 		}
 	}
 	for _, row := range body.Metrics {
@@ -300,5 +301,83 @@ func TestScoreMetricsEndToEnd(t *testing.T) {
 	breaches := guardrails.Evaluate(exp.ID, cfg, rows)
 	if len(breaches) != 1 || breaches[0].Metric != "thumbs_up_rate" {
 		t.Errorf("guardrail breaches %+v, want thumbs_up_rate's", breaches)
+	}
+}
+
+// TestScoreMetricSourcesRefusedClearly: a bad score source is a 400
+// problem naming the field, in an experiment and in a shared definition,
+// and nothing is created; an event of type score is still refused by
+// POST /v1/events, whose contract is unchanged.
+func TestScoreMetricSourcesRefusedClearly(t *testing.T) {
+	env := testenv.New(t)
+	org := env.NewOrg(t)
+	auth := testenv.Bearer(org.MemberToken)
+	shared := false
+	q := 0.5
+	metric := func(kind vocab.Kind, method string, src experiments.MetricSource) experiments.Metric {
+		return experiments.Metric{Name: "quality", Kind: kind, Category: "primary", MethodDefault: method, MetricVersion: 1, SharedOrgWide: &shared, Source: &src}
+	}
+	helpful := experiments.MetricSource{EventType: vocab.TypeScore, Score: "helpfulness"}
+	robot, unnamed, badName := helpful, helpful, helpful
+	robot.ScoreSource = "robot"
+	unnamed.Score = ""
+	badName.Score = "no spaces"
+	onCall := experiments.MetricSource{EventType: vocab.TypeModelCall, Field: "latency_ms", Score: "helpfulness"}
+	ratio := metric(vocab.Ratio, "", experiments.MetricSource{EventType: vocab.TypeModelCall, Field: "cost_usd"})
+	ratio.Denominator = &helpful
+	quantile := metric(vocab.Quantile, "", helpful)
+	quantile.Quantile = &q
+	cases := []struct {
+		name  string
+		m     experiments.Metric
+		field string
+	}{
+		{"unknown score_source", metric(vocab.Mean, "welch_t", robot), "source.score_source"},
+		{"no score name", metric(vocab.Mean, "welch_t", unnamed), "source.score"},
+		{"a score name with a space", metric(vocab.Mean, "welch_t", badName), "source.score"},
+		{"a sum of scores", metric(vocab.Sum, "welch_t", helpful), "kind"},
+		{"a quantile of scores", quantile, "kind"},
+		{"z_test on a score proportion", metric(vocab.Proportion, "z_test", helpful), "method_default"},
+		{"score on a model_call source", metric(vocab.Mean, "welch_t", onCall), "source.score"},
+		{"a score denominator", ratio, "denominator.event_type"},
+	}
+	for _, c := range cases {
+		cfg := resultstest0("bad-score-metric")
+		cfg.Metrics = []experiments.Metric{c.m}
+		p := testenv.ExpectProblem(t, env.Do(t, http.MethodPost, "/v1/experiments", cfg, auth...), http.StatusBadRequest)
+		if !p.HasFieldError("metrics[0]." + c.field) {
+			t.Errorf("experiment, %s: problem %+v does not name metrics[0].%s", c.name, p, c.field)
+		}
+		p = testenv.ExpectProblem(t, env.Do(t, http.MethodPost, "/v1/metrics", c.m, auth...), http.StatusBadRequest)
+		if !p.HasFieldError(c.field) {
+			t.Errorf("shared metric, %s: problem %+v does not name %s", c.name, p, c.field)
+		}
+	}
+	var list struct{ Experiments []any }
+	env.Do(t, http.MethodGet, "/v1/experiments", nil, auth...).JSON(t, &list)
+	if len(list.Experiments) != 0 {
+		t.Errorf("%d experiments after the bad posts, want none", len(list.Experiments))
+	}
+	// A valid score metric is taken by both.
+	good := metric(vocab.Proportion, "welch_t", experiments.MetricSource{EventType: vocab.TypeScore, Score: "thumbs_up", ScoreSource: "human"})
+	cfg := resultstest0("good-score-metric")
+	cfg.Metrics = []experiments.Metric{good}
+	if resp := env.Do(t, http.MethodPost, "/v1/experiments", cfg, auth...); resp.Status != http.StatusCreated {
+		t.Errorf("valid score metric: %d %s", resp.Status, resp.Body)
+	}
+	if resp := env.Do(t, http.MethodPost, "/v1/metrics", good, auth...); resp.Status != http.StatusCreated {
+		t.Errorf("valid shared score metric: %d %s", resp.Status, resp.Body)
+	}
+	// POST /v1/events knows no event of type score.
+	ev := map[string]any{"event_id": "s-1", "type": string(vocab.TypeScore), "experiment_id": "x", "user_id": "u", "variant": "control",
+		"timestamp": time.Now().UTC().Format(time.RFC3339Nano)}
+	resp := env.Do(t, http.MethodPost, "/v1/events", map[string]any{"events": []any{ev}}, testenv.APIKey(org.PublishableKey)...)
+	var ack struct {
+		Accepted int
+		Rejected []struct{ Field string }
+	}
+	resp.JSON(t, &ack)
+	if ack.Accepted != 0 || len(ack.Rejected) != 1 {
+		t.Errorf("an event of type score: %d %s, want it rejected", resp.Status, resp.Body)
 	}
 }

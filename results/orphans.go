@@ -24,7 +24,7 @@ type Orphans struct {
 }
 
 // countOrphans counts the orphan scores of the score metrics of ms in one
-// read of the org's scores of the window (index scores_org_name_ts), each
+// read of the org's scores of the window (index scores_org_ts), each
 // probed against the event ids (event_ids on PostgreSQL, the events key
 // on SQLite).
 func countOrphans(ctx context.Context, db *gorm.DB, orgID string, w Window, ms []metrics.Resolved) (Orphans, error) {
