@@ -7,6 +7,7 @@ import (
 	"io/fs"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -15,8 +16,11 @@ import (
 // TestNamesWrittenOnce: a metric kind's or a record type's name is a Go
 // string literal in one non-test file of the module, this package's
 // (bench/, the clients under sdk/ and testdata/ are exempt; SQL text is
-// never the bare name).
+// never the bare name). "score" is also a field's name elsewhere (the
+// calls query's score filter, an evaluator's score), where it names no
+// record type: it must be in vocab, and may be elsewhere too.
 func TestNamesWrittenOnce(t *testing.T) {
+	alsoAField := map[string]bool{string(TypeScore): true}
 	names := map[string][]string{}
 	for _, k := range Kinds {
 		names[string(k.Name)] = nil
@@ -63,6 +67,9 @@ func TestNamesWrittenOnce(t *testing.T) {
 		t.Fatalf("a kind and a record type share a name: %v", names)
 	}
 	for name, files := range names {
+		if alsoAField[name] {
+			files = slices.DeleteFunc(files, func(f string) bool { return filepath.Base(filepath.Dir(f)) != "vocab" })
+		}
 		if len(files) != 1 || filepath.Base(filepath.Dir(files[0])) != "vocab" {
 			t.Errorf("%q is a literal in %v; want it once, in vocab (use the vocab constant)", name, files)
 		}
