@@ -84,10 +84,11 @@ func NewRouter(deps Deps) *gin.Engine {
 	if deps.Aggregator == nil {
 		deps.Aggregator = results.SQL{DB: deps.DB}
 	}
+	sources := ingest.Sources{DB: deps.DB, Writer: deps.Ingest}
 	starter := workflowclient.Starter{Client: deps.Temporal, TaskQueue: deps.TaskQueue}
 	h := &handlers{deps: deps, experiments: experiments.Store{DB: deps.DB}, workflows: starter,
-		cases:  usecases.Service{DB: deps.DB, Workflows: starter, SDK: deps.SDK, Logger: deps.Logger},
-		ingest: ingest.Sources{DB: deps.DB, Writer: deps.Ingest}}
+		ingest: sources}
+	h.cases = usecases.Service{DB: deps.DB, Workflows: starter, SDK: deps.SDK, Ingest: sources, Logger: deps.Logger}
 
 	r := gin.New()
 	r.HandleMethodNotAllowed = true
@@ -164,7 +165,7 @@ func NewRouter(deps Deps) *gin.Engine {
 	// ---- Dashboard pages: HTML at /, /experiments, /keys, /billing, /assets;
 	// identity session as the __session cookie or Bearer (dashboard.Routes,
 	// dashboard/dashboard.go, lists each page and its handler) ----
-	pages, err := dashboard.New(dashboard.Deps{DB: deps.DB, Aggregator: deps.Aggregator, Verifier: deps.Verifier, Billing: deps.Billing, Logger: deps.Logger, UseCases: h.cases,
+	pages, err := dashboard.New(dashboard.Deps{DB: deps.DB, Aggregator: deps.Aggregator, Events: deps.Events, Verifier: deps.Verifier, Billing: deps.Billing, Logger: deps.Logger, UseCases: h.cases,
 		DevToken: deps.DevToken, TemporalUI: deps.TemporalUI, Namespace: deps.Namespace})
 	if err != nil {
 		panic(err) // embedded templates that do not parse: a build defect

@@ -16,6 +16,7 @@ import (
 
 	"github.com/expd/expd/auth"
 	"github.com/expd/expd/billing"
+	"github.com/expd/expd/ingest"
 	"github.com/expd/expd/results"
 	"github.com/expd/expd/usecases"
 )
@@ -31,9 +32,12 @@ type Deps struct {
 	// Aggregator reads the traffic timelines from events; nil:
 	// results.SQL over DB.
 	Aggregator results.Aggregator
-	Verifier   *auth.Verifier
-	Billing    *billing.Client
-	Logger     *slog.Logger
+	// Events is the events store the call explorer reads; nil:
+	// ingest.SQLEvents over DB.
+	Events   ingest.EventStore
+	Verifier *auth.Verifier
+	Billing  *billing.Client
+	Logger   *slog.Logger
 	// UseCases save experiments (and what that sets off), start manual
 	// runs and tell their state, and rotate keys.
 	UseCases usecases.Service
@@ -63,6 +67,9 @@ func New(deps Deps) (*Dashboard, error) {
 	}
 	if deps.Aggregator == nil {
 		deps.Aggregator = results.SQL{DB: deps.DB}
+	}
+	if deps.Events == nil {
+		deps.Events = ingest.SQLEvents{DB: deps.DB}
 	}
 	d := &Dashboard{deps: deps, pages: map[string]*template.Template{}}
 	names, err := fs.Glob(files, "templates/*.html")
@@ -101,6 +108,8 @@ func (d *Dashboard) Routes(r gin.IRouter) {
 	s.GET("/experiments/:id/edit", d.editPage)
 	s.POST("/experiments/:id/edit", d.checkCSRF, d.editPost)
 	s.GET("/experiments/:id/history", d.historyPage)
+	s.GET("/experiments/:id/calls", d.callsPage)
+	s.POST("/experiments/:id/calls/review", d.checkCSRF, d.reviewCall)
 	s.POST("/experiments/:id/runs", d.checkCSRF, d.runNow)
 	s.GET("/experiments/:id/runs/:run_id/status", d.runStatus)
 	s.GET("/keys", d.requireAdmin, d.keysPage)

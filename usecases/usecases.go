@@ -1,6 +1,7 @@
 // Package usecases is what the API's routes and the dashboard's pages both
 // do beyond a plain read: save an experiment, change its lifecycle, start
-// a manual results run and tell its state, rotate an API key. Each use
+// a manual results run and tell its state, rotate an API key, review a
+// model call. Each use
 // case is one function that makes the change and then what the change
 // sets off (the instance's config cache expired, the queued announcement
 // delivered, the lifecycle workflow signalled), so a page and a route
@@ -13,6 +14,7 @@ import (
 	"gorm.io/gorm"
 
 	"github.com/expd/expd/experiments"
+	"github.com/expd/expd/ingest"
 	"github.com/expd/expd/sdkcache"
 	"github.com/expd/expd/workflowclient"
 )
@@ -25,6 +27,7 @@ type Service struct {
 	DB        *gorm.DB
 	Workflows workflowclient.Starter
 	SDK       *sdkcache.Cache
+	Ingest    ingest.Sources // the write path of records (ReviewCall)
 	Logger    *slog.Logger
 }
 
