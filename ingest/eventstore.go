@@ -7,6 +7,8 @@ import (
 	"time"
 
 	"gorm.io/gorm"
+
+	"github.com/expd/expd/scores"
 )
 
 // EventStore is where events live, apart from the write path's group
@@ -21,6 +23,14 @@ type EventStore interface {
 	// repeated in rows, is stored once. Repeating an Insert stores nothing
 	// twice.
 	Insert(ctx context.Context, rows []EventRow) (int, error)
+	// UpsertScores stores scores of model calls (validated) received at
+	// receivedAt, with the write path's rule: one per (org, call, name,
+	// source), the later timestamp wins (ties by arrival), an identical or
+	// older one changes nothing; a score stored now for a call of a UTC
+	// day that ended before receivedAt makes that day's rollups stale, as
+	// a late event does (docs/quality.md, "Score metrics"). It returns how
+	// many it stored now (new or replacing).
+	UpsertScores(ctx context.Context, rows []scores.Row, receivedAt time.Time) (int, error)
 	// Read returns one experiment's events, newest first (ReadFilter).
 	Read(ctx context.Context, f ReadFilter) ([]EventRow, error)
 	// ReadCalls returns one experiment's model calls that pass f, newest
@@ -58,6 +68,29 @@ func (s SQLEvents) Insert(ctx context.Context, rows []EventRow) (int, error) {
 	})
 	if err != nil {
 		return 0, fmt.Errorf("insert %d events: %w", len(rows), err)
+	}
+	return n, nil
+}
+
+// UpsertScores is the write path's score upsert and late-day marks, in
+// one transaction of its own.
+func (s SQLEvents) UpsertScores(ctx context.Context, rows []scores.Row, receivedAt time.Time) (int, error) {
+	kept, _ := scores.Latest(rows)
+	var n int
+	err := storeOf(s.DB).inTx(ctx, func(tx groupTx) error {
+		written, err := tx.upsertScores(ctx, kept, receivedAt)
+		if err != nil {
+			return err
+		}
+		n = len(written)
+		late, err := lateScoreDays(ctx, tx, written, receivedAt, map[dayMark]bool{})
+		if err != nil {
+			return err
+		}
+		return markLate(ctx, tx, late)
+	})
+	if err != nil {
+		return 0, fmt.Errorf("upsert %d scores: %w", len(rows), err)
 	}
 	return n, nil
 }

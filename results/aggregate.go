@@ -105,8 +105,11 @@ type Aggregator interface {
 	// Aggregate reads a run's per-user values of ms by arm (sums and
 	// counts reduced by each metric's kind, ratio denominators, CUPED
 	// pre-period values) and the per-call values of its quantile
-	// metrics, as of now (Sample). progress, if set, is called as users
-	// are read.
+	// metrics, as of now (Sample). Score metrics read each model call's
+	// stored scores (the events store's, EventStore.UpsertScores) with
+	// the rules of docs/quality.md ("Score metrics"): values over scored
+	// calls, Den the user's calls, Scored their scored calls, and
+	// Sample.Orphans. progress, if set, is called as users are read.
 	Aggregate(ctx context.Context, orgID, experimentID string, w Window, arms []string, ms []metrics.Resolved, now time.Time, progress func(users int)) (Sample, RollupUse, error)
 	// Coverage sorts every event of the experiment into counted or one
 	// left-out reason, by Aggregate's rules (CountCoverage).

@@ -31,6 +31,7 @@ import (
 	"github.com/expd/expd/plans"
 	"github.com/expd/expd/results"
 	"github.com/expd/expd/results/resultstest"
+	"github.com/expd/expd/scores"
 	"github.com/expd/expd/stats"
 	"github.com/expd/expd/vocab"
 )
@@ -202,6 +203,10 @@ func Run(t *testing.T, db *gorm.DB, newEngine func(t *testing.T) Engine) {
 		if err := sameJSON(gotRows.SRM, wantRows.SRM); err != nil {
 			t.Errorf("SRM: %v", err)
 		}
+	})
+
+	t.Run("score metrics", func(t *testing.T) {
+		checkScoreMetrics(t, e, f, db, org.ID, exp.ID, w, at)
 	})
 
 	t.Run("coverage and traffic", func(t *testing.T) {
@@ -565,4 +570,123 @@ func sameValue(path string, g, w any) error {
 		}
 	}
 	return nil
+}
+
+// checkScoreMetrics stores scores of the fixture's model calls through
+// the events store (a judge's grade of most calls and of the pre-period
+// calls, human and code thumbs of some, a grade replaced by a later one,
+// orphans in and out of the window) and requires the aggregation of two
+// score metrics (docs/quality.md, "Score metrics") to give each user the
+// mean over their scored calls, their calls and scored calls, the CUPED
+// covariate from the pre-period grades, and the orphans.
+func checkScoreMetrics(t *testing.T, e Engine, f fixture, db *gorm.DB, orgID, experimentID string, w results.Window, at time.Time) {
+	ctx := t.Context()
+	shared := false
+	judge := experiments.MetricSource{EventType: vocab.TypeScore, Score: "helpfulness", ScoreSource: scores.SourceJudge}
+	thumbs := experiments.MetricSource{EventType: vocab.TypeScore, Score: "thumbs_up"}
+	ms, err := metrics.Resolve(ctx, metrics.Store{DB: db}, orgID, []experiments.Metric{
+		{Name: "helpfulness", Kind: vocab.Mean, Category: "primary", MethodDefault: string(stats.WelchT), MetricVersion: 1, SharedOrgWide: &shared, Source: &judge},
+		{Name: "thumbs", Kind: vocab.Proportion, Category: "primary", MethodDefault: string(stats.WelchT), MetricVersion: 1, SharedOrgWide: &shared, Source: &thumbs},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	users := map[string]int{}
+	for i, u := range f.users {
+		users[u.ID] = i
+	}
+	score := func(call, name, source string, v float64, ts time.Time) scores.Row {
+		return scores.Row{OrgID: orgID, CallID: call, Name: name, Source: source, Value: v, Ts: ts}
+	}
+	// want[metric][user]: the scored calls' values; calls[user]: calls
+	// counted; pre[user]: the pre-period grade.
+	grades, thumbVals := map[string][]float64{}, map[string][]float64{}
+	calls, pre := map[string]int{}, map[string]float64{}
+	var rows []scores.Row
+	k := 0
+	for _, ev := range f.events {
+		i, counted := users[ev.UserID]
+		if ev.Type != vocab.TypeModelCall || !counted {
+			continue
+		}
+		grade := math.Round(*ev.LatencyMs) / 100
+		if ev.Ts.Before(at) { // the pre-period call
+			rows = append(rows, score(ev.EventID, "helpfulness", scores.SourceJudge, grade, ev.Ts.Add(time.Second)))
+			pre[ev.UserID] = grade
+			continue
+		}
+		calls[ev.UserID]++
+		k++
+		if (i+k)%3 != 0 {
+			rows = append(rows, score(ev.EventID, "helpfulness", scores.SourceJudge, grade, at.Add(time.Minute)))
+			grades[ev.UserID] = append(grades[ev.UserID], grade)
+		}
+		if i%2 == 0 && k%2 == 0 {
+			up := float64(i % 4 / 2 * 3) // 0 or 3: non-zero is up
+			rows = append(rows, score(ev.EventID, "thumbs_up", scores.SourceHuman, up, at.Add(time.Minute)))
+			v := min(up, 1)
+			if i%3 == 0 { // a code check of the same call: the call's value is the mean of its sources'
+				rows = append(rows, score(ev.EventID, "thumbs_up", scores.SourceCode, 1, at.Add(time.Minute)))
+				v = (v + 1) / 2
+			}
+			thumbVals[ev.UserID] = append(thumbVals[ev.UserID], v)
+		}
+	}
+	// A grade replaced by a later one (the first graded call), orphans in
+	// the window (one of each metric) and one before it.
+	first := rows[1]
+	stale := first
+	stale.Value, stale.Ts = 99, first.Ts.Add(-time.Second)
+	rows = append([]scores.Row{stale}, rows...)
+	rows = append(rows, score("no-such-call", "helpfulness", scores.SourceJudge, 1, at),
+		score("no-such-call", "thumbs_up", scores.SourceHuman, 1, at), score("no-such-call-2", "thumbs_up", scores.SourceCode, 1, at),
+		score("old-orphan", "helpfulness", scores.SourceJudge, 1, at.Add(-3*time.Hour)))
+	if _, err := e.Events.UpsertScores(ctx, rows, at); err != nil {
+		t.Fatal(err)
+	}
+	if n, err := e.Events.UpsertScores(ctx, rows[len(rows)-4:], at); err != nil || n != 0 {
+		t.Errorf("the same scores again: UpsertScores = %d, %v; want 0", n, err)
+	}
+	s, _, err := e.Aggregator.Aggregate(ctx, orgID, experimentID, w, resultstest.Arms, ms, time.Now(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	mean := func(xs []float64) float64 {
+		if len(xs) == 0 {
+			return math.NaN()
+		}
+		var sum float64
+		for _, x := range xs {
+			sum += x
+		}
+		return sum / float64(len(xs))
+	}
+	unscored := 0
+	for _, arm := range resultstest.Arms {
+		a := s.Arms[arm]
+		for ui, id := range a.UserIDs {
+			for mi, vals := range []map[string][]float64{grades, thumbVals} {
+				want := mean(vals[id])
+				got := a.Values[mi][ui]
+				if math.IsNaN(want) != math.IsNaN(got) || !math.IsNaN(want) && !near(got, want) {
+					t.Errorf("%s of %s: %v; want %v (the mean of %v)", ms[mi].Name, id, got, want, vals[id])
+				}
+				if a.Den[mi][ui] != float64(calls[id]) || a.Scored[mi][ui] != int64(len(vals[id])) {
+					t.Errorf("%s of %s: %v calls, %d scored; want %d, %d", ms[mi].Name, id, a.Den[mi][ui], a.Scored[mi][ui], calls[id], len(vals[id]))
+				}
+				if math.IsNaN(want) {
+					unscored++
+				}
+			}
+			if x := a.Pre[0][ui]; !near(x, pre[id]) {
+				t.Errorf("helpfulness of %s: pre-period %v; want %v", id, x, pre[id])
+			}
+		}
+	}
+	if unscored == 0 {
+		t.Error("every user has scores: the suite checks no unscored user")
+	}
+	if o := s.Orphans; o == nil || o.Total != 3 || o.ByMetric["helpfulness"] != 1 || o.ByMetric["thumbs"] != 2 {
+		t.Errorf("orphans %+v; want 3: helpfulness 1, thumbs 2 (the one before the window not counted)", o)
+	}
 }
