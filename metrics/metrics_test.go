@@ -8,6 +8,7 @@ import (
 	"github.com/expd/expd/internal/testenv"
 	"github.com/expd/expd/metrics"
 	"github.com/expd/expd/validate"
+	"github.com/expd/expd/vocab"
 )
 
 func flag(b bool) *bool { return &b }
@@ -21,7 +22,7 @@ func TestBuiltinsAreCompleteAndCopies(t *testing.T) {
 		}
 		names[m.Name] = true
 	}
-	for _, want := range []string{metrics.LatencyMs, metrics.LatencyP95Ms, metrics.ErrorRate, metrics.TotalTokens, metrics.CostUSD, metrics.TimeToFirstTokenMs, metrics.Conversion, metrics.Revenue} {
+	for _, want := range []string{metrics.LatencyMs, metrics.LatencyP95Ms, metrics.ErrorRate, metrics.TotalTokens, metrics.CostUSD, metrics.TimeToFirstTokenMs, metrics.Conversion, metrics.Revenue, metrics.ThumbsUpRate} {
 		if !names[want] {
 			t.Errorf("catalogue lacks %s", want)
 		}
@@ -132,5 +133,38 @@ func TestResolve(t *testing.T) {
 	}
 	if out[3].Source.BusinessMetric != metrics.Conversion || out[4].Source.BusinessMetric != "signup" {
 		t.Errorf("sources: %+v, %+v", out[3].Source, out[4].Source)
+	}
+}
+
+// TestThumbsUpRate: the built-in reads the human thumbs_up score as a
+// proportion, and validates as an experiment's metric would; listed by
+// name with a kind or test that cannot read scores, it resolves with the
+// reason instead of failing the run.
+func TestThumbsUpRate(t *testing.T) {
+	m, ok := metrics.Builtin(metrics.ThumbsUpRate)
+	if !ok || m.Kind != vocab.Proportion || m.Source.EventType != vocab.TypeScore || m.Source.Score != metrics.ThumbsUp || m.Source.ScoreSource != "human" || m.MethodDefault != "welch_t" {
+		t.Fatalf("thumbs_up_rate = %+v, %+v", m, m.Source)
+	}
+	probe := m
+	probe.Name = "thumbs_copy"
+	if err := metrics.Validate(probe); err != nil {
+		t.Errorf("the built-in's definition does not validate: %v", err)
+	}
+	env := testenv.New(t)
+	org := env.NewOrg(t)
+	listed := func(kind vocab.Kind, method string) experiments.Metric {
+		return experiments.Metric{Name: metrics.ThumbsUpRate, Kind: kind, Category: "primary", MethodDefault: method, MetricVersion: 1, SharedOrgWide: flag(false)}
+	}
+	rs, err := metrics.Resolve(context.Background(), metrics.Store{DB: env.DB}, org.ID, []experiments.Metric{
+		listed(vocab.Proportion, "welch_t"), listed(vocab.Proportion, "z_test"), listed(vocab.Sum, "welch_t"),
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rs[0].Problem != "" || rs[0].Source.Score != metrics.ThumbsUp {
+		t.Errorf("listed by name: %+v", rs[0])
+	}
+	if rs[1].Problem == "" || rs[2].Problem == "" {
+		t.Errorf("z_test and a sum over scores resolved without a problem: %q, %q", rs[1].Problem, rs[2].Problem)
 	}
 }
