@@ -6,5 +6,8 @@
 // learns that its events are stored only after that transaction commits.
 // It also keeps the per-org monthly usage counters that the plan's event
 // allowance is checked against, the business-event signing secrets, and
-// the read-back of exposures for the traffic timeline.
+// the read-back of exposures for the traffic timeline. EventStore
+// (eventstore.go) is the events store outside the group commit: insert
+// with dedup, reads, the retention purge and a user's erasure, with
+// SQLEvents its implementation on expd's own database.
 package ingest

@@ -9,6 +9,7 @@ import (
 	"gorm.io/gorm"
 
 	"github.com/expd/expd/scores"
+	"github.com/expd/expd/vocab"
 )
 
 // EventStore is where events live, apart from the write path's group
@@ -95,9 +96,30 @@ func (s SQLEvents) UpsertScores(ctx context.Context, rows []scores.Row, received
 	return n, nil
 }
 
-// Read is Read on s.DB.
+// ReadFilter selects an experiment's stored events; empty fields match all.
+type ReadFilter struct {
+	OrgID        string
+	ExperimentID string
+	Type         vocab.RecordType
+	UserID       string
+	Limit        int
+}
+
+// Read returns an experiment's stored events, newest first. event_id
+// breaks ties between events of the same instant, so pages are stable.
 func (s SQLEvents) Read(ctx context.Context, f ReadFilter) ([]EventRow, error) {
-	return Read(ctx, s.DB, f)
+	q := s.DB.WithContext(ctx).Where("org_id = ? AND experiment_id = ?", f.OrgID, f.ExperimentID)
+	if f.Type != "" {
+		q = q.Where("type = ?", f.Type)
+	}
+	if f.UserID != "" {
+		q = q.Where("user_id = ?", f.UserID)
+	}
+	var rows []EventRow
+	if err := q.Order("ts DESC, event_id DESC").Limit(f.Limit).Find(&rows).Error; err != nil {
+		return nil, fmt.Errorf("read events: %w", err)
+	}
+	return rows, nil
 }
 
 // ReadUser reads the user's events through the (org_id, user_id, ts)
@@ -109,19 +131,4 @@ func (s SQLEvents) ReadUser(ctx context.Context, orgID, userID string) ([]EventR
 		return nil, fmt.Errorf("read events of user %q: %w", userID, err)
 	}
 	return rows, nil
-}
-
-// PurgeBefore is PurgeBefore on s.DB.
-func (s SQLEvents) PurgeBefore(ctx context.Context, orgID string, cutoff time.Time, limit int) (int64, error) {
-	return PurgeBefore(ctx, s.DB, orgID, cutoff, limit)
-}
-
-// DeleteUser deletes the user's events and, on PostgreSQL, forgets their
-// ids, as the purge does.
-func (s SQLEvents) DeleteUser(ctx context.Context, orgID, userID string) (int64, error) {
-	n, err := deleteEvents(ctx, s.DB, "org_id = ? AND user_id = ?", orgID, userID)
-	if err != nil {
-		return 0, fmt.Errorf("delete events of user %q: %w", userID, err)
-	}
-	return n, nil
 }

@@ -8,7 +8,6 @@ import (
 	"gorm.io/gorm"
 
 	"github.com/expd/expd/database"
-	"github.com/expd/expd/vocab"
 )
 
 // PurgeBefore deletes up to about limit of the org's events older than
@@ -17,9 +16,9 @@ import (
 // timestamp found through the (org_id, ts) index, so each statement is
 // short and needs no key of the events table. It
 // deletes more than limit rows while more than limit remain.
-func PurgeBefore(ctx context.Context, db *gorm.DB, orgID string, cutoff time.Time, limit int) (int64, error) {
+func (s SQLEvents) PurgeBefore(ctx context.Context, orgID string, cutoff time.Time, limit int) (int64, error) {
 	var bounds []time.Time
-	if err := db.WithContext(ctx).Raw(`SELECT ts FROM events WHERE org_id = ? AND ts < ? ORDER BY ts LIMIT 1 OFFSET ?`,
+	if err := s.DB.WithContext(ctx).Raw(`SELECT ts FROM events WHERE org_id = ? AND ts < ? ORDER BY ts LIMIT 1 OFFSET ?`,
 		orgID, cutoff, limit).Scan(&bounds).Error; err != nil {
 		return 0, fmt.Errorf("find purge batch of org %s: %w", orgID, err)
 	}
@@ -29,7 +28,7 @@ func PurgeBefore(ctx context.Context, db *gorm.DB, orgID string, cutoff time.Tim
 	if len(bounds) == 1 {
 		where, end = `org_id = ? AND ts <= ?`, bounds[0]
 	}
-	n, err := deleteEvents(ctx, db, where, orgID, end)
+	n, err := deleteEvents(ctx, s.DB, where, orgID, end)
 	if err != nil {
 		return 0, fmt.Errorf("purge events of org %s before %s: %w", orgID, end.Format(time.RFC3339), err)
 	}
@@ -52,28 +51,12 @@ SELECT count(*) FROM gone`, args...).Scan(&n).Error
 	return n, err
 }
 
-// ReadFilter selects an experiment's stored events; empty fields match all.
-type ReadFilter struct {
-	OrgID        string
-	ExperimentID string
-	Type         vocab.RecordType
-	UserID       string
-	Limit        int
-}
-
-// Read returns an experiment's stored events, newest first. event_id
-// breaks ties between events of the same instant, so pages are stable.
-func Read(ctx context.Context, db *gorm.DB, f ReadFilter) ([]EventRow, error) {
-	q := db.WithContext(ctx).Where("org_id = ? AND experiment_id = ?", f.OrgID, f.ExperimentID)
-	if f.Type != "" {
-		q = q.Where("type = ?", f.Type)
+// DeleteUser deletes the user's events and, on PostgreSQL, forgets their
+// ids, as the purge does.
+func (s SQLEvents) DeleteUser(ctx context.Context, orgID, userID string) (int64, error) {
+	n, err := deleteEvents(ctx, s.DB, "org_id = ? AND user_id = ?", orgID, userID)
+	if err != nil {
+		return 0, fmt.Errorf("delete events of user %q: %w", userID, err)
 	}
-	if f.UserID != "" {
-		q = q.Where("user_id = ?", f.UserID)
-	}
-	var rows []EventRow
-	if err := q.Order("ts DESC, event_id DESC").Limit(f.Limit).Find(&rows).Error; err != nil {
-		return nil, fmt.Errorf("read events: %w", err)
-	}
-	return rows, nil
+	return n, nil
 }
