@@ -106,40 +106,6 @@ func Run(t *testing.T, db *gorm.DB, newEngine func(t *testing.T) Engine) {
 		}
 	})
 
-	t.Run("model calls by variant, newest first, page by page", func(t *testing.T) {
-		arm := arms[1]
-		var want []string // the arm's calls, the crossover user's included
-		for _, ev := range f.events {
-			if ev.Type == vocab.TypeModelCall && ev.Variant == arm {
-				want = append(want, ev.EventID)
-			}
-		}
-		filter := ingest.CallFilter{OrgID: org.ID, ExperimentID: exp.ID, Variant: arm, Limit: 7}
-		var got []string
-		for range len(want) {
-			page, err := e.Events.ReadCalls(ctx, filter)
-			if err != nil {
-				t.Fatal(err)
-			}
-			for i, ev := range page {
-				if i > 0 && ev.Ts.After(page[i-1].Ts) {
-					t.Fatalf("ReadCalls is not newest first: %s after %s", ev.EventID, page[i-1].EventID)
-				}
-				got = append(got, ev.EventID)
-			}
-			if len(page) < filter.Limit {
-				break
-			}
-			last := page[len(page)-1]
-			filter.BeforeTs, filter.BeforeID = last.Ts, last.EventID
-		}
-		slices.Sort(got)
-		slices.Sort(want)
-		if !slices.Equal(got, want) {
-			t.Errorf("ReadCalls of %s, 7 a page: %d calls %v; want each of %d once: %v", arm, len(got), got, len(want), want)
-		}
-	})
-
 	var sample results.Sample
 	t.Run("per-user values, calls and result rows", func(t *testing.T) {
 		var err error
