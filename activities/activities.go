@@ -14,8 +14,10 @@ import (
 	"gorm.io/gorm"
 
 	"github.com/expd/expd/billing"
+	"github.com/expd/expd/evaluators"
 	"github.com/expd/expd/ingest"
 	"github.com/expd/expd/results"
+	"github.com/expd/expd/secrets"
 	"github.com/expd/expd/webhooks"
 )
 
@@ -33,6 +35,12 @@ type Activities struct {
 	// Events is the events store the retention purge deletes from; nil:
 	// ingest.SQLEvents over DB.
 	Events ingest.EventStore
+	// Secrets opens LLM judges' api keys (EXPD_SECRETS_KEY); Judge calls
+	// them (nil: public addresses only); Ingest writes evaluators' scores
+	// (nil: one group-commit writer per database).
+	Secrets *secrets.Keyring
+	Judge   *evaluators.Judge
+	Ingest  *ingest.Writer
 }
 
 func (a *Activities) aggregator() results.Aggregator {

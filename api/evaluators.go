@@ -12,6 +12,7 @@ import (
 	"github.com/expd/expd/evaluators"
 	"github.com/expd/expd/ingest"
 	"github.com/expd/expd/validate"
+	"github.com/expd/expd/workflows"
 )
 
 // evaluatorBodyLimit bounds an evaluator: a template (32 KiB), a JSON
@@ -55,6 +56,7 @@ func (h *handlers) createEvaluator(c *gin.Context) {
 		h.evaluatorError(c, err)
 		return
 	}
+	h.workflows.StartEvaluatorOrLog(c.Request.Context(), h.deps.Logger, ev.ID)
 	c.Header("Cache-Control", "no-store")
 	c.JSON(http.StatusCreated, ev)
 }
@@ -93,6 +95,7 @@ func (h *handlers) updateEvaluator(c *gin.Context) {
 		h.evaluatorError(c, err)
 		return
 	}
+	h.workflows.StartEvaluatorOrLog(c.Request.Context(), h.deps.Logger, ev.ID) // running already: nothing happens
 	c.JSON(http.StatusOK, ev)
 }
 
@@ -104,6 +107,93 @@ func (h *handlers) deleteEvaluator(c *gin.Context) {
 		return
 	}
 	c.Status(http.StatusNoContent)
+}
+
+// GET /v1/evaluators/:id/evaluations?status=&limit=&cursor= (admin,
+// additive): the evaluator's evaluations, newest first (scores and
+// failures), with today's usage of its budget.
+func (h *handlers) listEvaluations(c *gin.Context) {
+	limit, cursor, status := defaultDeliveriesLimit, c.Query("cursor"), c.Query("status")
+	var errs validate.Errors
+	if raw, given := c.GetQuery("limit"); given {
+		n, err := strconv.Atoi(raw)
+		if err != nil || n < 1 || n > maxDeliveriesLimit {
+			errs.Add("limit", "must be an integer from 1 to %d", maxDeliveriesLimit)
+		}
+		limit = n
+	}
+	if status != "" && status != evaluators.StatusScored && status != evaluators.StatusFailed {
+		errs.Add("status", "must be %q or %q", evaluators.StatusScored, evaluators.StatusFailed)
+	}
+	errs.Text("cursor", cursor, maxCursorBytes, false)
+	if err := errs.Err(); err != nil {
+		invalid(c, err)
+		return
+	}
+	page, err := h.evaluatorStore().ListEvaluations(c.Request.Context(), orgID(c), c.Param("id"), status, cursor, limit, time.Now())
+	if errors.Is(err, evaluators.ErrBadCursor) {
+		invalid(c, validate.New("cursor", "%v", err))
+		return
+	}
+	if err != nil {
+		h.evaluatorError(c, err)
+		return
+	}
+	c.JSON(http.StatusOK, page)
+}
+
+// evaluatorBackfillRequest is the body of POST /v1/evaluators/:id/backfill.
+type evaluatorBackfillRequest struct {
+	From string `json:"from"`
+	To   string `json:"to"`
+}
+
+// maxEvaluatorBackfill bounds a backfill's range (the events' retention
+// bounds it further).
+const maxEvaluatorBackfill = 90 * 24 * time.Hour
+
+// POST /v1/evaluators/:id/backfill (admin, additive): evaluate the calls
+// with ts in [from, to) that the evaluator has not evaluated, within its
+// daily budget. 202: the evaluator's workflow took the range.
+func (h *handlers) backfillEvaluator(c *gin.Context) {
+	var req evaluatorBackfillRequest
+	if !decodeJSON(c, &req) {
+		return
+	}
+	var errs validate.Errors
+	parse := func(field, v string) time.Time {
+		if v == "" {
+			errs.Add(field, "is required (RFC 3339)")
+			return time.Time{}
+		}
+		t, err := time.Parse(time.RFC3339Nano, v)
+		if err != nil {
+			errs.Add(field, "must be RFC 3339, like 2026-11-20T00:00:00Z")
+		}
+		return t
+	}
+	from, to := parse("from", req.From), parse("to", req.To)
+	switch {
+	case errs.Err() != nil:
+	case !from.Before(to):
+		errs.Add("to", "must be after from")
+	case to.Sub(from) > maxEvaluatorBackfill:
+		errs.Add("to", "must be at most %d days after from", int(maxEvaluatorBackfill/(24*time.Hour)))
+	}
+	if err := errs.Err(); err != nil {
+		invalid(c, err)
+		return
+	}
+	ev, err := h.evaluatorStore().Get(c.Request.Context(), orgID(c), c.Param("id"))
+	if err != nil {
+		h.evaluatorError(c, err)
+		return
+	}
+	if err := h.workflows.BackfillEvaluator(c.Request.Context(), ev.ID, from.UTC(), to.UTC()); err != nil {
+		workflowsUnavailable(c, err)
+		return
+	}
+	c.JSON(http.StatusAccepted, gin.H{"evaluator": ev.ID, "from": from.UTC(), "to": to.UTC(), "workflow_id": workflows.EvaluatorID(ev.ID)})
 }
 
 func (h *handlers) evaluatorError(c *gin.Context, err error) {

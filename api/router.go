@@ -6,6 +6,7 @@ package api
 
 import (
 	"log/slog"
+	"time"
 
 	"github.com/gin-gonic/gin"
 	"go.temporal.io/sdk/client"
@@ -42,6 +43,8 @@ type Deps struct {
 	SvixSecret string             // CLERK_WEBHOOK_SECRET (whsec_...) of the identity webhook; empty: every delivery gets 401
 	Resolver   webhooks.Resolver  // resolves webhook endpoint and judge hosts at registration (webhook_endpoints.go); nil: net.DefaultResolver
 	Secrets    *secrets.Keyring   // EXPD_SECRETS_KEY (and _PREVIOUS): seals judges' api keys (evaluators.go); nil: none configured
+	// EvaluatorPoll replaces the evaluators' workflows' poll interval (tests); 0: the default.
+	EvaluatorPoll time.Duration
 
 	// The dashboard (dashboard/): DevToken signs visitors in as the dev
 	// admin (expd dev only); TemporalUI ("" hides links) and Namespace
@@ -85,7 +88,7 @@ func NewRouter(deps Deps) *gin.Engine {
 		deps.Aggregator = results.SQL{DB: deps.DB}
 	}
 	sources := ingest.Sources{DB: deps.DB, Writer: deps.Ingest}
-	starter := workflowclient.Starter{Client: deps.Temporal, TaskQueue: deps.TaskQueue}
+	starter := workflowclient.Starter{Client: deps.Temporal, TaskQueue: deps.TaskQueue, EvaluatorPoll: deps.EvaluatorPoll}
 	h := &handlers{deps: deps, experiments: experiments.Store{DB: deps.DB}, workflows: starter,
 		ingest: sources}
 	h.cases = usecases.Service{DB: deps.DB, Workflows: starter, SDK: deps.SDK, Ingest: sources, Logger: deps.Logger}
@@ -147,6 +150,8 @@ func NewRouter(deps Deps) *gin.Engine {
 	dash.GET("/evaluators/:id", requireAdmin, h.getEvaluator)                                           // evaluators.go
 	dash.PUT("/evaluators/:id", requireAdmin, limitBody(evaluatorBodyLimit), h.updateEvaluator)         // evaluators.go
 	dash.DELETE("/evaluators/:id", requireAdmin, h.deleteEvaluator)                                     // evaluators.go
+	dash.GET("/evaluators/:id/evaluations", requireAdmin, h.listEvaluations)                            // evaluators.go
+	dash.POST("/evaluators/:id/backfill", requireAdmin, h.backfillEvaluator)                            // evaluators.go
 
 	// ---- SDK: org API key in X-API-Key (requireSDKKey, keys.go), rate limited per org (ratelimit.go) ----
 	anyKey := h.requireSDKKey(auth.Publishable, auth.Secret)

@@ -16,6 +16,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/expd/expd/scores"
+	"github.com/expd/expd/sdk/prices"
 	"github.com/expd/expd/validate"
 	"github.com/expd/expd/webhooks"
 )
@@ -166,6 +167,9 @@ func (s *Spec) checkJudge(ctx context.Context, errs *validate.Errors, r Rules) {
 	errs.Text("endpoint.base_url", e.BaseURL, webhooks.MaxURLLen, true)
 	errs.Text("endpoint.model", e.Model, MaxModelLen, true)
 	errs.Text("endpoint.api_key", e.APIKey, MaxAPIKeyLen, !r.KeyStored)
+	if _, priced := prices.Lookup(e.Model); !priced && s.DailyBudget != nil && s.DailyBudget.MaxCostUSD != nil {
+		errs.Add("daily_budget.max_cost_usd", "cannot be enforced: model %q has no price in expd's table (sdk/prices); bound max_evaluations instead", e.Model)
+	}
 	if e.BaseURL != "" && len(e.BaseURL) <= webhooks.MaxURLLen {
 		var bad *webhooks.URLError
 		if err := webhooks.CheckURL(ctx, e.BaseURL, r.AllowPrivate, r.Resolver); err != nil && errors.As(err, &bad) {

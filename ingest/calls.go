@@ -59,3 +59,55 @@ func (s SQLEvents) ReadCalls(ctx context.Context, f CallFilter) ([]EventRow, err
 	}
 	return rows, nil
 }
+
+// NewCallsFilter selects model calls for an online evaluator: of the
+// org's experiments (all of them when ExperimentIDs is empty), received
+// after (AfterReceived, AfterID) and before ReceivedBefore (zero: no
+// bound), and with ts in [From, To) when those are set (a backfill).
+type NewCallsFilter struct {
+	OrgID          string
+	ExperimentIDs  []string
+	AfterReceived  time.Time
+	AfterID        string
+	ReceivedBefore time.Time
+	From, To       time.Time
+	Limit          int
+}
+
+// ReadNewCalls is EventStore.ReadNewCalls on expd's own database.
+func (s SQLEvents) ReadNewCalls(ctx context.Context, f NewCallsFilter) ([]EventRow, error) {
+	q := s.DB.WithContext(ctx).Where("org_id = ? AND type = ?", f.OrgID, vocab.TypeModelCall)
+	if len(f.ExperimentIDs) > 0 {
+		q = q.Where("experiment_id IN ?", f.ExperimentIDs)
+	}
+	if !f.AfterReceived.IsZero() {
+		q = q.Where("(received_at > ? OR (received_at = ? AND event_id > ?))", f.AfterReceived, f.AfterReceived, f.AfterID)
+	}
+	if !f.ReceivedBefore.IsZero() {
+		q = q.Where("received_at < ?", f.ReceivedBefore)
+	}
+	if !f.From.IsZero() {
+		q = q.Where("ts >= ?", f.From)
+	}
+	if !f.To.IsZero() {
+		q = q.Where("ts < ?", f.To)
+	}
+	var rows []EventRow
+	if err := q.Order("received_at, event_id").Limit(f.Limit).Find(&rows).Error; err != nil {
+		return nil, fmt.Errorf("read new model calls: %w", err)
+	}
+	return rows, nil
+}
+
+// ReadCall is EventStore.ReadCall on expd's own database.
+func (s SQLEvents) ReadCall(ctx context.Context, orgID, eventID string) (EventRow, bool, error) {
+	var rows []EventRow
+	err := s.DB.WithContext(ctx).Where("org_id = ? AND event_id = ? AND type = ?", orgID, eventID, vocab.TypeModelCall).Limit(1).Find(&rows).Error
+	if err != nil {
+		return EventRow{}, false, fmt.Errorf("read model call %s: %w", eventID, err)
+	}
+	if len(rows) == 0 {
+		return EventRow{}, false, nil
+	}
+	return rows[0], true, nil
+}

@@ -37,6 +37,13 @@ type EventStore interface {
 	// ReadCalls returns one experiment's model calls that pass f, newest
 	// first, event_id breaking ties (the call explorer's keyset order).
 	ReadCalls(ctx context.Context, f CallFilter) ([]EventRow, error)
+	// ReadNewCalls returns model calls of the org in the order they were
+	// received (received_at, then event_id), after a keyset position: what
+	// online evaluators poll (NewCallsFilter).
+	ReadNewCalls(ctx context.Context, f NewCallsFilter) ([]EventRow, error)
+	// ReadCall returns one model call of the org by its event id; found
+	// is false when there is none (never sent, or purged).
+	ReadCall(ctx context.Context, orgID, eventID string) (row EventRow, found bool, err error)
 	// ReadUser returns one user's events of the org, of every experiment,
 	// oldest first.
 	ReadUser(ctx context.Context, orgID, userID string) ([]EventRow, error)

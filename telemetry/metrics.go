@@ -56,6 +56,13 @@ var (
 	ConfigCache = factory.counter("sdk_config_cache_total",
 		"SDK config-cache lookups by result: hit (served from memory), revalidated (checked against the database, unchanged), rebuilt (changed).", "result")
 
+	// EvaluatorCost and Evaluations are online evaluators' work, by
+	// evaluator id (a bounded set: an org's evaluators).
+	EvaluatorCost = factory.counter("evaluator_judge_cost_usd_total",
+		"LLM-judge spend of online evaluators in USD (priced from the judge's reported usage), by evaluator.", "evaluator")
+	Evaluations = factory.counter("evaluations_total",
+		"Evaluations of online evaluators by evaluator and outcome (scored, failed).", "evaluator", "outcome")
+
 	Refusals = factory.counter("refusals_total",
 		"Requests refused by the org's plan: reason rate_limit (429) or allowance (402), by plan.", "reason", "plan")
 

@@ -36,6 +36,7 @@ func Register(r worker.Registry, acts *activities.Activities) {
 	r.RegisterWorkflow(workflows.Experiment)
 	r.RegisterWorkflow(workflows.GuardrailHealth)
 	r.RegisterWorkflow(workflows.Redrive)
+	r.RegisterWorkflow(workflows.Evaluator)
 }
 
 // Run is the whole worker start on c's namespace and taskQueue: the search
@@ -87,4 +88,10 @@ func reconcile(ctx context.Context, s workflowclient.Starter, acts *activities.A
 		return
 	}
 	slog.Info("reconciled experiment workflows", "checked", res.Checked, "signalled", res.Signalled)
+	n, err := s.ReconcileEvaluators(ctx, acts.DB)
+	if err != nil {
+		slog.Error("reconcile evaluator workflows", "error", err)
+		return
+	}
+	slog.Info("reconciled evaluator workflows", "live", n)
 }

@@ -36,6 +36,9 @@ const (
 type Starter struct {
 	Client    client.Client
 	TaskQueue string
+	// EvaluatorPoll replaces the evaluators' poll interval (tests); 0:
+	// workflows.EvaluatorPollInterval.
+	EvaluatorPoll time.Duration
 }
 
 // StartResults starts the manual run of an experiment's results under

@@ -213,3 +213,17 @@ func (fakeActivities) ListOwedSignals(_ context.Context, in activities.OwedSigna
 func (fakeActivities) MarkSignalsSent(context.Context, activities.SignalsSentInput) (activities.SignalsSentResult, error) {
 	return activities.SignalsSentResult{}, nil
 }
+
+// PollEvaluator hands out two calls, then reports the evaluator deleted
+// (a recorded Evaluator history covers a poll, evaluations and the end).
+func (fakeActivities) PollEvaluator(_ context.Context, in activities.PollEvaluatorInput) (activities.PollEvaluatorResult, error) {
+	if in.Cursor.EventID != "" {
+		return activities.PollEvaluatorResult{Deleted: true}, nil
+	}
+	return activities.PollEvaluatorResult{Concurrency: 2, CallIDs: []string{"call-1", "call-2"},
+		Next: activities.EvaluatorCursor{ReceivedAt: time.Date(2026, 1, 2, 10, 0, 0, 0, time.UTC), EventID: "call-2"}}, nil
+}
+
+func (fakeActivities) EvaluateCall(context.Context, activities.EvaluateCallInput) (activities.EvaluateCallResult, error) {
+	return activities.EvaluateCallResult{Outcome: "scored"}, nil
+}

@@ -75,3 +75,7 @@ const RedriveWorkflowID = "redrive"
 
 // RedriveScheduleID names the reconcile schedule of a task queue.
 func RedriveScheduleID(taskQueue string) string { return taskQueue + "/redrive" }
+
+// EvaluatorID is the one workflow of an online evaluator:
+// evaluator/<id>. Starting it again while it runs changes nothing.
+func EvaluatorID(evaluatorID string) string { return "evaluator/" + evaluatorID }

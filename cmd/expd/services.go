@@ -19,6 +19,7 @@ import (
 	"github.com/expd/expd/auth"
 	"github.com/expd/expd/billing"
 	"github.com/expd/expd/database"
+	"github.com/expd/expd/evaluators"
 	"github.com/expd/expd/ingest"
 	"github.com/expd/expd/ratelimit"
 	"github.com/expd/expd/sdkcache"
@@ -129,7 +130,8 @@ func serveMetrics(ctx context.Context, addr string, db *gorm.DB, tc client.Clien
 // outbound webhooks reach loopback and private addresses, as the API lets
 // such endpoints register there.
 func newActivities(db *gorm.DB, cfg Config, dev bool) *activities.Activities {
-	return &activities.Activities{DB: db, Billing: billing.New(cfg.Billing), Webhooks: &webhooks.Sender{AllowPrivate: dev}}
+	return &activities.Activities{DB: db, Billing: billing.New(cfg.Billing), Webhooks: &webhooks.Sender{AllowPrivate: dev},
+		Secrets: cfg.Secrets, Judge: &evaluators.Judge{AllowPrivate: dev}}
 }
 
 // temporalWithWorker connects to Temporal and runs expd's worker on it
