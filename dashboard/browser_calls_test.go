@@ -106,4 +106,15 @@ func TestBrowserCallExplorerReviewThenResults(t *testing.T) {
 	if !strings.Contains(row, "treatment") || !strings.Contains(row, "30 / 30") {
 		t.Fatalf("results row of helpfulness %q: want treatment against control with 30 users each", row)
 	}
+	// Every call is scored now (the review scored the last one): full
+	// coverage, nobody left out; the row links to the calls behind it.
+	if !strings.Contains(row, "scored calls 100% / 100%") || !strings.Contains(row, "unscored users 0 / 0") {
+		t.Fatalf("results row of helpfulness %q: want full score coverage", row)
+	}
+	checkA11y(t, ctx, "results with a score metric")
+	must(t, ctx, chromedp.Click(chromedp.Search(`//a[contains(., "treatment") and contains(@href, "score=helpfulness")]`)),
+		chromedp.WaitVisible(chromedp.ID("col-treatment")))
+	if loc := value(t, ctx, chromedp.Location()); !strings.Contains(loc, "variant=treatment") || strings.Contains(value(t, ctx, chromedp.OuterHTML(chromedp.CSS("main"))), `id="col-control"`) {
+		t.Fatalf("the row's link led to %s", loc)
+	}
 }

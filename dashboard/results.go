@@ -19,6 +19,7 @@ import (
 	"github.com/expd/expd/results"
 	"github.com/expd/expd/stats"
 	"github.com/expd/expd/usecases"
+	"github.com/expd/expd/vocab"
 )
 
 // significance is the FDR-adjusted p below which a row's badge calls the
@@ -62,6 +63,15 @@ type resultRow struct {
 	Badge, Class string
 	Significant  bool
 	DistURL      string
+	Quality      *rowQuality // score metrics only
+}
+
+// rowQuality is a score metric's coverage beside its effect, with links to
+// the calls behind each arm's number (docs/quality.md).
+type rowQuality struct {
+	Coverage, Unscored  string // "control / arm"
+	Control, Arm        string
+	ControlCalls, Calls string // the call explorer, filtered by arm and score
 }
 
 type dist struct {
@@ -167,7 +177,7 @@ func (d *Dashboard) loadRun(c *gin.Context, data *resultsData, computedFor strin
 	}
 	var forestRows []forestRow
 	for _, r := range rows {
-		row := d.resultRow(data.Exp.ID, computedFor, r)
+		row := d.resultRow(data.Exp, computedFor, r)
 		data.Rows = append(data.Rows, row)
 		label := r.Metric + " · " + r.Variant
 		switch {
@@ -191,7 +201,8 @@ func (d *Dashboard) loadRun(c *gin.Context, data *resultsData, computedFor strin
 	return nil
 }
 
-func (d *Dashboard) resultRow(expID, computedFor string, r results.Row) resultRow {
+func (d *Dashboard) resultRow(exp experiments.Experiment, computedFor string, r results.Row) resultRow {
+	expID := exp.ID
 	row := resultRow{Row: r, Class: "flat", Badge: "inconclusive"}
 	if len(r.Analysis) > 0 {
 		_ = json.Unmarshal(r.Analysis, &row.A) // an unreadable detail column only hides the details
@@ -218,7 +229,40 @@ func (d *Dashboard) resultRow(expID, computedFor string, r results.Row) resultRo
 	}
 	q := url.Values{"run": {computedFor}, "dm": {r.Metric}, "dv": {r.Variant}}
 	row.DistURL = "/experiments/" + expID + "?" + q.Encode() + "#distribution"
+	row.Quality = scoreQuality(exp, r, row.A)
 	return row
+}
+
+// scoreQuality is the coverage line of a score metric's row: the share of
+// each arm's calls that carry a score, the users left out for having none,
+// and links to each arm's scored calls in the explorer.
+func scoreQuality(exp experiments.Experiment, r results.Row, a results.RowAnalysis) *rowQuality {
+	var score string
+	for _, m := range exp.Metrics {
+		if m.Name == r.Metric && m.Source != nil && m.Source.EventType == vocab.TypeScore {
+			score = m.Source.Score
+		}
+	}
+	if score == "" {
+		return nil
+	}
+	pct := func(arm string) string {
+		if v, ok := a.ScoreCoverage[arm]; ok {
+			return fmtNum(100*v) + "%"
+		}
+		return "–"
+	}
+	calls := func(arm string) string {
+		return "/experiments/" + exp.ID + "/calls?" + url.Values{"variant": {arm}, "score": {score}}.Encode()
+	}
+	return &rowQuality{
+		Coverage:     pct(r.ControlVariant) + " / " + pct(r.Variant),
+		Unscored:     fmt.Sprintf("%d / %d", a.UnscoredUsers[r.ControlVariant], a.UnscoredUsers[r.Variant]),
+		Control:      r.ControlVariant,
+		Arm:          r.Variant,
+		ControlCalls: calls(r.ControlVariant),
+		Calls:        calls(r.Variant),
+	}
 }
 
 func distOf(r results.Row) *dist {
