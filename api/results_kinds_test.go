@@ -109,22 +109,15 @@ func TestResultsNewMetricKindsEndToEnd(t *testing.T) {
 	}
 	time.Sleep(2100 * time.Millisecond) // the run's instant falls after every event
 
-	resp := env.Do(t, http.MethodPost, "/v1/experiments/"+exp.ID+"/runs", nil, auth...)
-	if resp.Status != http.StatusAccepted {
-		t.Fatalf("start run: %d %s", resp.Status, resp.Body)
-	}
-	var started struct {
-		RunID string `json:"run_id"`
-	}
-	resp.JSON(t, &started)
-	waitForResultsRun(t, env, auth, exp.ID, started.RunID, len(cfg.Metrics))
+	runID := startRun(t, env, auth, exp.ID)
+	waitForResultsRun(t, env, auth, exp.ID, runID, len(cfg.Metrics))
 	var body struct {
 		SRM struct {
 			Observed map[string]int64 `json:"observed"`
 		} `json:"srm"`
 		Metrics []resultRow `json:"metrics"`
 	}
-	resp = env.Do(t, http.MethodGet, "/v1/experiments/"+exp.ID+"/results", nil, auth...)
+	resp := env.Do(t, http.MethodGet, "/v1/experiments/"+exp.ID+"/results", nil, auth...)
 	if resp.Status != http.StatusOK {
 		t.Fatalf("results: %d %s", resp.Status, resp.Body)
 	}

@@ -115,15 +115,7 @@ func TestRunStatusCountsWhatItCountedAndLeftOut(t *testing.T) {
 
 			var runID string
 			if c.key == nil {
-				resp := env.Do(t, http.MethodPost, "/v1/experiments/"+exp.ID+"/runs", nil, auth...)
-				if resp.Status != http.StatusAccepted {
-					t.Fatalf("start run: %d %s", resp.Status, resp.Body)
-				}
-				var started struct {
-					RunID string `json:"run_id"`
-				}
-				resp.JSON(t, &started)
-				runID = started.RunID
+				runID = startRun(t, env, auth, exp.ID)
 			} else {
 				runID = c.key(start)
 				ctx, cancel := context.WithTimeout(t.Context(), time.Minute)

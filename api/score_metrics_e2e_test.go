@@ -168,20 +168,13 @@ func TestScoreMetricsEndToEnd(t *testing.T) {
 	send("/v1/scores", org.SecretKey, "scores", []map[string]any{sc(replaced, "helpfulness", "judge", final, now.Add(2*time.Second))})
 	time.Sleep(2100 * time.Millisecond) // the run's instant falls after every event
 
-	resp := env.Do(t, http.MethodPost, "/v1/experiments/"+exp.ID+"/runs", nil, auth...)
-	if resp.Status != http.StatusAccepted {
-		t.Fatalf("start run: %d %s", resp.Status, resp.Body)
-	}
-	var started struct {
-		RunID string `json:"run_id"`
-	}
-	resp.JSON(t, &started)
-	waitForResultsRun(t, env, auth, exp.ID, started.RunID, len(cfg.Metrics))
+	runID := startRun(t, env, auth, exp.ID)
+	waitForResultsRun(t, env, auth, exp.ID, runID, len(cfg.Metrics))
 	var body struct {
 		OrphanScores *int64     `json:"orphan_scores"`
 		Metrics      []scoreRow `json:"metrics"`
 	}
-	resp = env.Do(t, http.MethodGet, "/v1/experiments/"+exp.ID+"/results", nil, auth...)
+	resp := env.Do(t, http.MethodGet, "/v1/experiments/"+exp.ID+"/results", nil, auth...)
 	if resp.Status != http.StatusOK {
 		t.Fatalf("results: %d %s", resp.Status, resp.Body)
 	}
@@ -294,7 +287,7 @@ func TestScoreMetricsEndToEnd(t *testing.T) {
 	}
 
 	// The guardrail on thumbs_up_rate reads the stored score row.
-	rows, err := results.LoadRows(t.Context(), env.DB, org.ID, exp.ID, started.RunID)
+	rows, err := results.LoadRows(t.Context(), env.DB, org.ID, exp.ID, runID)
 	if err != nil {
 		t.Fatal(err)
 	}
