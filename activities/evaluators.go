@@ -64,7 +64,6 @@ type PollEvaluatorInput struct {
 type PollEvaluatorResult struct {
 	Deleted     bool
 	BudgetSpent bool
-	Concurrency int
 	CallIDs     []string
 	Next        EvaluatorCursor
 	More        bool
@@ -84,7 +83,7 @@ func (a *Activities) PollEvaluator(ctx context.Context, in PollEvaluatorInput) (
 	if err != nil {
 		return PollEvaluatorResult{}, err
 	}
-	out := PollEvaluatorResult{Deleted: l.Deleted, Concurrency: l.Spec.Concurrency, Next: in.Cursor, CallIDs: []string{}}
+	out := PollEvaluatorResult{Deleted: l.Deleted, Next: in.Cursor, CallIDs: []string{}}
 	if l.Deleted {
 		return out, nil
 	}
@@ -154,15 +153,28 @@ func (a *Activities) PollEvaluator(ctx context.Context, in PollEvaluatorInput) (
 	return out, nil
 }
 
-// EvaluateCallInput is one call to evaluate; Day is the workflow's UTC
-// day, whose budget the evaluation counts against.
+// EvaluateCallsInput is a batch of calls to evaluate; Day is the
+// workflow's UTC day, whose budget the evaluations count against.
+type EvaluateCallsInput struct {
+	EvaluatorID string
+	CallIDs     []string
+	Day         string
+}
+
+// EvaluateCallsResult counts what became of the batch.
+type EvaluateCallsResult struct {
+	Scored, Failed, Skipped int
+	CostUSD                 float64
+}
+
+// EvaluateCallInput is one call of a batch.
 type EvaluateCallInput struct {
 	EvaluatorID string
 	CallID      string
 	Day         string
 }
 
-// EvaluateCallResult says what became of it: Outcome is "scored",
+// EvaluateCallResult says what became of one call: Outcome is "scored",
 // "failed" or "skipped" (evaluated before, or the evaluator deleted).
 type EvaluateCallResult struct {
 	Outcome string
@@ -177,30 +189,100 @@ const (
 	failStore       = "store_refused"
 )
 
-// EvaluateCall evaluates one call once: it loads the evaluator (with the
-// judge's key, opened here so it never enters a workflow history), reads
-// the call, grades it, writes the score through the scores path (ingest's
-// group commit, source judge or code, with the evaluator's id, version
-// and judge model), and records the evaluation. A judge answering 429 or
-// 5xx is retried by the activity's retry policy, a Retry-After honoured;
-// on the last attempt, and for answers that are not a verdict, the
-// failure is recorded instead. A call evaluated before is skipped, so
-// retries, replays and restarts score nothing twice.
-func (a *Activities) EvaluateCall(ctx context.Context, in EvaluateCallInput) (EvaluateCallResult, error) {
+// EvaluateCalls evaluates a batch of calls, each once, `concurrency` at a
+// time: it loads the evaluator (with the judge's key, opened here so it
+// never enters a workflow history) and runs evaluateCall for each call,
+// heartbeating as calls finish. One activity per batch, not per call,
+// keeps the judge busy without a workflow task between two calls. When a
+// judge answered 429 or 5xx for some calls (and this is not the last
+// attempt) the activity fails retryably after the others are done, the
+// longest Retry-After honoured; its retry evaluates only what is left,
+// since a call evaluated before is skipped.
+func (a *Activities) EvaluateCalls(ctx context.Context, in EvaluateCallsInput) (EvaluateCallsResult, error) {
+	var res EvaluateCallsResult
 	l, err := evaluators.Load(ctx, a.DB, a.Secrets, in.EvaluatorID)
-	skip := EvaluateCallResult{Outcome: "skipped"}
 	switch {
 	case errors.Is(err, evaluators.ErrNotFound):
-		return skip, nil
-	case errors.Is(err, evaluators.ErrKeyUnopenable):
-		// Recorded as each call's failure, not retried forever: the
-		// operator's keys changed under the evaluator.
-		return a.recordFailure(ctx, l, in, failKey, "the judge's api_key does not open with EXPD_SECRETS_KEY or EXPD_SECRETS_KEY_PREVIOUS", 0)
-	case err != nil:
-		return EvaluateCallResult{}, err
+		return res, nil
+	case err != nil && !errors.Is(err, evaluators.ErrKeyUnopenable):
+		return res, err
 	case l.Deleted:
-		return skip, nil
+		return res, nil
 	}
+	keyErr := err
+	var (
+		mu       sync.Mutex
+		firstErr error
+		wait     time.Duration
+		retry    bool
+	)
+	next := make(chan string)
+	var wg sync.WaitGroup
+	for range max(l.Spec.Concurrency, 1) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for id := range next {
+				one := EvaluateCallInput{EvaluatorID: l.ID, CallID: id, Day: in.Day}
+				var out EvaluateCallResult
+				var err error
+				if keyErr != nil {
+					// Recorded as each call's failure, not retried forever:
+					// the operator's keys changed under the evaluator.
+					out, err = a.recordFailure(ctx, l, one, failKey, "the judge's api_key does not open with EXPD_SECRETS_KEY or EXPD_SECRETS_KEY_PREVIOUS", 0)
+				} else {
+					out, err = a.evaluateCall(ctx, l, one)
+				}
+				mu.Lock()
+				var je *evaluators.JudgeError
+				switch {
+				case errors.As(err, &je):
+					retry, wait = true, max(wait, je.RetryAfter)
+				case err != nil:
+					if firstErr == nil {
+						firstErr = err
+					}
+				case out.Outcome == evaluators.StatusScored:
+					res.Scored++
+				case out.Outcome == evaluators.StatusFailed:
+					res.Failed++
+				default:
+					res.Skipped++
+				}
+				res.CostUSD += out.CostUSD
+				mu.Unlock()
+				if activity.IsActivity(ctx) {
+					activity.RecordHeartbeat(ctx, nil)
+				}
+			}
+		}()
+	}
+	for _, id := range in.CallIDs {
+		next <- id
+	}
+	close(next)
+	wg.Wait()
+	switch {
+	case firstErr != nil:
+		return res, firstErr
+	case retry && wait > 0:
+		return res, temporal.NewApplicationErrorWithOptions("the judge was unavailable for some calls", "JudgeUnavailable",
+			temporal.ApplicationErrorOptions{NextRetryDelay: honouredRetryAfter(ctx, wait)})
+	case retry:
+		return res, temporal.NewApplicationError("the judge was unavailable for some calls", "JudgeUnavailable")
+	}
+	return res, nil
+}
+
+// evaluateCall evaluates one call once: it reads the call, grades it,
+// writes the score through the scores path (ingest's group commit,
+// source judge or code, with the evaluator's id, version and judge
+// model), and records the evaluation. A judge answering 429 or 5xx is
+// returned as its *evaluators.JudgeError for the batch's retry, except on
+// the last attempt, when (as for answers that are not a verdict) the
+// failure is recorded instead. A call evaluated before is skipped.
+func (a *Activities) evaluateCall(ctx context.Context, l evaluators.Loaded, in EvaluateCallInput) (EvaluateCallResult, error) {
+	skip := EvaluateCallResult{Outcome: "skipped"}
 	done, err := evaluators.Evaluated(ctx, a.DB, l.ID, []string{in.CallID})
 	if err != nil || done[in.CallID] {
 		return skip, err
@@ -235,11 +317,7 @@ func (a *Activities) EvaluateCall(ctx context.Context, in EvaluateCallInput) (Ev
 	case !errors.As(err, &je):
 		return EvaluateCallResult{}, err
 	case je.Retryable() && !lastAttempt(ctx):
-		if je.RetryAfter > 0 {
-			return EvaluateCallResult{}, temporal.NewApplicationErrorWithOptions(je.Error(), "JudgeUnavailable",
-				temporal.ApplicationErrorOptions{NextRetryDelay: honouredRetryAfter(ctx, je.RetryAfter)})
-		}
-		return EvaluateCallResult{}, temporal.NewApplicationError(je.Error(), "JudgeUnavailable")
+		return EvaluateCallResult{}, je
 	}
 	return a.recordFailure(ctx, l, in, je.Kind, je.Error(), judgeCost(e.Model, je.InputTokens, je.OutputTokens))
 }

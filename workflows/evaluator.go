@@ -41,16 +41,17 @@ type EvaluatorInput struct {
 // BackfillRequest is the backfill signal's payload.
 type BackfillRequest struct{ From, To time.Time }
 
-// evaluateRetry is the retry policy of one evaluation: a judge that
-// answers 429 or 5xx, times out or drops the connection is tried 6 times
-// over about 2 minutes (its Retry-After honoured within that), then the
-// evaluation is recorded as failed by the last attempt.
+// evaluateRetry is the retry policy of a batch of evaluations: a call
+// whose judge answers 429 or 5xx, times out or drops the connection is
+// tried 6 times over about 2 minutes (its Retry-After honoured within
+// that), then recorded as failed by the last attempt; calls evaluated by
+// an earlier attempt are skipped.
 var evaluateRetry = temporal.RetryPolicy{InitialInterval: 2 * time.Second, BackoffCoefficient: 2, MaximumInterval: time.Minute, MaximumAttempts: 6}
 
 // Evaluator runs one online evaluator for as long as it lives: it polls
 // the sampled calls not yet evaluated, evaluates them `concurrency` at a
-// time (one EvaluateCall activity each, which loads the judge's key by
-// the evaluator's id), stops when the UTC day's budget is spent (polling
+// time (one EvaluateCalls activity per poll, which loads the judge's key
+// by the evaluator's id), stops when the UTC day's budget is spent (polling
 // only the budget until then) and resumes at the next UTC day with the
 // calls received from its first instant (calls of the spent day are not
 // evaluated later: a backfill can), and ends once the evaluator is
@@ -62,7 +63,11 @@ func Evaluator(ctx workflow.Context, in EvaluatorInput) error {
 		RetryPolicy:         &temporal.RetryPolicy{InitialInterval: time.Second, BackoffCoefficient: 2, MaximumInterval: time.Minute},
 	})
 	evalCtx := workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
-		StartToCloseTimeout: 90 * time.Second,
+		// A batch of 1,000 against a judge that times out every call at
+		// concurrency 1 is the worst case; the heartbeat after each call
+		// notices a lost worker within two minutes.
+		StartToCloseTimeout: evaluatorBatch * 70 * time.Second,
+		HeartbeatTimeout:    2 * time.Minute,
 		RetryPolicy:         &evaluateRetry,
 	})
 	interval := in.PollInterval
@@ -114,7 +119,7 @@ func Evaluator(ctx workflow.Context, in EvaluatorInput) error {
 			}
 			continue
 		}
-		if !evaluateAll(ctx, evalCtx, in.EvaluatorID, day, got.CallIDs, got.Concurrency) {
+		if !evaluateAll(ctx, evalCtx, in.EvaluatorID, day, got.CallIDs) {
 			// An evaluation failed for good (the database, not the judge):
 			// poll the same calls again after a pause; those evaluated
 			// meanwhile are skipped.
@@ -140,35 +145,19 @@ func Evaluator(ctx workflow.Context, in EvaluatorInput) error {
 	}
 }
 
-// evaluateAll runs one EvaluateCall per call, at most concurrency at a
-// time, and tells whether every one ended (scored, failed or skipped);
-// judge failures are recorded by the activity, so false means the
-// activity itself failed for good (the database).
-func evaluateAll(ctx, evalCtx workflow.Context, evaluatorID, day string, callIDs []string, concurrency int) bool {
-	ok := true
-	concurrency = max(concurrency, 1)
-	selector := workflow.NewSelector(ctx)
-	running := 0
-	wait := func() {
-		selector.Select(ctx)
-		running--
+// evaluateAll hands a poll's calls to one EvaluateCalls activity (which
+// runs them `concurrency` at a time) and tells whether it ended; judge
+// failures are recorded by the activity, so false means it failed for
+// good otherwise (the database).
+func evaluateAll(ctx, evalCtx workflow.Context, evaluatorID, day string, callIDs []string) bool {
+	if len(callIDs) == 0 {
+		return true
 	}
-	for _, id := range callIDs {
-		if running == concurrency {
-			wait()
-		}
-		f := workflow.ExecuteActivity(evalCtx, a.EvaluateCall, activities.EvaluateCallInput{EvaluatorID: evaluatorID, CallID: id, Day: day})
-		selector.AddFuture(f, func(f workflow.Future) {
-			var res activities.EvaluateCallResult
-			if err := f.Get(ctx, &res); err != nil {
-				workflow.GetLogger(ctx).Warn("evaluation left for a later poll", "evaluator", evaluatorID, "call", id, "error", err)
-				ok = false
-			}
-		})
-		running++
+	var res activities.EvaluateCallsResult
+	err := workflow.ExecuteActivity(evalCtx, a.EvaluateCalls, activities.EvaluateCallsInput{EvaluatorID: evaluatorID, CallIDs: callIDs, Day: day}).Get(ctx, &res)
+	if err != nil {
+		workflow.GetLogger(ctx).Warn("evaluations left for a later poll", "evaluator", evaluatorID, "calls", len(callIDs), "error", err)
+		return false
 	}
-	for running > 0 {
-		wait()
-	}
-	return ok
+	return true
 }

@@ -36,14 +36,16 @@ func (s *evaluatorScript) poll(_ context.Context, in activities.PollEvaluatorInp
 	return next(in), nil
 }
 
-func (s *evaluatorScript) evaluate(_ context.Context, in activities.EvaluateCallInput) (activities.EvaluateCallResult, error) {
+func (s *evaluatorScript) evaluate(_ context.Context, in activities.EvaluateCallsInput) (activities.EvaluateCallsResult, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.evals = append(s.evals, in)
-	if s.failing[in.CallID] {
-		return activities.EvaluateCallResult{}, temporal.NewNonRetryableApplicationError("database down", "test", errors.New("down"))
+	for _, id := range in.CallIDs {
+		s.evals = append(s.evals, activities.EvaluateCallInput{EvaluatorID: in.EvaluatorID, CallID: id, Day: in.Day})
+		if s.failing[id] {
+			return activities.EvaluateCallsResult{}, temporal.NewNonRetryableApplicationError("database down", "test", errors.New("down"))
+		}
 	}
-	return activities.EvaluateCallResult{Outcome: "scored"}, nil
+	return activities.EvaluateCallsResult{Scored: len(in.CallIDs)}, nil
 }
 
 func runEvaluator(t *testing.T, start time.Time, s *evaluatorScript, during func(signal func(workflows.BackfillRequest))) {
@@ -51,7 +53,7 @@ func runEvaluator(t *testing.T, start time.Time, s *evaluatorScript, during func
 	env, acts := newSuiteEnv()
 	env.SetStartTime(start)
 	env.OnActivity(acts.PollEvaluator, mock.Anything, mock.Anything).Return(s.poll)
-	env.OnActivity(acts.EvaluateCall, mock.Anything, mock.Anything).Return(s.evaluate)
+	env.OnActivity(acts.EvaluateCalls, mock.Anything, mock.Anything).Return(s.evaluate)
 	if during != nil {
 		during(func(r workflows.BackfillRequest) {
 			env.RegisterDelayedCallback(func() { env.SignalWorkflow(workflows.BackfillSignal, r) }, time.Millisecond)
@@ -65,7 +67,7 @@ func runEvaluator(t *testing.T, start time.Time, s *evaluatorScript, during func
 
 func calls(ids ...string) func(activities.PollEvaluatorInput) activities.PollEvaluatorResult {
 	return func(activities.PollEvaluatorInput) activities.PollEvaluatorResult {
-		return activities.PollEvaluatorResult{Concurrency: 2, CallIDs: ids,
+		return activities.PollEvaluatorResult{CallIDs: ids,
 			Next: activities.EvaluatorCursor{ReceivedAt: time.Date(2026, 1, 2, 22, 0, 0, 0, time.UTC), EventID: ids[len(ids)-1]}}
 	}
 }

@@ -220,10 +220,10 @@ func (fakeActivities) PollEvaluator(_ context.Context, in activities.PollEvaluat
 	if in.Cursor.EventID != "" {
 		return activities.PollEvaluatorResult{Deleted: true}, nil
 	}
-	return activities.PollEvaluatorResult{Concurrency: 2, CallIDs: []string{"call-1", "call-2"},
+	return activities.PollEvaluatorResult{CallIDs: []string{"call-1", "call-2"},
 		Next: activities.EvaluatorCursor{ReceivedAt: time.Date(2026, 1, 2, 10, 0, 0, 0, time.UTC), EventID: "call-2"}}, nil
 }
 
-func (fakeActivities) EvaluateCall(context.Context, activities.EvaluateCallInput) (activities.EvaluateCallResult, error) {
-	return activities.EvaluateCallResult{Outcome: "scored"}, nil
+func (fakeActivities) EvaluateCalls(_ context.Context, in activities.EvaluateCallsInput) (activities.EvaluateCallsResult, error) {
+	return activities.EvaluateCallsResult{Scored: len(in.CallIDs)}, nil
 }
