@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"math"
 	"net/http"
 	"strings"
 	"testing"
@@ -286,4 +287,75 @@ func TestEvaluatorBackfillEndToEnd(t *testing.T) {
 	testenv.ExpectProblem(t, f.env.Do(t, "POST", "/v1/evaluators/"+uuid.NewString()+"/backfill",
 		map[string]any{"from": "2026-01-01T00:00:00Z", "to": "2026-01-02T00:00:00Z"}, testenv.Bearer(f.org.AdminToken)...), http.StatusNotFound)
 	testenv.ExpectProblem(t, f.env.Do(t, "GET", "/v1/evaluators/"+ev.ID+"/evaluations?status=maybe", nil, testenv.Bearer(f.org.AdminToken)...), http.StatusBadRequest)
+}
+
+// A manual run's judge-score metric equals a computation from the fake
+// judge's grades: per user the mean grade of their calls, per arm the
+// mean over users.
+func TestJudgeScoresInAManualRun(t *testing.T) {
+	f := newEvaluatorFixture(t)
+	cfg := validConfig("judged")
+	cfg["metrics"] = []map[string]any{{"name": "helpfulness", "kind": "mean", "category": "primary", "method_default": "welch_t",
+		"metric_version": 1, "shared_org_wide": false,
+		"source": map[string]any{"event_type": "score", "score": "helpfulness", "score_source": "judge"}}}
+	exp := create(t, f.env, f.org, cfg)
+	now := time.Now().UTC()
+	perUser := map[string][]float64{}
+	arm := map[string]string{}
+	var events []map[string]any
+	calls := 0
+	for i := range 24 {
+		user, variant := fmt.Sprintf("judged-%d", i), []string{"control", "concise"}[i%2]
+		arm[user] = variant
+		events = append(events, map[string]any{"event_id": uuid.NewString(), "type": "exposure", "experiment_id": exp.ID,
+			"user_id": user, "variant": variant, "timestamp": stamp(now), "config_version": 1})
+		for k := range 1 + i%3 {
+			answer := fmt.Sprintf("%s answer %d by %s", variant, k, user)
+			ev := modelCall(exp.ID, user, now.Add(time.Duration(k+1)*time.Millisecond))
+			ev["variant"], ev["response"] = variant, answer
+			events = append(events, ev)
+			perUser[user] = append(perUser[user], fakejudge.ScoreOf(answer))
+			calls++
+		}
+	}
+	accepted(t, postEvents(t, f.env, f.org.SecretKey, events...))
+	judge := judgeSpec("run judge")
+	judge["experiments"] = []string{exp.ID}
+	judge["sampling_rate"] = 1
+	judge["endpoint"].(map[string]any)["base_url"] = f.fj.BaseURL()
+	ev := createEvaluator(t, f.env, f.org, judge)
+	f.waitEvaluations(t, ev.ID, calls)
+	// The worker's clock runs 10 s ahead (newEvaluatorFixture): the run's
+	// instant must fall after the scores' timestamps.
+	time.Sleep(11 * time.Second)
+
+	auth := testenv.Bearer(f.org.AdminToken)
+	runID := startRun(t, f.env, auth, exp.ID)
+	waitForResultsRun(t, f.env, auth, exp.ID, runID, 1)
+	var body struct {
+		Metrics []scoreRow `json:"metrics"`
+	}
+	f.env.Do(t, "GET", "/v1/experiments/"+exp.ID+"/results", nil, auth...).JSON(t, &body)
+	if len(body.Metrics) != 1 {
+		t.Fatalf("results: %+v", body)
+	}
+	row := body.Metrics[0]
+	for _, variant := range []string{"control", "concise"} {
+		var sum float64
+		n := 0
+		for user, grades := range perUser {
+			if arm[user] != variant {
+				continue
+			}
+			var s float64
+			for _, g := range grades {
+				s += g
+			}
+			sum, n = sum+s/float64(len(grades)), n+1
+		}
+		got := row.Distribution.Arms[variant]
+		if got.N != n || math.Abs(got.Mean-sum/float64(n)) > 1e-9 {
+			t.Errorf("%s: n %d mean %v, want n %d mean %v from the judge's grades", variant, got.N, got.Mean, n, sum/float64(n))
+		}
+	}
 }
