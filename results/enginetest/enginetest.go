@@ -90,6 +90,7 @@ func Run(t *testing.T, db *gorm.DB, newEngine func(t *testing.T) Engine) {
 			t.Error("Read is not newest first")
 		}
 		checkReadCalls(t, e.Events, f, org.ID, exp.ID)
+		checkReadNewCalls(t, e.Events, f, org.ID, exp.ID)
 		u := f.users[0]
 		mine, err := e.Events.ReadUser(ctx, org.ID, u.ID)
 		if err != nil {
@@ -299,6 +300,48 @@ func checkReadCalls(t *testing.T, events ingest.EventStore, f fixture, orgID, ex
 	}
 	if len(ids) <= 7 || !slices.Equal(got, ids) {
 		t.Errorf("ReadCalls of %s in pages of 7: %v; want %v", arm, got, ids)
+	}
+}
+
+// checkReadNewCalls pages through the org's model calls in the order
+// received, 7 at a time, as an online evaluator polls them, and reads
+// single calls by id.
+func checkReadNewCalls(t *testing.T, events ingest.EventStore, f fixture, orgID, experimentID string) {
+	t.Helper()
+	var want []string
+	for _, ev := range f.events {
+		if ev.Type == vocab.TypeModelCall {
+			want = append(want, ev.EventID)
+		}
+	}
+	slices.Sort(want) // every fixture event was received at the same instant
+	filter := ingest.NewCallsFilter{OrgID: orgID, ExperimentIDs: []string{experimentID}, Limit: 7}
+	var got []string
+	for {
+		page, err := events.ReadNewCalls(t.Context(), filter)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, ev := range page {
+			got = append(got, ev.EventID)
+		}
+		if len(page) < filter.Limit {
+			break
+		}
+		last := page[len(page)-1]
+		filter.AfterReceived, filter.AfterID = last.ReceivedAt, last.EventID
+	}
+	if len(want) <= 7 || !slices.Equal(got, want) {
+		t.Errorf("ReadNewCalls in pages of 7: %v; want %v", got, want)
+	}
+	call, found, err := events.ReadCall(t.Context(), orgID, want[0])
+	if err != nil || !found || call.EventID != want[0] || call.Type != vocab.TypeModelCall {
+		t.Errorf("ReadCall(%s) = %+v, %v, %v", want[0], call, found, err)
+	}
+	for _, id := range []string{"x-1", "no-such-call"} { // an exposure, an unknown id
+		if _, found, err := events.ReadCall(t.Context(), orgID, id); err != nil || found {
+			t.Errorf("ReadCall(%s) found %v, %v; want not found", id, found, err)
+		}
 	}
 }
 
