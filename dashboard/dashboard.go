@@ -112,6 +112,8 @@ func (d *Dashboard) Routes(r gin.IRouter) {
 	s.POST("/experiments/:id/calls/review", d.checkCSRF, d.reviewCall)
 	s.POST("/experiments/:id/runs", d.checkCSRF, d.runNow)
 	s.GET("/experiments/:id/runs/:run_id/status", d.runStatus)
+	s.GET("/evaluators", d.evaluatorsPage)
+	s.GET("/evaluators/:id", d.evaluatorPage)
 	s.GET("/keys", d.requireAdmin, d.keysPage)
 	s.POST("/keys", d.requireAdmin, d.checkCSRF, d.rotateKey)
 	s.GET("/billing", d.billingPage)

@@ -117,6 +117,25 @@ func Used(ctx context.Context, db *gorm.DB, evaluatorID, day string) (Usage, err
 	return u, nil
 }
 
+// DayUsage is an evaluator's usage of one UTC day.
+type DayUsage struct {
+	Day string
+	Usage
+}
+
+// UsedByDay returns the evaluator's usage of each of the last days UTC
+// days up to now's that has any, newest first.
+func UsedByDay(ctx context.Context, db *gorm.DB, evaluatorID string, days int, now time.Time) ([]DayUsage, error) {
+	var out []DayUsage
+	err := db.WithContext(ctx).Model(&evaluation{}).Select("day, COUNT(*) AS evaluations, COALESCE(SUM(cost_usd), 0) AS cost_usd").
+		Where("evaluator_id = ? AND day >= ?", evaluatorID, Day(now.AddDate(0, 0, 1-days))).
+		Group("day").Order("day DESC").Scan(&out).Error
+	if err != nil {
+		return nil, fmt.Errorf("usage of evaluator %s by day: %w", evaluatorID, err)
+	}
+	return out, nil
+}
+
 // Evaluated returns which of callIDs the evaluator evaluated already.
 func Evaluated(ctx context.Context, db *gorm.DB, evaluatorID string, callIDs []string) (map[string]bool, error) {
 	done := make(map[string]bool, len(callIDs))
