@@ -1,17 +1,45 @@
-// Package benchseed gives the results benchmarks (bench/results,
-// bench/rollups) one way to backdate an experiment and to generate its
-// events inside PostgreSQL, so both time the same data shape.
+// Package benchseed gives the benchmarks (bench/results, bench/rollups,
+// bench/calls) one way to open a schema, backdate an experiment and
+// generate its events inside PostgreSQL, so all time the same data shape.
 package benchseed
 
 import (
 	"context"
 	"fmt"
+	"net/url"
 	"time"
 
 	"gorm.io/gorm"
 
+	"github.com/expd/expd/database"
 	"github.com/expd/expd/ingest"
 )
+
+// OpenSchema opens a fresh, migrated schema of the database base names
+// and returns its name and a function that drops it (unless keep).
+func OpenSchema(base string, keep bool) (*gorm.DB, string, func(), error) {
+	dsn, drop, err := database.NewSchema(base, "bench_")
+	if err != nil {
+		return nil, "", nil, err
+	}
+	u, err := url.Parse(dsn)
+	if err != nil {
+		return nil, "", nil, err
+	}
+	db, err := database.Open(dsn, "")
+	if err != nil {
+		return nil, "", nil, err
+	}
+	if _, err := database.Migrate(db); err != nil {
+		return nil, "", nil, err
+	}
+	cleanup := func() {
+		if !keep {
+			_ = drop()
+		}
+	}
+	return db, u.Query().Get("search_path"), cleanup, nil
+}
 
 // Backdate makes an experiment (and its versions) look created at began,
 // and creates the day partitions the maintenance workflow would have made

@@ -40,6 +40,7 @@ import (
 	"gorm.io/gorm"
 
 	"github.com/expd/expd/activities"
+	"github.com/expd/expd/bench/benchseed"
 	"github.com/expd/expd/metrics"
 	"github.com/expd/expd/results"
 	"github.com/expd/expd/worker"
@@ -78,7 +79,7 @@ func run(users, perUser int, keep bool, schema string, runs int, phases bool) er
 	} else {
 		var drop func()
 		var err error
-		db, schema, drop, err = openSchema(base, keep)
+		db, schema, drop, err = benchseed.OpenSchema(base, keep)
 		if err != nil {
 			return err
 		}

@@ -28,32 +28,6 @@ type fixture struct {
 	schema       string
 }
 
-// openSchema opens a fresh schema of the database and returns its name and
-// a function that drops it (unless keep).
-func openSchema(base string, keep bool) (*gorm.DB, string, func(), error) {
-	dsn, drop, err := database.NewSchema(base, "bench_")
-	if err != nil {
-		return nil, "", nil, err
-	}
-	u, err := url.Parse(dsn)
-	if err != nil {
-		return nil, "", nil, err
-	}
-	db, err := database.Open(dsn, "")
-	if err != nil {
-		return nil, "", nil, err
-	}
-	if _, err := database.Migrate(db); err != nil {
-		return nil, "", nil, err
-	}
-	cleanup := func() {
-		if !keep {
-			_ = drop()
-		}
-	}
-	return db, u.Query().Get("search_path"), cleanup, nil
-}
-
 func metric(name string, kind vocab.Kind, category, method string, src experiments.MetricSource) experiments.Metric {
 	shared := false
 	return experiments.Metric{Name: name, Kind: kind, Category: category, MethodDefault: method, MetricVersion: 1, SharedOrgWide: &shared, Source: &src}
