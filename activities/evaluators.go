@@ -453,3 +453,18 @@ func deref(s *string) string {
 	}
 	return *s
 }
+
+// LiveEvaluatorsInput asks for every live evaluator (the reconcile).
+type LiveEvaluatorsInput struct{}
+
+// LiveEvaluatorsResult are the live evaluators' ids.
+type LiveEvaluatorsResult struct {
+	IDs []string
+}
+
+// ListLiveEvaluators returns the ids of every evaluator not deleted, for
+// the periodic reconcile to start the workflow of any that has none.
+func (a *Activities) ListLiveEvaluators(ctx context.Context, _ LiveEvaluatorsInput) (LiveEvaluatorsResult, error) {
+	ids, err := evaluators.Live(ctx, a.DB)
+	return LiveEvaluatorsResult{IDs: ids}, err
+}

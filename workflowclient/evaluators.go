@@ -76,10 +76,10 @@ func (s Starter) ReconcileEvaluators(ctx context.Context, db *gorm.DB) (int, err
 }
 
 // StartEvaluatorOrLog is StartEvaluator from a route: the evaluator is
-// stored, so a failure to start is logged and left to the reconcile at
-// the next worker start.
+// stored, so a failure to start is logged and left to the next reconcile
+// (Redrive, every five minutes, or a worker start).
 func (s Starter) StartEvaluatorOrLog(ctx context.Context, log *slog.Logger, id string) {
 	if err := s.StartEvaluator(ctx, id); err != nil {
-		log.WarnContext(ctx, "evaluator stored; its workflow starts at the next worker start", "evaluator", id, "error", err)
+		log.WarnContext(ctx, "evaluator stored; its workflow starts at the next reconcile (within five minutes)", "evaluator", id, "error", err)
 	}
 }

@@ -214,6 +214,12 @@ func (fakeActivities) MarkSignalsSent(context.Context, activities.SignalsSentInp
 	return activities.SignalsSentResult{}, nil
 }
 
+// ListLiveEvaluators names one live evaluator: the recorded Redrive starts
+// its workflow.
+func (fakeActivities) ListLiveEvaluators(context.Context, activities.LiveEvaluatorsInput) (activities.LiveEvaluatorsResult, error) {
+	return activities.LiveEvaluatorsResult{IDs: []string{"ev-redrive"}}, nil
+}
+
 // PollEvaluator hands out two calls, then reports the evaluator deleted
 // (a recorded Evaluator history covers a poll, evaluations and the end).
 func (fakeActivities) PollEvaluator(_ context.Context, in activities.PollEvaluatorInput) (activities.PollEvaluatorResult, error) {

@@ -32,6 +32,9 @@ type RedriveResult struct {
 	Signalled      int   // experiments whose lifecycle workflow was signalled, or started
 	SignalFailed   int   // left owed for the next run
 	Purged         int64 // sent outbox rows older than webhooks.KeepSent, deleted
+	// EvaluatorsStarted counts live evaluators whose workflow was not
+	// running and was started now (created while Temporal was away).
+	EvaluatorsStarted int
 }
 
 // Redrive is the periodic reconcile (schedule RedriveScheduleID, every
@@ -89,7 +92,42 @@ func Redrive(ctx workflow.Context, in RedriveInput) (RedriveResult, error) {
 		return res, err
 	}
 	res.Purged += purged.Deleted
+	// Versioned: histories recorded before evaluators end here.
+	if workflow.GetVersion(ctx, "redrive-evaluators", workflow.DefaultVersion, 1) == 1 {
+		var live activities.LiveEvaluatorsResult
+		if err := workflow.ExecuteActivity(actx, a.ListLiveEvaluators, activities.LiveEvaluatorsInput{}).Get(ctx, &live); err != nil {
+			return res, err
+		}
+		res.EvaluatorsStarted = startEvaluators(ctx, live.IDs)
+	}
 	return res, nil
+}
+
+// startEvaluators starts the workflow of each evaluator that has none
+// running (one that runs answers already-started, which is the common
+// case) and returns how many it started.
+func startEvaluators(ctx workflow.Context, ids []string) int {
+	starts := make([]workflow.ChildWorkflowFuture, len(ids))
+	for i, id := range ids {
+		cctx := workflow.WithChildOptions(ctx, workflow.ChildWorkflowOptions{
+			WorkflowID: EvaluatorID(id),
+			// It lives as long as its evaluator, not as this run.
+			ParentClosePolicy:     enumspb.PARENT_CLOSE_POLICY_ABANDON,
+			WorkflowIDReusePolicy: enumspb.WORKFLOW_ID_REUSE_POLICY_ALLOW_DUPLICATE,
+		})
+		starts[i] = workflow.ExecuteChildWorkflow(cctx, Evaluator, EvaluatorInput{EvaluatorID: id})
+	}
+	started := 0
+	for i, f := range starts {
+		switch err := f.GetChildWorkflowExecution().Get(ctx, nil); {
+		case err == nil:
+			started++
+		case temporal.IsWorkflowExecutionAlreadyStartedError(err):
+		default:
+			workflow.GetLogger(ctx).Error("evaluator workflow not started", "evaluator", ids[i], "error", err)
+		}
+	}
+	return started
 }
 
 // announceAll starts the delivery of each event (all at once) and returns

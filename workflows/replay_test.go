@@ -147,6 +147,7 @@ func historyScenarios() []historyScenario {
 			input: workflows.GuardrailHealthInput{At: time.Date(2026, 1, 2, 10, 15, 0, 0, time.UTC)}},
 		{file: "redrive_first_page.json", id: "redrive-replay", workflow: workflows.Redrive, input: workflows.RedriveInput{}},
 		{file: "redrive_last_page.json", id: "redrive-replay-last", workflow: workflows.Redrive, input: workflows.RedriveInput{}, lastRun: true},
+		{file: "redrive_evaluators.json", id: "redrive-replay-evaluators", workflow: workflows.Redrive, input: workflows.RedriveInput{}, lastRun: true},
 		{file: "evaluator.json", id: workflows.EvaluatorID("ev-replay"), workflow: workflows.Evaluator,
 			input: workflows.EvaluatorInput{EvaluatorID: "ev-replay"}},
 		{file: "deliver_event.json", id: workflows.DeliverEventID(webhooks.EventID("replay")), workflow: workflows.DeliverEvent,
