@@ -3,7 +3,6 @@ package api
 import (
 	"errors"
 	"net/http"
-	"strconv"
 
 	"github.com/gin-gonic/gin"
 
@@ -24,13 +23,8 @@ const (
 func (h *handlers) listAudit(c *gin.Context) {
 	q := audit.Query{Limit: defaultAuditLimit, Action: c.Query("action"), Cursor: c.Query("cursor")}
 	var errs validate.Errors
-	if raw, given := c.GetQuery("limit"); given {
-		n, err := strconv.Atoi(raw)
-		if err != nil || n < 1 || n > maxAuditLimit {
-			errs.Add("limit", "must be an integer from 1 to %d", maxAuditLimit)
-		}
-		q.Limit = n
-	}
+	raw, given := c.GetQuery("limit")
+	q.Limit = errs.Limit(raw, given, q.Limit, maxAuditLimit)
 	errs.Text("action", q.Action, 64, false)
 	errs.Text("cursor", q.Cursor, maxCursorBytes, false)
 	ref, filtered := c.GetQuery("experiment_id")

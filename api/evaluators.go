@@ -115,13 +115,8 @@ func (h *handlers) deleteEvaluator(c *gin.Context) {
 func (h *handlers) listEvaluations(c *gin.Context) {
 	limit, cursor, status := defaultDeliveriesLimit, c.Query("cursor"), c.Query("status")
 	var errs validate.Errors
-	if raw, given := c.GetQuery("limit"); given {
-		n, err := strconv.Atoi(raw)
-		if err != nil || n < 1 || n > maxDeliveriesLimit {
-			errs.Add("limit", "must be an integer from 1 to %d", maxDeliveriesLimit)
-		}
-		limit = n
-	}
+	raw, given := c.GetQuery("limit")
+	limit = errs.Limit(raw, given, limit, maxDeliveriesLimit)
 	if status != "" && status != evaluators.StatusScored && status != evaluators.StatusFailed {
 		errs.Add("status", "must be %q or %q", evaluators.StatusScored, evaluators.StatusFailed)
 	}

@@ -2,7 +2,6 @@ package api
 
 import (
 	"net/http"
-	"strconv"
 	"time"
 
 	"github.com/gin-gonic/gin"
@@ -48,13 +47,8 @@ func parseEventsFilter(c *gin.Context) (eventsFilter, error) {
 	if _, given := c.GetQuery("user_id"); given {
 		errs.Text("user_id", f.userID, ingest.MaxUserIDLen, true)
 	}
-	if raw, given := c.GetQuery("limit"); given {
-		n, err := strconv.Atoi(raw)
-		if err != nil || n < 1 || n > maxEventsLimit {
-			errs.Add("limit", "must be an integer from 1 to %d", maxEventsLimit)
-		}
-		f.limit = n
-	}
+	raw, given := c.GetQuery("limit")
+	f.limit = errs.Limit(raw, given, f.limit, maxEventsLimit)
 	return f, errs.Err()
 }
 

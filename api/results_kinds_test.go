@@ -61,17 +61,7 @@ func TestResultsNewMetricKindsEndToEnd(t *testing.T) {
 				NonInferiorityMargin: &experiments.Margin{Value: 40, Type: "absolute", BadDirection: "increase"}},
 		},
 	}
-	var exp, history struct{ ID string }
-	for _, c := range []struct {
-		cfg experiments.Config
-		out *struct{ ID string }
-	}{{cfg, &exp}, {resultstest0("history"), &history}} {
-		resp := env.Do(t, http.MethodPost, "/v1/experiments", c.cfg, auth...)
-		if resp.Status != http.StatusCreated {
-			t.Fatalf("create experiment: %d %s", resp.Status, resp.Body)
-		}
-		resp.JSON(t, c.out)
-	}
+	exp, history := createWithHistory(t, env, auth, cfg)
 
 	const perArm, crossovers = 150, 4
 	users := kindsUsers(perArm, crossovers)
@@ -269,4 +259,21 @@ func TestExperimentConfigRejectsBadIssue12Fields(t *testing.T) {
 	if len(list.Experiments) != 1 {
 		t.Errorf("%d experiments after the bad posts, want only the valid one", len(list.Experiments))
 	}
+}
+
+// createWithHistory creates the experiment of cfg and a second one whose
+// model calls serve as the first one's pre-period history.
+func createWithHistory(t *testing.T, env *testenv.Env, auth []string, cfg experiments.Config) (exp, history struct{ ID string }) {
+	t.Helper()
+	for _, c := range []struct {
+		cfg experiments.Config
+		out *struct{ ID string }
+	}{{cfg, &exp}, {resultstest0("history"), &history}} {
+		resp := env.Do(t, http.MethodPost, "/v1/experiments", c.cfg, auth...)
+		if resp.Status != http.StatusCreated {
+			t.Fatalf("create experiment: %d %s", resp.Status, resp.Body)
+		}
+		resp.JSON(t, c.out)
+	}
+	return exp, history
 }

@@ -71,17 +71,7 @@ func TestScoreMetricsEndToEnd(t *testing.T) {
 				Guardrail: &experiments.Guardrail{BadDirection: "decrease", MaxChange: 0, Action: "alert"}},
 		},
 	}
-	var exp, history struct{ ID string }
-	for _, c := range []struct {
-		cfg experiments.Config
-		out *struct{ ID string }
-	}{{cfg, &exp}, {resultstest0("history"), &history}} {
-		resp := env.Do(t, http.MethodPost, "/v1/experiments", c.cfg, auth...)
-		if resp.Status != http.StatusCreated {
-			t.Fatalf("create experiment: %d %s", resp.Status, resp.Body)
-		}
-		resp.JSON(t, c.out)
-	}
+	exp, history := createWithHistory(t, env, auth, cfg)
 
 	type user struct {
 		id, variant string

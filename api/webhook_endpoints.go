@@ -133,13 +133,8 @@ func (h *handlers) deleteWebhookEndpoint(c *gin.Context) {
 func (h *handlers) listWebhookDeliveries(c *gin.Context) {
 	limit, cursor := defaultDeliveriesLimit, c.Query("cursor")
 	var errs validate.Errors
-	if raw, given := c.GetQuery("limit"); given {
-		n, err := strconv.Atoi(raw)
-		if err != nil || n < 1 || n > maxDeliveriesLimit {
-			errs.Add("limit", "must be an integer from 1 to %d", maxDeliveriesLimit)
-		}
-		limit = n
-	}
+	raw, given := c.GetQuery("limit")
+	limit = errs.Limit(raw, given, limit, maxDeliveriesLimit)
 	errs.Text("cursor", cursor, maxCursorBytes, false)
 	if err := errs.Err(); err != nil {
 		invalid(c, err)

@@ -68,13 +68,7 @@ func Parse(v url.Values) (Query, error) {
 	if !q.From.IsZero() && !q.To.IsZero() && !q.From.Before(q.To) {
 		errs.Add("from", "must be before to")
 	}
-	if raw := v.Get("limit"); raw != "" {
-		n, err := strconv.Atoi(raw)
-		if err != nil || n < 1 || n > MaxLimit {
-			errs.Add("limit", "must be an integer from 1 to %d", MaxLimit)
-		}
-		q.Limit = n
-	}
+	q.Limit = errs.Limit(v.Get("limit"), v.Get("limit") != "", DefaultLimit, MaxLimit)
 	if q.Cursor != "" {
 		if _, _, err := pagecursor.DecodeID(q.Cursor, validate.ValidID); err != nil {
 			errs.Add("cursor", "%v", err)

@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strconv"
 	"strings"
 	"unicode/utf8"
 )
@@ -46,6 +47,19 @@ func (e *Errors) OptionalText(field string, v *string, max int) {
 	if v != nil {
 		e.Text(field, *v, max, false)
 	}
+}
+
+// Limit reads a page size query parameter ("limit"): def when it was not
+// given, else raw, which must be an integer from 1 to max.
+func (e *Errors) Limit(raw string, given bool, def, max int) int {
+	if !given {
+		return def
+	}
+	n, err := strconv.Atoi(raw)
+	if err != nil || n < 1 || n > max {
+		e.Add("limit", "must be an integer from 1 to %d", max)
+	}
+	return n
 }
 
 // Err returns nil when nothing was added, else an *Error.

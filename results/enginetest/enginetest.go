@@ -279,27 +279,34 @@ func checkReadCalls(t *testing.T, events ingest.EventStore, f fixture, orgID, ex
 		return strings.Compare(b.EventID, a.EventID)
 	})
 	filter := ingest.CallFilter{OrgID: orgID, ExperimentID: experimentID, Variant: arm, Limit: 7}
-	var got []string
-	for {
-		page, err := events.ReadCalls(t.Context(), filter)
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, ev := range page {
-			got = append(got, ev.EventID)
-		}
-		if len(page) < filter.Limit {
-			break
-		}
-		last := page[len(page)-1]
-		filter.BeforeTs, filter.BeforeID = last.Ts, last.EventID
-	}
+	got := pageAll(t, filter.Limit, func() ([]ingest.EventRow, error) { return events.ReadCalls(t.Context(), filter) },
+		func(last ingest.EventRow) { filter.BeforeTs, filter.BeforeID = last.Ts, last.EventID })
 	ids := make([]string, len(want))
 	for i, ev := range want {
 		ids[i] = ev.EventID
 	}
 	if len(ids) <= 7 || !slices.Equal(got, ids) {
 		t.Errorf("ReadCalls of %s in pages of 7: %v; want %v", arm, got, ids)
+	}
+}
+
+// pageAll reads pages of limit until a short one, moving the keyset to
+// each page's last row, and returns the event ids in order.
+func pageAll(t *testing.T, limit int, read func() ([]ingest.EventRow, error), advance func(last ingest.EventRow)) []string {
+	t.Helper()
+	var got []string
+	for {
+		page, err := read()
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, ev := range page {
+			got = append(got, ev.EventID)
+		}
+		if len(page) < limit {
+			return got
+		}
+		advance(page[len(page)-1])
 	}
 }
 
@@ -316,21 +323,8 @@ func checkReadNewCalls(t *testing.T, events ingest.EventStore, f fixture, orgID,
 	}
 	slices.Sort(want) // every fixture event was received at the same instant
 	filter := ingest.NewCallsFilter{OrgID: orgID, ExperimentIDs: []string{experimentID}, Limit: 7}
-	var got []string
-	for {
-		page, err := events.ReadNewCalls(t.Context(), filter)
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, ev := range page {
-			got = append(got, ev.EventID)
-		}
-		if len(page) < filter.Limit {
-			break
-		}
-		last := page[len(page)-1]
-		filter.AfterReceived, filter.AfterID = last.ReceivedAt, last.EventID
-	}
+	got := pageAll(t, filter.Limit, func() ([]ingest.EventRow, error) { return events.ReadNewCalls(t.Context(), filter) },
+		func(last ingest.EventRow) { filter.AfterReceived, filter.AfterID = last.ReceivedAt, last.EventID })
 	if len(want) <= 7 || !slices.Equal(got, want) {
 		t.Errorf("ReadNewCalls in pages of 7: %v; want %v", got, want)
 	}
