@@ -11,7 +11,11 @@ import (
 	"time"
 )
 
-const userAgent = "expd-go/0.1.0"
+// Version is the client's version, its one source (the module's release tags
+// carry the same number: sdk/go/vX.Y.Z).
+const Version = "0.1.0"
+
+const userAgent = "expd-go/" + Version
 
 type httpClient struct {
 	base, key string

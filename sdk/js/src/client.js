@@ -88,7 +88,11 @@ export class Client {
     return this.sender.dropped;
   }
 
-  /** Resolves true once a config is loaded, false after timeoutMs. */
+  /**
+   * Resolves true once a config is loaded; false after timeoutMs, at once when
+   * the server refuses the key, or when the client closes. It always settles,
+   * so the caller's fallback runs even when the server is down.
+   */
   waitUntilReady(timeoutMs = 5000) {
     return this.poller.waitLoaded(timeoutMs);
   }

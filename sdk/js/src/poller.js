@@ -21,6 +21,7 @@ export class ConfigPoller {
     this.fetching = null;
     this.lastFetch = -Infinity;
     this.waiters = [];
+    this.refused = false;
   }
 
   start() {
@@ -31,19 +32,34 @@ export class ConfigPoller {
     this.closed = true;
     clearTimeout(this.timer);
     this.timer = null;
+    this.settleWaiters(false);
   }
 
-  /** Resolves true once a config is loaded, false after timeoutMs. */
+  /**
+   * Resolves true once a config is loaded; false after timeoutMs, when the
+   * server refuses the key (401/403) or when the client closes. Its timer is
+   * deliberately not unref'd: a caller awaiting readiness must see the promise
+   * settle (an unref'd timer let Node exit with code 13 while the caller's
+   * fallback never ran, when the server was down or the key revoked).
+   */
   waitLoaded(timeoutMs) {
     if (this.snapshot !== null) return Promise.resolve(true);
+    if (this.closed || this.refused) return Promise.resolve(false);
     return new Promise((resolve) => {
-      const timer = setTimeout(() => resolve(false), timeoutMs);
-      timer.unref?.();
-      this.waiters.push(() => {
+      const timer = setTimeout(() => {
+        this.waiters = this.waiters.filter((w) => w !== waiter);
+        resolve(false);
+      }, timeoutMs);
+      const waiter = (loaded) => {
         clearTimeout(timer);
-        resolve(true);
-      });
+        resolve(loaded);
+      };
+      this.waiters.push(waiter);
     });
+  }
+
+  settleWaiters(loaded) {
+    for (const w of this.waiters.splice(0)) w(loaded);
   }
 
   /** Refresh soon if the server reports a config newer than ours. */
@@ -99,6 +115,10 @@ export class ConfigPoller {
     if (response.status === 304 && current !== null) return null;
     if (response.status !== 200) {
       this.logger.warn(`expd: config fetch failed: ${problemOf(response)}`);
+      // A refused key stays refused until someone changes it: tell the
+      // callers waiting for readiness now instead of at their timeout.
+      this.refused = response.status === 401 || response.status === 403;
+      if (this.refused && this.snapshot === null) this.settleWaiters(false);
       return parseRetryAfter(response.headers.get('Retry-After')) ?? 0;
     }
     let snapshot;
@@ -117,7 +137,8 @@ export class ConfigPoller {
     // A lagging replica may serve an older version; never move backwards.
     if (previous !== null && snapshot.version < previous.version) return;
     this.snapshot = snapshot;
-    for (const w of this.waiters.splice(0)) w();
+    this.refused = false;
+    this.settleWaiters(true);
     if (previous === null || previous.version !== snapshot.version) {
       this.logger.info(`expd: config version ${snapshot.version} loaded`);
       const missing = this.expected.filter((name) => snapshot.find(name) === null);
