@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import threading
 import time
 from datetime import datetime, timezone
 from typing import Any, Dict, Optional
@@ -33,9 +34,40 @@ def rfc3339_ms(epoch_seconds: float) -> str:
     return f"{prefix}.{millis:03d}Z"
 
 
+class _RandomPool:
+    """Random bytes from os.urandom, read 4 KiB at a time: one system call per
+    256 ids instead of one per id (the call cost more than the rest of an
+    event). The lock keeps threads from sharing bytes; a forked child starts
+    a fresh pool so it never repeats its parent's ids."""
+
+    _SIZE = 4096
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._buffer = b""
+        self._offset = 0
+
+    def take16(self) -> bytes:
+        with self._lock:
+            offset = self._offset
+            if offset + 16 > len(self._buffer):
+                self._buffer, offset = os.urandom(self._SIZE), 0
+            self._offset = offset + 16
+            return self._buffer[offset:offset + 16]
+
+    def reset(self) -> None:
+        self._lock = threading.Lock()
+        self._buffer, self._offset = b"", 0
+
+
+_pool = _RandomPool()
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_pool.reset)
+
+
 def uuid4_string() -> str:
     """A random (version 4, RFC 4122 variant) UUID string; uuid.uuid4() without the object."""
-    raw = bytearray(os.urandom(16))
+    raw = bytearray(_pool.take16())
     raw[6] = (raw[6] & 0x0F) | 0x40
     raw[8] = (raw[8] & 0x3F) | 0x80
     h = raw.hex()
@@ -76,11 +108,12 @@ def new_event(event_type: str, fields: Dict[str, Any], now: Optional[float] = No
     Fields the caller already set (an ``event_id`` or ``timestamp`` of their
     own) are kept, so replays and imports preserve identity and time.
     """
-    event: Dict[str, Any] = {
-        "event_id": uuid4_string(),
-        "type": event_type,
-        "timestamp": rfc3339_ms(time.time() if now is None else now),
-    }
+    event: Dict[str, Any] = {"type": event_type}
     event.update(fields)
     event["type"] = event_type
+    # Only what the caller left out: a model call carries its id already.
+    if event.get("event_id") is None:
+        event["event_id"] = uuid4_string()
+    if event.get("timestamp") is None:
+        event["timestamp"] = rfc3339_ms(time.time() if now is None else now)
     return event

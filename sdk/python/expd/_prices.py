@@ -16,6 +16,7 @@ logger = logging.getLogger("expd")
 _VERSION_SUFFIX = re.compile(r"[-@](?:\d{4}-\d{2}-\d{2}|\d{8}|\d{3,4}|latest)$")
 # Unknown models are logged once each; past this many, silently.
 _MAX_REMEMBERED_UNKNOWN = 1000
+_MAX_REMEMBERED_MODELS = 1000
 
 
 class Price(NamedTuple):
@@ -68,11 +69,24 @@ class PriceTable:
     def __init__(self, overrides: Optional[Mapping[str, Any]] = None) -> None:
         self._overrides = {name.lower(): as_price(p) for name, p in (overrides or {}).items()}
         self._unknown: set = set()
+        # model -> price (or None), so a repeated model costs one dict lookup
+        # instead of the suffix regex; bounded like _unknown.
+        self._resolved: Dict[str, Optional[Price]] = {}
 
     def price_of(self, model: Optional[str]) -> Optional[Price]:
         """The price of ``model``, or None (logged once per model) when neither table has it."""
         if not isinstance(model, str) or not model:
             return None
+        try:
+            return self._resolved[model]
+        except KeyError:
+            pass
+        price = self._lookup(model)
+        if len(self._resolved) < _MAX_REMEMBERED_MODELS:
+            self._resolved[model] = price
+        return price
+
+    def _lookup(self, model: str) -> Optional[Price]:
         name = model.lower()
         base = _VERSION_SUFFIX.sub("", name.rsplit("/", 1)[-1])
         shipped = shipped_prices()

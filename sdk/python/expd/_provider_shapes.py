@@ -8,6 +8,7 @@ it cannot find, so an unfamiliar shape costs a field, never an exception.
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping as _AbcMapping
 from typing import Any, List, Mapping, Optional, Tuple
 
 Usage = Tuple[Optional[int], Optional[int], Optional[int]]
@@ -17,7 +18,9 @@ def field(obj: Any, name: str) -> Any:
     """``obj[name]`` for mappings, ``obj.name`` otherwise; None when absent."""
     if obj is None:
         return None
-    if isinstance(obj, Mapping):
+    # Plain dicts first, and the ABC rather than typing.Mapping, whose
+    # isinstance goes through typing's slow __instancecheck__ on every call.
+    if type(obj) is dict or isinstance(obj, _AbcMapping):
         return obj.get(name)
     return getattr(obj, name, None)
 
@@ -56,6 +59,10 @@ def response_text(obj: Any) -> Optional[str]:
     return _responses_output_text(field(obj, "output"))
 
 
+# One encoder for every prompt: json.dumps with options builds a new one per call.
+_encode = json.JSONEncoder(ensure_ascii=False, default=str).encode
+
+
 def prompt_text(kwargs: Mapping[str, Any]) -> Optional[str]:
     """The request's prompt as text: chat messages, responses input, completion prompt or embedding input."""
     for name in ("messages", "input", "prompt"):
@@ -64,7 +71,7 @@ def prompt_text(kwargs: Mapping[str, Any]) -> Optional[str]:
             continue
         if isinstance(value, str):
             return value
-        return json.dumps(value, ensure_ascii=False, default=str)
+        return _encode(value)
     return None
 
 
