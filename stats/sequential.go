@@ -28,9 +28,9 @@ type Interval struct {
 // probability about 1 - α, so reading it every day is safe.
 func ConfidenceSequence(d, se float64, n int, nStar, alpha float64) Interval {
 	N := float64(n)
-	rho2 := (-2*math.Log(alpha) + math.Log(-2*math.Log(alpha)+1)) / nStar
+	rho2 := csRho2(nStar, alpha)
 	nr := N*rho2 + 1
-	half := se * math.Sqrt(N) * math.Sqrt(2*nr/(N*N*rho2)*math.Log(math.Sqrt(nr)/alpha))
+	half := csHalfWidth(se, N, nStar, alpha)
 	// log E, so a huge z gives p = 0 rather than overflow.
 	z := d / se
 	logE := rho2*N*z*z/(2*nr) - 0.5*math.Log(nr)
@@ -39,6 +39,20 @@ func ConfidenceSequence(d, se float64, n int, nStar, alpha float64) Interval {
 		p = math.Exp(-logE)
 	}
 	return Interval{Low: d - half, High: d + half, P: p}
+}
+
+// csRho2 is the sequence's rho² for a tuning N* and level alpha.
+func csRho2(nStar, alpha float64) float64 {
+	return (-2*math.Log(alpha) + math.Log(-2*math.Log(alpha)+1)) / nStar
+}
+
+// csHalfWidth is the confidence sequence's half-width around an estimate
+// with standard error se after n observations (n need not be whole, for
+// power searches).
+func csHalfWidth(se, n, nStar, alpha float64) float64 {
+	rho2 := csRho2(nStar, alpha)
+	nr := n*rho2 + 1
+	return se * math.Sqrt(n) * math.Sqrt(2*nr/(n*n*rho2)*math.Log(math.Sqrt(nr)/alpha))
 }
 
 // NormalInterval is the fixed-horizon Wald interval d ± z·se with its

@@ -372,3 +372,84 @@ json <- paste0("{\n", paste(c(
 ), collapse = ",\n"), "\n}\n")
 writeLines(json, var_path, sep = "")
 cat(sprintf("wrote %s: cuped %d, ratio %d, quantile %d\n", var_path, length(cuped), length(ratios), length(quantiles)))
+
+# --- Power and duration (issue 30): reference_power.json ---
+# R's power.t.test and power.prop.test (two-sample, two-sided, strict =
+# FALSE) are the definitions of the fixed-horizon numbers of stats/power.go.
+# n is per group (the Go functions take both arms' users: 2n). Solved
+# values use tol = 1e-12 so uniroot's tolerance does not blur them.
+power_path <- "stats/testdata/reference_power.json"
+tcases <- list()
+for (n in c(3, 8, 20, 100, 1000, 50000)) for (delta in c(0.05, 0.3, 1)) for (sd in c(1, 2.5)) for (alpha in c(0.05, 0.01)) {
+  pw <- power.t.test(n = n, delta = delta, sd = sd, sig.level = alpha)$power
+  tcases[[length(tcases) + 1]] <- obj(n = num(n), delta = num(delta), sd = num(sd), alpha = num(alpha), power = num(pw))
+}
+tsolve <- list()
+for (delta in c(0.02, 0.1, 0.5, 2)) for (sd in c(1, 3)) for (power in c(0.8, 0.9)) {
+  n <- power.t.test(delta = delta, sd = sd, power = power, tol = 1e-12)$n
+  d <- power.t.test(n = 500, sd = sd, power = power, tol = 1e-12)$delta
+  tsolve[[length(tsolve) + 1]] <- obj(delta = num(delta), sd = num(sd), power = num(power), n = num(n), n_for_delta = num(500), delta_at_n = num(d))
+}
+pcases <- list()
+for (n in c(50, 400, 5000, 100000)) for (p1 in c(0.02, 0.1, 0.5)) for (lift in c(0.1, 0.5)) for (alpha in c(0.05, 0.01)) {
+  p2 <- p1 * (1 + lift)
+  pw <- power.prop.test(n = n, p1 = p1, p2 = p2, sig.level = alpha)$power
+  pcases[[length(pcases) + 1]] <- obj(n = num(n), p1 = num(p1), p2 = num(p2), alpha = num(alpha), power = num(pw))
+}
+psolve <- list()
+for (p1 in c(0.02, 0.1, 0.5)) for (lift in c(0.05, 0.2)) for (power in c(0.8, 0.9)) {
+  p2 <- p1 * (1 + lift)
+  n <- power.prop.test(p1 = p1, p2 = p2, power = power, tol = 1e-12)$n
+  q2 <- power.prop.test(n = 2000, p1 = p1, power = power, tol = 1e-12)$p2
+  psolve[[length(psolve) + 1]] <- obj(p1 = num(p1), p2 = num(p2), power = num(power), n = num(n), n_for_p2 = num(2000), p2_at_n = num(q2))
+}
+json <- paste0("{\n", paste(c(
+  paste0(str("generator"), ":", str("stats/testdata/gen_reference.R")),
+  paste0(str("r_version"), ":", str(R.version.string)),
+  paste0(str("t_power"), ":", lst(unlist(tcases))),
+  paste0(str("t_solve"), ":", lst(unlist(tsolve))),
+  paste0(str("prop_power"), ":", lst(unlist(pcases))),
+  paste0(str("prop_solve"), ":", lst(unlist(psolve)))
+), collapse = ",\n"), "\n}\n")
+writeLines(json, power_path, sep = "")
+cat(sprintf("wrote %s: t power %d, t solve %d, prop power %d, prop solve %d\n", power_path, length(tcases), length(tsolve), length(pcases), length(psolve)))
+
+# --- Phase-stratified effect (issue 30): reference_stratified.json ---
+# stats.CompareStratified written out from its definition: per-stratum
+# Welch pieces weighted by the stratum's share of users, the
+# Welch-Satterthwaite df over the 2K variance terms, the delta-method lift
+# of the stratified means and the always-valid sequence at N users.
+set.seed(20261127)
+strat_path <- "stats/testdata/reference_stratified.json"
+strat <- list()
+for (k in c(1, 2, 3)) for (n in c(30, 400, 3000)) for (effect in c(0, 0.2)) {
+  sizes <- lapply(seq_len(k), function(i) c(nc = round(n * runif(1, 0.3, 0.7)), nt = round(n * runif(1, 0.3, 0.7))))
+  groups <- lapply(seq_len(k), function(i) {
+    level <- 5 + i  # a trend between phases
+    list(c = round(rnorm(sizes[[i]][["nc"]], level, 2), 3), t = round(rnorm(sizes[[i]][["nt"]], level + effect, 2.5), 3))
+  })
+  N <- sum(sapply(groups, function(g) length(g$c) + length(g$t)))
+  w <- sapply(groups, function(g) (length(g$c) + length(g$t)) / N)
+  vc <- sapply(groups, function(g) var(g$c) / length(g$c)); vt <- sapply(groups, function(g) var(g$t) / length(g$t))
+  mc <- sapply(groups, function(g) mean(g$c)); mt <- sapply(groups, function(g) mean(g$t))
+  d <- sum(w * (mt - mc)); v <- sum(w^2 * (vc + vt)); se <- sqrt(v)
+  nc <- sapply(groups, function(g) length(g$c)); nt <- sapply(groups, function(g) length(g$t))
+  df <- v^2 / sum((w^2 * vc)^2 / (nc - 1) + (w^2 * vt)^2 / (nt - 1))
+  alpha <- 0.05; q <- qt(1 - alpha / 2, df)
+  Mc <- sum(w * mc); Mt <- sum(w * mt); Vc <- sum(w^2 * vc); Vt <- sum(w^2 * vt)
+  lift <- Mt / Mc - 1; lse <- sqrt(Vt / Mc^2 + Mt^2 * Vc / Mc^4); z <- qnorm(1 - alpha / 2)
+  nstar <- 5000; rho2 <- (-2 * log(alpha) + log(-2 * log(alpha) + 1)) / nstar; nr <- N * rho2 + 1
+  avhalf <- se * sqrt(N) * sqrt(2 * nr / (N^2 * rho2) * log(sqrt(nr) / alpha))
+  strat[[length(strat) + 1]] <- obj(
+    strata = lst(sapply(groups, function(g) obj(control = arr(g$c), treatment = arr(g$t)))),
+    effect = num(d), se = num(se), df = num(df), statistic = num(d / se), p_value = num(2 * pt(-abs(d / se), df)),
+    ci_low = num(d - q * se), ci_high = num(d + q * se), rel_lift = num(lift), rel_ci_low = num(lift - z * lse), rel_ci_high = num(lift + z * lse),
+    av_ci_low = num(d - avhalf), av_ci_high = num(d + avhalf))
+}
+json <- paste0("{\n", paste(c(
+  paste0(str("generator"), ":", str("stats/testdata/gen_reference.R")),
+  paste0(str("r_version"), ":", str(R.version.string)),
+  paste0(str("stratified"), ":", lst(unlist(strat)))
+), collapse = ",\n"), "\n}\n")
+writeLines(json, strat_path, sep = "")
+cat(sprintf("wrote %s: stratified %d\n", strat_path, length(strat)))
