@@ -3,9 +3,12 @@ package api
 import (
 	"encoding/json"
 	"errors"
+	"io"
 	"math"
+	"mime"
 	"net/http"
 	"strconv"
+	"strings"
 
 	"github.com/gin-gonic/gin"
 
@@ -49,6 +52,7 @@ func (h *handlers) getExperiment(c *gin.Context) {
 	if !ok {
 		return
 	}
+	c.Header("ETag", versionTag(exp.Version))
 	c.JSON(http.StatusOK, exp)
 }
 
@@ -79,7 +83,61 @@ func (h *handlers) updateExperiment(c *gin.Context) {
 		h.experimentError(c, err)
 		return
 	}
+	c.Header("ETag", versionTag(exp.Version))
 	c.JSON(http.StatusOK, exp)
+}
+
+// mergePatchType is the media type of PATCH bodies (RFC 7396).
+const mergePatchType = "application/merge-patch+json"
+
+// PATCH /v1/experiments/:id: a JSON merge patch of the current config,
+// stored as the next version like PUT; If-Match: "<version>" makes it
+// conditional (412 when another version is current).
+func (h *handlers) patchExperiment(c *gin.Context) {
+	if mt, _, _ := mime.ParseMediaType(c.GetHeader("Content-Type")); mt != mergePatchType {
+		writeProblem(c, Problem{Status: http.StatusUnsupportedMediaType, Code: CodeUnsupportedMediaType,
+			Detail: "PATCH takes a JSON merge patch (RFC 7396): send Content-Type: " + mergePatchType})
+		return
+	}
+	ifMatch, ok := ifMatchVersion(c)
+	if !ok {
+		return
+	}
+	patch, err := io.ReadAll(c.Request.Body)
+	if err != nil {
+		badInput(c, err)
+		return
+	}
+	exp, err := h.cases.PatchExperiment(c.Request.Context(), orgID(c), c.Param("id"), session(c).UserID, ifMatch, patch)
+	if errors.Is(err, experiments.ErrStale) {
+		writeProblem(c, Problem{Status: http.StatusPreconditionFailed, Code: CodeVersionMismatch, Detail: err.Error() +
+			"; read the experiment again and patch its current version"})
+		return
+	}
+	if err != nil {
+		h.experimentError(c, err)
+		return
+	}
+	c.Header("ETag", versionTag(exp.Version))
+	c.JSON(http.StatusOK, exp)
+}
+
+// versionTag is an experiment version as an entity tag.
+func versionTag(version int) string { return `"` + strconv.Itoa(version) + `"` }
+
+// ifMatchVersion reads If-Match: a version as GET's ETag gives it ("3"; a
+// bare 3 is taken too), or * for any. 0 means unconditional.
+func ifMatchVersion(c *gin.Context) (int, bool) {
+	v := strings.TrimSpace(c.GetHeader("If-Match"))
+	if v == "" || v == "*" {
+		return 0, true
+	}
+	n, err := strconv.Atoi(strings.Trim(v, `"`))
+	if err != nil || n < 1 || n > math.MaxInt32 {
+		invalid(c, validate.New("If-Match", `must be the experiment version the patch was made against, as its ETag gives it ("3")`))
+		return 0, false
+	}
+	return n, true
 }
 
 // decodeConfig reads an ExperimentConfig body, telling a missing or null

@@ -30,11 +30,13 @@ const (
 	CodeEventAllowanceExceeded = "event_allowance_exceeded" // 429: plan's monthly event allowance used up; Retry-After
 
 	// Resources.
-	CodeExperimentNotFound = "experiment_not_found" // 404
-	CodeRunNotFound        = "run_not_found"        // 404
-	CodeResultsCollecting  = "results_collecting"   // 404 with hint "collecting": no results computed yet
-	CodeNoPublishableKey   = "no_publishable_key"   // 404: the org has no live publishable key
-	CodeNameTaken          = "name_taken"           // 400: experiment name already used in the org
+	CodeExperimentNotFound   = "experiment_not_found"   // 404
+	CodeRunNotFound          = "run_not_found"          // 404
+	CodeResultsCollecting    = "results_collecting"     // 404 with hint "collecting": no results computed yet
+	CodeNoPublishableKey     = "no_publishable_key"     // 404: the org has no live publishable key
+	CodeNameTaken            = "name_taken"             // 400: experiment name already used in the org
+	CodeVersionMismatch      = "version_mismatch"       // 412: If-Match names a version that is no longer current
+	CodeUnsupportedMediaType = "unsupported_media_type" // 415: PATCH without Content-Type application/merge-patch+json
 	// 404: unknown management token id, or another org's
 	CodeManagementTokenNotFound = "management_token_not_found"
 	CodeRunInProgress           = "run_in_progress"      // 409: a run of this nightly day is running; start again once it ended

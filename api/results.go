@@ -10,6 +10,7 @@ import (
 
 	"github.com/expd/expd/results"
 	"github.com/expd/expd/validate"
+	"github.com/expd/expd/verdict"
 )
 
 // resultsView is the body of GET /v1/experiments/:id/results.
@@ -26,14 +27,17 @@ type resultsView struct {
 	ComputedAt        *time.Time      `json:"computed_at"`
 	// OrphanScores: the run's scores of its score metrics whose call
 	// never arrived (absent without score metrics; docs/quality.md).
-	OrphanScores *int64             `json:"orphan_scores,omitempty"`
-	Metrics      []metricResultView `json:"metrics"`
+	OrphanScores *int64 `json:"orphan_scores,omitempty"`
+	// Verdict: ship, keep_running or stop (docs/results.md, "Verdict").
+	Verdict verdict.Verdict    `json:"verdict"`
+	Metrics []metricResultView `json:"metrics"`
 }
 
 // metricResultView is one MetricResult: a metric, a treatment arm against
 // control.
 type metricResultView struct {
 	Metric         string `json:"metric"`
+	Goal           string `json:"goal,omitempty"`
 	MetricVersion  int    `json:"metric_version"`
 	Category       string `json:"category"`
 	Kind           string `json:"kind"`
@@ -61,6 +65,10 @@ type metricResultView struct {
 	Preliminary        bool             `json:"preliminary"`
 	Undefined          string           `json:"undefined,omitempty"`
 	Distribution       json.RawMessage  `json:"distribution"`
+
+	// Judgement: the row read against its goal on the interval it shows
+	// (the badge; verdict.Judge).
+	Judgement verdict.Judgement `json:"judgement"`
 
 	// Sequential: the headline p_value, ci_low, ci_high and relative_lift
 	// are always-valid; the analysis fields follow flattened (docs/results.md).
@@ -180,10 +188,19 @@ func (h *handlers) resultsOf(c *gin.Context, experimentID, computedFor string) (
 		return resultsView{}, err
 	}
 	v.OrphanScores = cov.OrphanScores
+	in, err := verdict.Load(ctx, h.deps.DB, run, rows)
+	if err != nil {
+		return resultsView{}, err
+	}
+	if v.Verdict, err = verdict.OfRun(run, in); err != nil {
+		return resultsView{}, err
+	}
 	for i, r := range rows {
 		if v.Metrics[i], err = metricResult(r); err != nil {
 			return resultsView{}, err
 		}
+		v.Metrics[i].Goal = in.Goal(r.Metric)
+		v.Metrics[i].Judgement = verdict.Judge(r, v.Metrics[i].Goal)
 		v.Preliminary = v.Preliminary || r.Preliminary
 	}
 	return v, nil

@@ -115,6 +115,7 @@ func NewRouter(deps Deps) *gin.Engine {
 	dash.POST("/experiments", h.createExperiment)                          // experiments.go
 	dash.GET("/experiments/:id", h.getExperiment)                          // experiments.go
 	dash.PUT("/experiments/:id", h.updateExperiment)                       // experiments.go
+	dash.PATCH("/experiments/:id", h.patchExperiment)                      // experiments.go
 	dash.GET("/experiments/:id/versions/:version", h.getExperimentVersion) // experiments.go
 	dash.GET("/experiments/:id/events", h.listEvents)                      // events_read.go
 	dash.GET("/experiments/:id/calls", h.listCalls)                        // calls.go

@@ -58,6 +58,12 @@ const defaultTimeout = 60 * time.Second
 // Do sends a JSON request to a dashboard route and decodes a 2xx answer
 // into out (when not nil).
 func (c *Client) Do(ctx context.Context, method, path string, body, out any) error {
+	return c.DoWith(ctx, method, path, body, out, "Content-Type", "application/json")
+}
+
+// DoWith is Do with request headers (name, value pairs; the first may
+// set the body's Content-Type).
+func (c *Client) DoWith(ctx context.Context, method, path string, body, out any, headers ...string) error {
 	var rd io.Reader
 	if body != nil {
 		b, ok := body.([]byte)
@@ -75,8 +81,10 @@ func (c *Client) Do(ctx context.Context, method, path string, body, out any) err
 	if err != nil {
 		return fmt.Errorf("build request: %w", err)
 	}
-	if rd != nil {
-		req.Header.Set("Content-Type", "application/json")
+	for i := 0; i+1 < len(headers); i += 2 {
+		if headers[i] != "Content-Type" || rd != nil {
+			req.Header.Set(headers[i], headers[i+1])
+		}
 	}
 	req.Header.Set("Authorization", "Bearer "+c.Token)
 	return c.send(req, out)

@@ -47,8 +47,12 @@ func runExperiments(ctx context.Context, e *env, args []string) error {
 		return experimentsGet(ctx, e, args)
 	case "create", "update":
 		return experimentsWrite(ctx, e, sub, args)
+	case "patch":
+		return experimentsPatch(ctx, e, args)
 	case "start", "stop":
 		return experimentsSetStatus(ctx, e, sub, args)
+	case "ship":
+		return experimentsShip(ctx, e, args)
 	}
 	return usagef("unknown subcommand %q; usage: expd %s", sub, e.usage)
 }
@@ -218,6 +222,55 @@ func experimentsSetStatus(ctx context.Context, e *env, sub string, args []string
 	}
 	var raw map[string]any
 	if err := c.Do(ctx, "POST", experimentPath(pos[0])+"/"+sub, nil, &raw); err != nil {
+		return err
+	}
+	return e.showExperiment(raw)
+}
+
+// experimentsPatch is patch EXPERIMENT -f FILE: the file (JSON or YAML)
+// is a JSON merge patch (RFC 7396) of the current config: only the fields
+// it names change, null removes one, a list replaces the whole list.
+// --if-match VERSION refuses the patch when another version is current.
+func experimentsPatch(ctx context.Context, e *env, args []string) error {
+	fs := e.flags("patch")
+	file := fs.String("f", "", "merge patch file: .json, .yaml or .yml (- for stdin)")
+	ifMatch := fs.Int("if-match", 0, "apply only if this is still the current version")
+	pos, err := e.parse(fs, args, 1, "EXPERIMENT: name or id, and -f FILE")
+	if err != nil {
+		return err
+	}
+	if *file == "" {
+		return usagef("-f FILE is required: the fields to change, as JSON or YAML")
+	}
+	body, err := readConfigFile(*file, e)
+	if err != nil {
+		return err
+	}
+	c, err := e.client()
+	if err != nil {
+		return err
+	}
+	headers := []string{"Content-Type", "application/merge-patch+json"}
+	if *ifMatch > 0 {
+		headers = append(headers, "If-Match", strconv.Quote(strconv.Itoa(*ifMatch)))
+	}
+	var raw map[string]any
+	if err := c.DoWith(ctx, "PATCH", experimentPath(pos[0]), body, &raw, headers...); err != nil {
+		return err
+	}
+	return e.showExperiment(raw)
+}
+
+// experimentsShip is ship EXPERIMENT VARIANT (POST .../ship, admin):
+// everyone gets VARIANT from then on; shipping is final.
+func experimentsShip(ctx context.Context, e *env, args []string) error {
+	fs := e.flags("ship")
+	pos, c, err := e.setup(fs, args, 2, "EXPERIMENT: name or id, and VARIANT: the variant everyone gets")
+	if err != nil {
+		return err
+	}
+	var raw map[string]any
+	if err := c.Do(ctx, "POST", experimentPath(pos[0])+"/ship", map[string]string{"variant": pos[1]}, &raw); err != nil {
 		return err
 	}
 	return e.showExperiment(raw)

@@ -22,6 +22,16 @@ type resultsBody struct {
 		Days int `json:"days"`
 	} `json:"window"`
 	Metrics []metricRow `json:"metrics"`
+	Verdict struct {
+		Recommendation string `json:"recommendation"`
+		Variant        string `json:"variant"`
+		Reasons        []struct {
+			Code    string `json:"code"`
+			Metric  string `json:"metric"`
+			Variant string `json:"variant"`
+		} `json:"reasons"`
+		DaysToMDE *float64 `json:"days_to_mde"`
+	} `json:"verdict"`
 }
 
 type metricRow struct {
@@ -37,10 +47,12 @@ type metricRow struct {
 	NPerArm     map[string]int64 `json:"n_per_arm"`
 	Preliminary bool             `json:"preliminary"`
 	Undefined   string           `json:"undefined"`
+	Goal        string           `json:"goal"`
+	Judgement   struct {
+		Outcome       string `json:"outcome"`
+		HeldBackByFDR bool   `json:"held_back_by_fdr"`
+	} `json:"judgement"`
 }
-
-// significance is the FDR-corrected level the decision column uses.
-const significance = 0.05
 
 func runResults(ctx context.Context, e *env, args []string) error {
 	fs := e.flags("")
@@ -72,6 +84,7 @@ func runResults(ctx context.Context, e *env, args []string) error {
 func printResults(w io.Writer, name string, res resultsBody) error {
 	fmt.Fprintf(w, "%s: results for %s (%s), window %d days, SRM %s%s\n\n", name, res.ComputedFor, res.Kind,
 		res.Window.Days, orDefault(res.SRMGate, "-"), map[bool]string{true: ", preliminary", false: ""}[res.Preliminary])
+	fmt.Fprintf(w, "verdict: %s\n\n", verdictLine(res))
 	tw := newTable(w, "METRIC", "VARIANT", "N", "EFFECT", "95% CI", "P", "FDR P", "TEST", "DECISION")
 	for _, m := range res.Metrics {
 		n := fmt.Sprintf("%d/%d", m.NPerArm[m.Control], m.NPerArm[m.Variant])
@@ -101,7 +114,38 @@ func printResults(w io.Writer, name string, res resultsBody) error {
 	return nil
 }
 
-// decision says in words what a row supports at the FDR-corrected level.
+// verdictLine is the run's recommendation in one line: what to do, and why.
+func verdictLine(res resultsBody) string {
+	v := res.Verdict
+	if v.Recommendation == "" {
+		return "-"
+	}
+	out := strings.ToUpper(strings.ReplaceAll(v.Recommendation, "_", " "))
+	if v.Variant != "" {
+		out += " " + v.Variant
+	}
+	var why []string
+	for _, r := range v.Reasons {
+		part := strings.ReplaceAll(r.Code, "_", " ")
+		if r.Metric != "" {
+			part += ": " + r.Metric
+		}
+		if r.Variant != "" && r.Variant != v.Variant {
+			part += " (" + r.Variant + ")"
+		}
+		why = append(why, part)
+	}
+	if len(why) > 0 {
+		out += " — " + strings.Join(why, "; ")
+	}
+	if v.DaysToMDE != nil {
+		out += fmt.Sprintf("; about %g more days to reach the minimum detectable effect", *v.DaysToMDE)
+	}
+	return out
+}
+
+// decision says in words what a row supports: good or bad by the metric's
+// goal, on the interval the row shows (the server's judgement).
 func decision(m metricRow, srmGate string) string {
 	var d string
 	switch {
@@ -109,12 +153,14 @@ func decision(m metricRow, srmGate string) string {
 		return "undefined: " + m.Undefined
 	case srmGate == "fail":
 		d = "do not trust: sample ratio mismatch"
-	case m.PValueFDR < significance && m.Effect > 0:
-		d = "significant increase"
-	case m.PValueFDR < significance && m.Effect < 0:
-		d = "significant decrease"
+	case m.Judgement.Outcome == "better" || m.Judgement.Outcome == "worse":
+		d = m.Judgement.Outcome + " (goal: " + m.Goal + ")"
+	case m.Judgement.Outcome == "higher" || m.Judgement.Outcome == "lower":
+		d = m.Judgement.Outcome + " (direction not set: add a goal)"
+	case m.Judgement.HeldBackByFDR:
+		d = "inconclusive after the FDR correction"
 	default:
-		d = "no significant difference"
+		d = "inconclusive"
 	}
 	if m.Preliminary {
 		d += " (preliminary)"

@@ -220,15 +220,19 @@ func TestResultsPageStates(t *testing.T) {
 	// A run: every metric × arm in the table and one interval each.
 	publishRun(t, env.DB, org.ID, exp.ID, "manual-2026-11-20T10:00:00Z", stats.GatePass, resultstest.Metrics, []string{"treatment"})
 	p = v.get(path)
-	expect(t, p, http.StatusOK, `data-intervals="3"`, "latency_ms · treatment", `<span class="badge down">lower</span>`,
-		`<span class="badge up">higher</span>`, `<span class="badge flat">inconclusive</span>`, "Sampled: each arm was analysed on at most 10,000 users",
+	// Good and bad by each metric's goal: latency down and revenue up are
+	// both better; the verdict waits for conversion, the primary metric.
+	expect(t, p, http.StatusOK, `data-intervals="1"`, "latency_ms · treatment", `<span class="badge good">better</span>`,
+		`<span class="badge flat">inconclusive</span>`, "goal: decrease", "Sampled: each arm was analysed on at most 10,000 users",
+		`Verdict: keep running`, "primary metric not decided yet: conversion (treatment)", "traffic control 50%, treatment 50%",
 		"1,200 / 1,180", `option value="manual-2026-11-20T10:00:00Z" selected`)
 	expectNot(t, p, "Sample ratio mismatch", "Collecting")
 	// What the results pipeline adds per row: inference mode, CUPED,
 	// crossover health, warnings, non-inferiority.
 	expect(t, p, http.StatusOK, "sequential (always valid)", "fixed_horizon: -0.3 to 0.3, p 0.200", "CUPED, variance −23%, θ 0.8",
 		"non-inferiority (margin 0.05 relative): non_inferior", "crossover: control 30, treatment 25", "ties are heavy")
-	if n := strings.Count(p.Body, `<line class="ci `); n != 3 {
+	expectNot(t, p, "badge bad", "badge up", "badge down")
+	if n := strings.Count(p.Body, `<line class="ci `); n != 3 || strings.Count(p.Body, `<div class="multiple">`) != 3 {
 		t.Fatalf("%d intervals drawn, want 3", n)
 	}
 

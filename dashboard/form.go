@@ -192,7 +192,7 @@ func (f *formData) config(prev *experiments.Config) (experiments.Config, []strin
 	for i, v := range f.Variants {
 		w, err := strconv.ParseFloat(v.Weight, 64)
 		if err != nil {
-			f.addError(fmt.Sprintf("v%d-weight", i), "must be a number (percent)")
+			f.addError(fmt.Sprintf("v%d-weight", i), "must be a number (a relative weight)")
 		}
 		cfg.Allocation = append(cfg.Allocation, bucketing.Slice{Variant: v.Name, Weight: w})
 		var vars map[string]any

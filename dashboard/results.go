@@ -19,12 +19,9 @@ import (
 	"github.com/expd/expd/results"
 	"github.com/expd/expd/stats"
 	"github.com/expd/expd/usecases"
+	"github.com/expd/expd/verdict"
 	"github.com/expd/expd/vocab"
 )
-
-// significance is the FDR-adjusted p below which a row's badge calls the
-// difference significant (docs/dashboard.md).
-const significance = 0.05
 
 // maxTimelineDays bounds the traffic timeline, as the traffic route does.
 const maxTimelineDays = 366
@@ -36,13 +33,15 @@ type resultsData struct {
 	RunLabel string
 	SRM      results.SRMSummary
 	Rows     []resultRow
-	Forest   template.HTML
-	Drawn    int      // intervals in the forest plot
-	Undrawn  []string // rows without a relative-lift interval, and why
-	Notes    []string // plan limits in plain words
+	Verdict  *verdict.Verdict
+	Forest   []template.HTML // one small plot per metric, each on its own axis
+	Drawn    int             // intervals in the forest plots
+	Undrawn  []string        // rows without a relative-lift interval, and why
+	Notes    []string        // plan limits in plain words
 	Warnings []string
 	Timeline template.HTML
 	Variants []string
+	Shares   []share       // each variant's computed share of traffic
 	Pending  *usecases.Run // a run started from the dashboard, still going
 	Empty    string        // a run asked for that has no results
 	Dist     *dist         // the distribution asked for, if any
@@ -60,10 +59,14 @@ type resultRow struct {
 	A            results.RowAnalysis // sequential/CUPED/crossover/non-inferiority details, when stored
 	Other        string              // the other inference mode's interval and p, in words
 	Lift, LiftCI string
+	Goal         string
+	Judgement    verdict.Judgement
 	Badge, Class string
-	Significant  bool
-	DistURL      string
-	Quality      *rowQuality // score metrics only
+	// ControlMean and ArmMean are each arm's absolute value (the mean of
+	// its per-user values), "" when the distribution is missing.
+	ControlMean, ArmMean string
+	DistURL              string
+	Quality              *rowQuality // score metrics only
 }
 
 // rowQuality is a score metric's coverage beside its effect, with links to
@@ -93,7 +96,7 @@ func (d *Dashboard) resultsPage(c *gin.Context) {
 	if !ok {
 		return
 	}
-	data := resultsData{Exp: exp, Variants: variantsOf(exp)}
+	data := resultsData{Exp: exp, Variants: variantsOf(exp), Shares: shares(exp.Allocation)}
 	if p := c.Query("pending"); p != "" {
 		run, err := d.runState(ctx, orgID(c), exp.ID, p)
 		switch {
@@ -175,9 +178,18 @@ func (d *Dashboard) loadRun(c *gin.Context, data *resultsData, computedFor strin
 	if data.Workflow == "" {
 		data.Workflow = d.workflowURL(run.WorkflowID)
 	}
+	in, err := verdict.Load(ctx, d.deps.DB, run, rows)
+	if err != nil {
+		return err
+	}
+	v, err := verdict.OfRun(run, in)
+	if err != nil {
+		return err
+	}
+	data.Verdict = &v
 	var forestRows []forestRow
 	for _, r := range rows {
-		row := d.resultRow(data.Exp, computedFor, r)
+		row := d.resultRow(data.Exp, computedFor, r, in.Goal(r.Metric))
 		data.Rows = append(data.Rows, row)
 		label := r.Metric + " · " + r.Variant
 		switch {
@@ -186,24 +198,22 @@ func (d *Dashboard) loadRun(c *gin.Context, data *resultsData, computedFor strin
 		case r.RelLift == nil || r.RelCILow == nil || r.RelCIHigh == nil:
 			data.Undrawn = append(data.Undrawn, label+": relative lift undefined ("+r.RelUndefinedReason+")")
 		default:
-			forestRows = append(forestRows, forestRow{Label: label, Est: 100 * *r.RelLift, Lo: 100 * *r.RelCILow, H: 100 * *r.RelCIHigh, Direction: row.Class})
+			forestRows = append(forestRows, forestRow{Metric: r.Metric, Label: r.Variant, Est: 100 * *r.RelLift, Lo: 100 * *r.RelCILow, H: 100 * *r.RelCIHigh, Direction: row.Class})
 		}
 		if dm, dv := c.Query("dm"), c.Query("dv"); dm == r.Metric && dv == r.Variant {
 			data.Dist = distOf(r)
 		}
 	}
 	data.Drawn = len(forestRows)
-	if len(forestRows) > 0 {
-		data.Forest = forest(forestRows)
-	}
+	data.Forest = forests(forestRows)
 	data.Notes = planNotes(rows, data.Limits)
 	data.Warnings = healthWarnings(data.SRM, data.Rows)
 	return nil
 }
 
-func (d *Dashboard) resultRow(exp experiments.Experiment, computedFor string, r results.Row) resultRow {
+func (d *Dashboard) resultRow(exp experiments.Experiment, computedFor string, r results.Row, goal string) resultRow {
 	expID := exp.ID
-	row := resultRow{Row: r, Class: "flat", Badge: "inconclusive"}
+	row := resultRow{Row: r, Goal: goal, Judgement: verdict.Judge(r, goal)}
 	if len(r.Analysis) > 0 {
 		_ = json.Unmarshal(r.Analysis, &row.A) // an unreadable detail column only hides the details
 	}
@@ -216,21 +226,42 @@ func (d *Dashboard) resultRow(exp experiments.Experiment, computedFor string, r 
 			row.LiftCI = fmtPct(100**r.RelCILow) + " to " + fmtPct(100**r.RelCIHigh)
 		}
 	}
-	switch {
-	case r.Undefined != "":
-		row.Badge, row.Class = "no test", "none"
-	case r.PValueFDR < significance && r.Effect > 0:
-		row.Badge, row.Class, row.Significant = "higher", "up", true
-	case r.PValueFDR < significance && r.Effect < 0:
-		row.Badge, row.Class, row.Significant = "lower", "down", true
-	}
-	if r.Preliminary && row.Significant {
+	row.Badge, row.Class = badge(row.Judgement)
+	if r.Preliminary && row.Class != "flat" && row.Class != "none" {
 		row.Badge += ", preliminary"
+	}
+	var dd results.Distribution
+	if json.Unmarshal(r.Distribution, &dd) == nil {
+		if a, ok := dd.Arms[r.ControlVariant]; ok {
+			row.ControlMean = fmtNum(a.Mean)
+		}
+		if a, ok := dd.Arms[r.Variant]; ok {
+			row.ArmMean = fmtNum(a.Mean)
+		}
 	}
 	q := url.Values{"run": {computedFor}, "dm": {r.Metric}, "dv": {r.Variant}}
 	row.DistURL = "/experiments/" + expID + "?" + q.Encode() + "#distribution"
 	row.Quality = scoreQuality(exp, r, row.A)
 	return row
+}
+
+// badge words a judgement as good or bad by the metric's goal; a metric
+// without one is neutral (docs/dashboard.md, "Results").
+func badge(j verdict.Judgement) (text, class string) {
+	switch j.Outcome {
+	case verdict.NoTest:
+		return "no test", "none"
+	case verdict.Better:
+		return "better", "good"
+	case verdict.Worse:
+		return "worse", "bad"
+	case verdict.Higher, verdict.Lower:
+		return j.Outcome + " (no goal set)", "neutral"
+	}
+	if j.HeldBackByFDR {
+		return "inconclusive after FDR", "flat"
+	}
+	return "inconclusive", "flat"
 }
 
 // scoreQuality is the coverage line of a score metric's row: the share of

@@ -86,17 +86,33 @@ func timeline(days []ingest.TrafficDay, variants []string) template.HTML {
 
 // forestRow is one interval of the forest plot.
 type forestRow struct {
-	Label      string
+	Metric     string
+	Label      string  // the arm
 	Est, Lo, H float64 // in percent of control (relative lift)
-	Direction  string  // up | down | flat (flat: not significant)
+	Direction  string  // the badge's class: good | bad | neutral | flat
 }
 
-// forest draws one horizontal interval per row on a shared axis of
-// relative lift (percent), with the zero line; rows without an interval
-// are listed by the caller, not drawn.
-func forest(rows []forestRow) template.HTML {
-	const w, left, right, rowH, top = 760.0, 250.0, 20.0, 26.0, 8.0
-	h := top + rowH*float64(len(rows)) + 30
+// forests draws one small plot per metric (in the rows' order), each on
+// its own axis, so a metric that moved a lot does not squash the others.
+func forests(rows []forestRow) []template.HTML {
+	var out []template.HTML
+	for i := 0; i < len(rows); {
+		j := i
+		for j < len(rows) && rows[j].Metric == rows[i].Metric {
+			j++
+		}
+		out = append(out, forest(rows[i].Metric, rows[i:j]))
+		i = j
+	}
+	return out
+}
+
+// forest draws one metric's intervals, one line per arm, on an axis of
+// relative lift (percent) around zero; rows without an interval are
+// listed by the caller, not drawn.
+func forest(metric string, rows []forestRow) template.HTML {
+	const w, left, right, rowH, top = 380.0, 96.0, 16.0, 24.0, 22.0
+	h := top + rowH*float64(len(rows)) + 26
 	span := 1.0
 	for _, r := range rows {
 		span = math.Max(span, math.Max(math.Abs(r.Lo), math.Abs(r.H)))
@@ -104,11 +120,12 @@ func forest(rows []forestRow) template.HTML {
 	span *= 1.1
 	x := func(v float64) float64 { return left + (w-left-right)*(v+span)/(2*span) }
 	var b strings.Builder
-	label := fmt.Sprintf("Forest plot: relative lift with confidence interval for %d metric and arm pairs", len(rows))
+	label := fmt.Sprintf("%s: relative lift with confidence interval for %d arms", metric, len(rows))
 	fmt.Fprintf(&b, `<svg role="img" aria-label="%s" width="%g" height="%g" viewBox="0 0 %g %g" data-intervals="%d"><title>%s</title>`,
 		esc(label), w, h, w, h, len(rows), esc(label))
+	fmt.Fprintf(&b, `<text class="metric" x="4" y="14">%s</text>`, esc(truncate(metric, 48)))
 	base := top + rowH*float64(len(rows))
-	for _, f := range []float64{-1, -0.5, 0.5, 1} {
+	for _, f := range []float64{-1, 1} {
 		fmt.Fprintf(&b, `<line class="grid" x1="%.1f" x2="%.1f" y1="%g" y2="%g"/><text x="%.1f" y="%g" text-anchor="middle">%s</text>`,
 			x(span*f/1.1), x(span*f/1.1), top, base, x(span*f/1.1), base+16, esc(fmtPct(span*f/1.1)))
 	}
@@ -116,8 +133,8 @@ func forest(rows []forestRow) template.HTML {
 		x(0), x(0), top, base, x(0), base+16)
 	for i, r := range rows {
 		cy := top + rowH*float64(i) + rowH/2
-		fmt.Fprintf(&b, `<g class="%s"><title>%s: %s (%s to %s)</title>`, r.Direction, esc(r.Label), esc(fmtPct(r.Est)), esc(fmtPct(r.Lo)), esc(fmtPct(r.H)))
-		fmt.Fprintf(&b, `<text x="%g" y="%.1f" text-anchor="end">%s</text>`, left-10, cy+4, esc(truncate(r.Label, 36)))
+		fmt.Fprintf(&b, `<g class="%s"><title>%s · %s: %s (%s to %s)</title>`, r.Direction, esc(metric), esc(r.Label), esc(fmtPct(r.Est)), esc(fmtPct(r.Lo)), esc(fmtPct(r.H)))
+		fmt.Fprintf(&b, `<text x="%g" y="%.1f" text-anchor="end">%s</text>`, left-8, cy+4, esc(truncate(r.Label, 12)))
 		fmt.Fprintf(&b, `<line class="ci %s" x1="%.1f" x2="%.1f" y1="%.1f" y2="%.1f"/>`, r.Direction, x(r.Lo), x(r.H), cy, cy)
 		fmt.Fprintf(&b, `<circle class="%s" cx="%.1f" cy="%.1f" r="5" stroke-width="2"/></g>`, r.Direction, x(r.Est), cy)
 	}

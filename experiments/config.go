@@ -64,6 +64,14 @@ type Metric struct {
 	MetricVersion int           `json:"metric_version"`
 	SharedOrgWide *bool         `json:"shared_org_wide"`
 	Source        *MetricSource `json:"source,omitempty"`
+	// Goal is the direction in which the metric gets better (increase or
+	// decrease); optional on the wire: without one the metric is shown
+	// neutrally and the verdict says its direction is not set.
+	Goal string `json:"goal,omitempty"`
+	// MDE is the smallest relative change (a fraction of control) worth
+	// detecting; the verdict estimates the days until a primary metric's
+	// interval could exclude it.
+	MDE *float64 `json:"mde,omitempty"`
 
 	// CUPED is on by default for welch_t and z_test metrics; false turns it off.
 	CUPED *bool `json:"cuped,omitempty"`
@@ -86,7 +94,25 @@ type Metric struct {
 type Margin struct {
 	Value        float64 `json:"value"`
 	Type         string  `json:"type"`          // "absolute" or "relative"
-	BadDirection string  `json:"bad_direction"` // "increase" or "decrease"
+	BadDirection string  `json:"bad_direction"` // "increase" or "decrease"; defaults to the opposite of the metric's goal
+}
+
+// Goals of a metric: the direction in which it gets better.
+const (
+	GoalIncrease = "increase"
+	GoalDecrease = "decrease"
+)
+
+// Opposite is the other direction: a metric whose goal is increase gets
+// worse when it decreases.
+func Opposite(direction string) string {
+	switch direction {
+	case GoalIncrease:
+		return GoalDecrease
+	case GoalDecrease:
+		return GoalIncrease
+	}
+	return ""
 }
 
 // UsesCUPED tells whether the metric is analysed with CUPED: on unless

@@ -28,8 +28,8 @@ const (
 // and would only hide a typo.
 const maxGuardrailChange = 1e6
 
-func (g *Guardrail) validate(errs *validate.Errors, field string) {
-	checkEnum(errs, field+".bad_direction", g.BadDirection, set(GuardrailIncrease, GuardrailDecrease))
+func (g *Guardrail) validate(errs *validate.Errors, field, goal string) {
+	badDirection(errs, field+".bad_direction", &g.BadDirection, goal)
 	checkEnum(errs, field+".action", g.Action, set(GuardrailStop, GuardrailAlert))
 	switch {
 	case math.IsNaN(g.MaxChange) || g.MaxChange < 0:

@@ -80,9 +80,50 @@ func (s Store) Create(ctx context.Context, orgID, actor string, cfg Config) (Exp
 // Update mints the next version of the experiment named by idOrName.
 // salt and bucket_count may be omitted (they are kept) but not changed.
 func (s Store) Update(ctx context.Context, orgID, idOrName, actor string, cfg Config) (Experiment, error) {
+	return s.update(ctx, orgID, idOrName, actor, 0, func(Experiment) (Config, error) { return cfg, nil })
+}
+
+// Patch applies a JSON merge patch (RFC 7396) to the current config and
+// stores the result as the next version, as Update does; complete fills
+// what the caller derives (built-in goals) before validation. Arrays are
+// replaced whole; null removes an optional field. The server-owned
+// lifecycle fields (status, shipped_variant, status_reason) are not in the
+// patched document: a patch may ask for a status, the rest is carried.
+// ifMatch, when not 0, is the version the caller read: another version
+// current is ErrStale.
+func (s Store) Patch(ctx context.Context, orgID, idOrName, actor string, ifMatch int, patch []byte, complete func(*Config)) (Experiment, error) {
+	return s.update(ctx, orgID, idOrName, actor, ifMatch, func(cur Experiment) (Config, error) {
+		base, err := json.Marshal(cur.Config)
+		if err != nil {
+			return Config{}, fmt.Errorf("encode current config: %w", err)
+		}
+		merged, err := MergePatch(base, patch, "status", "shipped_variant", "status_reason")
+		if err != nil {
+			return Config{}, err
+		}
+		cfg, err := DecodeConfig(merged, true)
+		if err == nil && complete != nil {
+			complete(&cfg)
+		}
+		return cfg, err
+	})
+}
+
+// ErrStale is an update conditional on a version (If-Match) that is no
+// longer current.
+var ErrStale = errors.New("the experiment has a newer version")
+
+func (s Store) update(ctx context.Context, orgID, idOrName, actor string, ifMatch int, next func(Experiment) (Config, error)) (Experiment, error) {
 	var out Experiment
 	err := s.DB.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
 		exp, cur, err := lockCurrent(tx, orgID, idOrName)
+		if err != nil {
+			return err
+		}
+		if ifMatch != 0 && ifMatch != cur.Version {
+			return fmt.Errorf("%w: version %d is current, the request was made against version %d", ErrStale, cur.Version, ifMatch)
+		}
+		cfg, err := next(cur)
 		if err != nil {
 			return err
 		}

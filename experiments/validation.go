@@ -145,7 +145,8 @@ func (c *Config) validateMetrics(errs *validate.Errors) {
 		errs.Add("metrics", "must have at most %d metrics", MaxMetrics)
 	}
 	seen := map[string]bool{}
-	for i, m := range c.Metrics {
+	for i := range c.Metrics {
+		m := &c.Metrics[i] // validation fills bad_direction from goal
 		f := func(name string) string { return fmt.Sprintf("metrics[%d].%s", i, name) }
 		switch {
 		case m.Name == "":
@@ -188,8 +189,11 @@ func (c *Config) validateMetrics(errs *validate.Errors) {
 		if m.Source != nil {
 			validateSource(errs, f("source"), m.Source)
 		}
+		if m.Goal != "" && !goals[m.Goal] {
+			errs.Add(f("goal"), "%q is not allowed (increase or decrease: the direction in which the metric gets better)", m.Goal)
+		}
 		if m.Guardrail != nil {
-			m.Guardrail.validate(errs, f("guardrail"))
+			m.Guardrail.validate(errs, f("guardrail"), m.Goal)
 		}
 		validateMetricOptions(errs, f, m)
 	}
@@ -197,7 +201,7 @@ func (c *Config) validateMetrics(errs *validate.Errors) {
 
 // validateMetricOptions checks the fields of issue 12: cuped, quantile,
 // denominator and non_inferiority_margin, by what the kind's entry needs.
-func validateMetricOptions(errs *validate.Errors, f func(string) string, m Metric) {
+func validateMetricOptions(errs *validate.Errors, f func(string) string, m *Metric) {
 	if m.CUPED != nil && *m.CUPED && !cupedMethod(m.MethodDefault) {
 		errs.Add(f("cuped"), "needs method_default %s or %s (CUPED has no rank or resampling form)", stats.WelchT, stats.ZTest)
 	}
@@ -232,13 +236,32 @@ func validateMetricOptions(errs *validate.Errors, f func(string) string, m Metri
 			errs.Add(f("non_inferiority_margin.value"), "must be a positive number")
 		}
 		checkEnum(errs, f("non_inferiority_margin.type"), nm.Type, marginTypes)
-		checkEnum(errs, f("non_inferiority_margin.bad_direction"), nm.BadDirection, badDirections)
+		badDirection(errs, f("non_inferiority_margin.bad_direction"), &nm.BadDirection, m.Goal)
+	}
+	if m.MDE != nil && !(*m.MDE > 0 && *m.MDE < 1e6) {
+		errs.Add(f("mde"), "must be a positive fraction of control (0.02 is 2%%)")
+	}
+}
+
+// badDirection checks a rule's bad_direction against the metric's goal:
+// omitted, it is the opposite of the goal; given, it must not contradict it.
+func badDirection(errs *validate.Errors, field string, dir *string, goal string) {
+	valid := goals[goal]
+	switch {
+	case *dir == "" && valid:
+		*dir = Opposite(goal)
+	case *dir == "":
+		errs.Add(field, "is required when the metric has no goal (increase or decrease)")
+	case !goals[*dir]:
+		errs.Add(field, "%q is not allowed (increase or decrease)", *dir)
+	case valid && *dir == goal:
+		errs.Add(field, "contradicts the metric's goal %q: a metric that should %s gets worse when it moves the other way (omit bad_direction to use %q)", goal, goal, Opposite(goal))
 	}
 }
 
 var (
-	marginTypes   = set("absolute", "relative")
-	badDirections = set("increase", "decrease")
+	marginTypes = set("absolute", "relative")
+	goals       = set(GoalIncrease, GoalDecrease)
 )
 
 // validateDenominator is validateSource, except that a model_call

@@ -116,7 +116,7 @@ func (b Breach) Describe() string {
 	if b.Relative {
 		scale, unit = "relative", " (fraction of control)"
 	}
-	return fmt.Sprintf("guardrail on %s: %s vs %s %s change interval [%.4g, %.4g]%s lies beyond the allowed %s of %g (run %s)",
+	return fmt.Sprintf("guardrail on %s: %s is worse than %s: its %s change interval [%.4g, %.4g]%s lies beyond the allowed %s of %g (run %s)",
 		b.Metric, b.Variant, b.Control, scale, b.Low, b.High, unit, b.BadDirection, b.MaxChange, b.ComputedFor)
 }
 

@@ -84,13 +84,19 @@ func resolveSource(ctx context.Context, shared Store, orgID string, m experiment
 		}
 		// The experiment keeps its role for the metric and its own analysis
 		// choices (CUPED, margin); the definition says what is measured.
-		def.Category, def.CUPED, def.NonInferiorityMargin = m.Category, m.CUPED, m.NonInferiorityMargin
+		def.Category, def.CUPED, def.NonInferiorityMargin, def.Guardrail, def.MDE = m.Category, m.CUPED, m.NonInferiorityMargin, m.Guardrail, m.MDE
+		if m.Goal != "" { // else the definition's
+			def.Goal = m.Goal
+		}
 		return Resolved{Metric: def, Origin: OriginShared}, nil
 	case m.Source != nil:
 		return Resolved{Metric: m, Origin: OriginExperiment}, nil
 	}
 	if b, ok := Builtin(m.Name); ok {
 		m.Source = b.Source
+		if m.Goal == "" {
+			m.Goal = b.Goal
+		}
 		if m.Kind == b.Kind { // an older config may use the name with another kind
 			if m.Quantile == nil {
 				m.Quantile = b.Quantile

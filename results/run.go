@@ -39,8 +39,11 @@ type Run struct {
 	Error              string
 	// Coverage is what the run counted and left out (CountCoverage);
 	// NoResults why a completed run has no rows (migration 0161).
-	Coverage   datatypes.JSON
-	NoResults  string
+	Coverage  datatypes.JSON
+	NoResults string
+	// Verdict is the run's recommendation (verdict.Verdict, migration
+	// 0310), set once the run is published; empty before.
+	Verdict    datatypes.JSON
 	StartedAt  time.Time
 	FinishedAt *time.Time
 }
@@ -52,7 +55,7 @@ func (Run) TableName() string { return "result_runs" }
 // is retried or rerun (a failed day): its window and version are those of
 // this attempt.
 func StartRun(ctx context.Context, db *gorm.DB, r Run) error {
-	r.Status, r.Error, r.FinishedAt, r.Coverage, r.NoResults = StatusRunning, "", nil, nil, ""
+	r.Status, r.Error, r.FinishedAt, r.Coverage, r.NoResults, r.Verdict = StatusRunning, "", nil, nil, "", nil
 	return upsertRun(ctx, db, r, runColumns)
 }
 
@@ -71,7 +74,7 @@ func RecordSkippedRun(ctx context.Context, db *gorm.DB, r Run, reason string) er
 // runColumns are what a new attempt of a run replaces; a rerun keeps its
 // earlier row count until it publishes.
 var runColumns = []string{"workflow_id", "status", "experiment_version", "window_start", "window_end", "window_days",
-	"retention_truncated", "error", "coverage", "no_results", "started_at", "finished_at"}
+	"retention_truncated", "error", "coverage", "no_results", "verdict", "started_at", "finished_at"}
 
 func upsertRun(ctx context.Context, db *gorm.DB, r Run, cols []string) error {
 	err := db.WithContext(ctx).Clauses(clause.OnConflict{
@@ -147,4 +150,15 @@ func LoadRows(ctx context.Context, db *gorm.DB, orgID, experimentID, computedFor
 		return nil, fmt.Errorf("load rows of run %s of %s: %w", computedFor, experimentID, err)
 	}
 	return rows, nil
+}
+
+// SaveVerdict stores a published run's verdict (JSON). Repeating it is
+// harmless: the verdict of the same rows is the same.
+func SaveVerdict(ctx context.Context, db *gorm.DB, experimentID, computedFor string, verdict []byte) error {
+	err := db.WithContext(ctx).Model(&Run{}).Where("experiment_id = ? AND computed_for = ?", experimentID, computedFor).
+		Update("verdict", datatypes.JSON(verdict)).Error
+	if err != nil {
+		return fmt.Errorf("store verdict of run %s of %s: %w", computedFor, experimentID, err)
+	}
+	return nil
 }

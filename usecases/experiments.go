@@ -5,11 +5,13 @@ import (
 	"errors"
 
 	"github.com/expd/expd/experiments"
+	"github.com/expd/expd/metrics"
 	"github.com/expd/expd/workflowclient"
 )
 
 // CreateExperiment stores cfg as a new experiment of the org (version 1).
 func (s Service) CreateExperiment(ctx context.Context, orgID, actor string, cfg experiments.Config) (experiments.Experiment, error) {
+	metrics.FillGoals(&cfg)
 	exp, err := s.experiments().Create(ctx, orgID, actor, cfg)
 	if err != nil {
 		return exp, err
@@ -21,7 +23,20 @@ func (s Service) CreateExperiment(ctx context.Context, orgID, actor string, cfg 
 // UpdateExperiment stores cfg as the next version of the experiment named
 // by idOrName.
 func (s Service) UpdateExperiment(ctx context.Context, orgID, idOrName, actor string, cfg experiments.Config) (experiments.Experiment, error) {
+	metrics.FillGoals(&cfg)
 	exp, err := s.experiments().Update(ctx, orgID, idOrName, actor, cfg)
+	if err != nil {
+		return exp, err
+	}
+	s.saved(ctx, orgID, exp)
+	return exp, nil
+}
+
+// PatchExperiment applies a JSON merge patch to the experiment's current
+// config and stores the result as its next version; ifMatch (0: none) is
+// the version the caller read.
+func (s Service) PatchExperiment(ctx context.Context, orgID, idOrName, actor string, ifMatch int, patch []byte) (experiments.Experiment, error) {
+	exp, err := s.experiments().Patch(ctx, orgID, idOrName, actor, ifMatch, patch, metrics.FillGoals)
 	if err != nil {
 		return exp, err
 	}

@@ -16,6 +16,7 @@ import (
 	"github.com/expd/expd/billing"
 	"github.com/expd/expd/guardrails"
 	"github.com/expd/expd/orgs"
+	"github.com/expd/expd/verdict"
 	"github.com/expd/expd/webhooks"
 )
 
@@ -65,6 +66,11 @@ func (fakeActivities) AnalyzeExperiment(_ context.Context, in activities.RunInpu
 
 func (fakeActivities) PublishResults(context.Context, activities.RunInput) (activities.PublishResult, error) {
 	return activities.PublishResult{Rows: 2}, nil
+}
+
+func (fakeActivities) DecideVerdict(context.Context, activities.RunInput) (activities.VerdictResult, error) {
+	return activities.VerdictResult{Recommendation: "ship", Variant: "b",
+		Reasons: []verdict.Reason{{Code: verdict.ReasonPrimaryBetter, Metric: "conversion", Variant: "b"}}}, nil
 }
 
 func (fakeActivities) MarkRunFailed(context.Context, activities.MarkRunFailedInput) (activities.MarkRunFailedResult, error) {

@@ -29,6 +29,8 @@ type ExperimentResultsResult struct {
 	SRMGate     string
 	Breaches    int  // guardrail breaches this run acted on
 	Stopped     bool // a guardrail breach stopped the experiment
+	// Recommendation is the run's verdict: ship, keep_running or stop.
+	Recommendation string
 }
 
 // Errors that no retry can fix.
@@ -106,9 +108,17 @@ func ExperimentResults(ctx workflow.Context, in ExperimentResultsInput) (Experim
 	if err := actOnGuardrails(ctx, run, &out); err != nil {
 		return out, err
 	}
-	announce(ctx, in.OrgID, in.ExperimentID, webhooks.EventResultsReady, ResultsReadyData{ComputedFor: in.ComputedFor, Kind: plan.Kind,
-		Rows: out.Rows, Users: out.Users, SRMGate: out.SRMGate, GuardrailBreaches: out.Breaches, WorkflowID: run.WorkflowID},
-		in.ExperimentID, in.ComputedFor)
+	ready := ResultsReadyData{ComputedFor: in.ComputedFor, Kind: plan.Kind,
+		Rows: out.Rows, Users: out.Users, SRMGate: out.SRMGate, GuardrailBreaches: out.Breaches, WorkflowID: run.WorkflowID}
+	// Runs started before verdicts existed announce without one.
+	if workflow.GetVersion(ctx, "verdict", workflow.DefaultVersion, 1) == 1 {
+		var v activities.VerdictResult
+		if err := workflow.ExecuteActivity(workflow.WithActivityOptions(ctx, stepOptions), a.DecideVerdict, run).Get(ctx, &v); err != nil {
+			return out, err
+		}
+		ready.Verdict, out.Recommendation = &v, v.Recommendation
+	}
+	announce(ctx, in.OrgID, in.ExperimentID, webhooks.EventResultsReady, ready, in.ExperimentID, in.ComputedFor)
 	return out, nil
 }
 
@@ -121,6 +131,9 @@ type ResultsReadyData struct {
 	SRMGate           string `json:"srm_gate"`
 	GuardrailBreaches int    `json:"guardrail_breaches"`
 	WorkflowID        string `json:"workflow_id"`
+	// Verdict: ship, keep_running or stop, with its reasons (absent from
+	// runs started before verdicts existed).
+	Verdict *activities.VerdictResult `json:"verdict,omitempty"`
 }
 
 // actOnGuardrails evaluates the published run's guardrails (each breach

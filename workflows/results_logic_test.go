@@ -2,6 +2,7 @@ package workflows_test
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"slices"
 	"strings"
@@ -14,6 +15,7 @@ import (
 
 	"github.com/expd/expd/activities"
 	"github.com/expd/expd/guardrails"
+	"github.com/expd/expd/verdict"
 	"github.com/expd/expd/workflows"
 )
 
@@ -38,16 +40,30 @@ func TestExperimentResultsRunsItsThreeSteps(t *testing.T) {
 	env.OnActivity(acts.AnalyzeExperiment, mock.Anything, want).Return(activities.AnalyzeResult{Users: 1234, Rows: 3, SRMGate: "pass"}, nil).Once()
 	env.OnActivity(acts.PublishResults, mock.Anything, want).Return(activities.PublishResult{Rows: 3}, nil).Once()
 	env.OnActivity(acts.ActOnGuardrails, mock.Anything, want).Return(activities.GuardrailsResult{}, nil).Once()
+	decided := activities.VerdictResult{Recommendation: "ship", Variant: "b", Reasons: []verdict.Reason{{Code: verdict.ReasonPrimaryBetter, Metric: "conversion", Variant: "b"}}}
+	env.OnActivity(acts.DecideVerdict, mock.Anything, want).Return(decided, nil).Once()
+	events := mockDeliveries(env)
 
 	env.ExecuteWorkflow(workflows.ExperimentResults, in)
 	var res workflows.ExperimentResultsResult
 	if err := env.GetWorkflowResult(&res); err != nil {
 		t.Fatal(err)
 	}
-	if res != (workflows.ExperimentResultsResult{ComputedFor: in.ComputedFor, Users: 1234, Rows: 3, SRMGate: "pass"}) {
+	if res != (workflows.ExperimentResultsResult{ComputedFor: in.ComputedFor, Users: 1234, Rows: 3, SRMGate: "pass", Recommendation: "ship"}) {
 		t.Fatalf("result %+v", res)
 	}
 	env.AssertExpectations(t)
+	// results.ready carries the verdict.
+	if len(*events) != 1 || (*events)[0].Type != "results.ready" {
+		t.Fatalf("announced %v", eventTypes(*events))
+	}
+	var data workflows.ResultsReadyData
+	if err := json.Unmarshal((*events)[0].Data, &data); err != nil {
+		t.Fatal(err)
+	}
+	if data.Verdict == nil || data.Verdict.Recommendation != "ship" || data.Verdict.Variant != "b" || len(data.Verdict.Reasons) != 1 {
+		t.Fatalf("results.ready data %+v", data)
+	}
 }
 
 // A plan with nothing to compute ends the run at once, with the reason.
@@ -81,6 +97,7 @@ func TestExperimentResultsRetriesATransientAnalysisFailure(t *testing.T) {
 		})
 	env.OnActivity(acts.PublishResults, mock.Anything, mock.Anything).Return(activities.PublishResult{Rows: 1}, nil)
 	env.OnActivity(acts.ActOnGuardrails, mock.Anything, mock.Anything).Return(activities.GuardrailsResult{}, nil)
+	env.OnActivity(acts.DecideVerdict, mock.Anything, mock.Anything).Return(activities.VerdictResult{Recommendation: "keep_running"}, nil)
 	env.ExecuteWorkflow(workflows.ExperimentResults, workflows.ExperimentResultsInput{OrgID: "org", ExperimentID: "exp", ComputedFor: "2026-01-02"})
 	var res workflows.ExperimentResultsResult
 	if err := env.GetWorkflowResult(&res); err != nil {
@@ -134,6 +151,7 @@ func TestExperimentResultsActsOnGuardrails(t *testing.T) {
 		Low: 0.1, High: 0.3, Stopped: true, StoppedVersion: 4}
 	env.OnActivity(acts.ActOnGuardrails, mock.Anything, mock.Anything).Return(activities.GuardrailsResult{Breaches: []guardrails.Breach{breach},
 		SRM: &guardrails.SRMFailure{Key: guardrails.SRMKey("exp", 3)}}, nil).Once()
+	env.OnActivity(acts.DecideVerdict, mock.Anything, mock.Anything).Return(activities.VerdictResult{Recommendation: "stop"}, nil)
 	events := mockDeliveries(env)
 	signalled := false
 	env.OnSignalExternalWorkflow(mock.Anything, workflows.ExperimentWorkflowID("exp"), "", workflows.LifecycleSignal, mock.Anything).Return(

@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -146,7 +147,9 @@ func TestCLIEndToEnd(t *testing.T) {
 	}
 
 	table := run("results", "checkout-prompt", "--table").want(t, 0, "results table").stdout
-	for _, s := range []string{"METRIC", "DECISION", "conversion", "latency_ms", "concise vs control", "significant", "95% CI", "|", "[", "o"} {
+	// latency_ms is a built-in whose goal is decrease: the faster arm is
+	// better, not "higher" or "lower".
+	for _, s := range []string{"verdict: ", "METRIC", "DECISION", "conversion", "latency_ms", "concise vs control", "better (goal: decrease)", "95% CI", "|", "[", "o"} {
 		if !strings.Contains(table, s) {
 			t.Fatalf("results table lacks %q:\n%s", s, table)
 		}
@@ -221,6 +224,19 @@ func TestCLIEndToEnd(t *testing.T) {
 		t.Fatalf("the stop is not audited as the token: %+v", audited)
 	}
 	expdCLI(t, bin, append(noDev, "EXPD_TOKEN="+member.Token, "EXPD_URL="+base), "experiments", "stop", "checkout-prompt").want(t, cli.ExitAuth, "stop as a member")
+
+	// A merge patch changes the weights only; a stale --if-match is refused.
+	patchFile := filepath.Join(work, "weights.yaml")
+	if err := os.WriteFile(patchFile, []byte("allocation:\n  - {variant: control, weight: 20}\n  - {variant: concise, weight: 80}\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if st, v := status("experiments", "patch", "checkout-prompt", "-f", patchFile, "--if-match", strconv.Itoa(v0)); st != "running" || v != v0+1 {
+		t.Fatalf("patch: status %q version %d, want running %d", st, v, v0+1)
+	}
+	expdCLI(t, bin, noDev, "experiments", "patch", "checkout-prompt", "-f", patchFile, "--if-match", strconv.Itoa(v0)).want(t, cli.ExitRejected, "stale --if-match")
+	if st, _ := status("experiments", "ship", "checkout-prompt", "concise"); st != "shipped" {
+		t.Fatalf("ship: status %q", st)
+	}
 
 	run("tokens", "revoke", tok.ID).want(t, 0, "revoke")
 	expdCLI(t, bin, noDev, "experiments", "list").want(t, cli.ExitAuth, "revoked token")
