@@ -1,6 +1,7 @@
 package verdict
 
 import (
+	"encoding/json"
 	"math"
 
 	"github.com/expd/expd/experiments"
@@ -103,9 +104,9 @@ type Input struct {
 	// duration from its start (0: none planned).
 	WindowDays  int
 	PlannedDays int
-	// DaysToMDE estimates the days (from the start) a row's relative
-	// interval needs to be narrower than mde on each side; ok false when
-	// it cannot tell. Nil: HalfWidthDays.
+	// DaysToMDE estimates the further days a row needs before a relative
+	// change of mde would be detected; ok false when it cannot tell. Nil:
+	// PowerDays.
 	DaysToMDE func(r results.Row, mde float64, windowDays int) (days float64, ok bool)
 }
 
@@ -338,7 +339,7 @@ func bestShippable(arms []armState) (armState, bool) {
 func daysToMDE(in Input, primaries []experiments.Metric, arms []armState, byKey map[[2]string]results.Row) *float64 {
 	est := in.DaysToMDE
 	if est == nil {
-		est = HalfWidthDays
+		est = PowerDays
 	}
 	name := firstWithMDE(primaries)
 	if name == "" {
@@ -360,7 +361,7 @@ func daysToMDE(in Input, primaries []experiments.Metric, arms []armState, byKey 
 		if !ok {
 			return nil
 		}
-		worst, found = math.Max(worst, d-float64(in.WindowDays)), true
+		worst, found = math.Max(worst, d), true
 	}
 	if !found {
 		return nil
@@ -378,18 +379,31 @@ func firstWithMDE(primaries []experiments.Metric) string {
 	return ""
 }
 
-// HalfWidthDays is the fallback estimate of DaysToMDE: the relative
-// interval's half-width shrinks as 1/sqrt(users), and users accrue in
-// proportion to days, so it reaches mde after windowDays*(h/mde)^2 days.
-func HalfWidthDays(r results.Row, mde float64, windowDays int) (float64, bool) {
-	if r.Undefined != "" || r.RelCILow == nil || r.RelCIHigh == nil || windowDays < 1 || !(mde > 0) {
+// PowerDays is the further days until the row's comparison detects a
+// relative change of mde with 80 % power (stats.DaysForMDE, the power
+// computation of docs/results.md "Power"), from its control arm's mean
+// and standard deviation (a proportion: its rate), its arms' split, its
+// inference mode, and the users per day it has seen so far. ok is false
+// without a distribution or when the MDE is out of reach at any traffic.
+func PowerDays(r results.Row, mde float64, windowDays int) (float64, bool) {
+	var dd results.Distribution
+	if r.Undefined != "" || windowDays < 1 || !(mde > 0) || json.Unmarshal(r.Distribution, &dd) != nil {
 		return 0, false
 	}
-	h := (*r.RelCIHigh - *r.RelCILow) / 2
-	if !(h > 0) || math.IsInf(h, 0) {
+	ctl, ok := dd.Arms[r.ControlVariant]
+	n := float64(r.NControl + r.NTreatment)
+	if !ok || !(ctl.Mean != 0) || n <= 0 {
 		return 0, false
 	}
-	return float64(windowDays) * (h / mde) * (h / mde), true
+	d := stats.PowerDesign{SD: ctl.SD, TreatmentShare: float64(r.NTreatment) / n, Sequential: r.Sequential}
+	if r.Kind == "proportion" && ctl.Mean > 0 && ctl.Mean < 1 {
+		d.Proportion, d.Baseline = true, ctl.Mean
+	}
+	days, err := stats.DaysForMDE(d, mde*math.Abs(ctl.Mean), n, n/float64(windowDays))
+	if err != nil || math.IsInf(days, 0) {
+		return 0, false
+	}
+	return days, true
 }
 
 func analysisOf(r results.Row) results.RowAnalysis {

@@ -2,6 +2,8 @@ package verdict_test
 
 import (
 	"encoding/json"
+	"fmt"
+	"math"
 	"testing"
 
 	"github.com/expd/expd/experiments"
@@ -22,6 +24,13 @@ func row(metric, variant string, est, lo, hi, fdr float64) results.Row {
 func withNI(r results.Row, decision string) results.Row {
 	a, _ := json.Marshal(results.RowAnalysis{NonInferiority: &results.NonInferiorityView{Margin: 0.02, Type: "relative", Decision: decision}})
 	r.Analysis = a
+	return r
+}
+
+// withRate gives a proportion row a control rate (its distribution).
+func withRate(r results.Row, rate float64) results.Row {
+	r.Kind = "proportion"
+	r.Distribution = []byte(fmt.Sprintf(`{"edges":[0,1],"arms":{"control":{"n":%d,"mean":%g,"sd":%g}}}`, r.NControl, rate, math.Sqrt(rate*(1-rate))))
 	return r
 }
 
@@ -117,16 +126,19 @@ func TestVerdictOnConstructedRuns(t *testing.T) {
 			in: func() verdict.Input {
 				c := conversion
 				c.MDE = ptr(0.05)
-				r := row("conversion", "b", 0.08, -0.02, 0.18, 0.12)
-				r.Preliminary, r.WindowDays = true, 3
+				r := withRate(row("conversion", "b", 0.08, -0.02, 0.18, 0.12), 0.2)
+				r.Preliminary, r.WindowDays, r.NControl, r.NTreatment = true, 3, 600, 600
 				in := input([]experiments.Metric{c}, r)
 				in.WindowDays = 3
 				return in
 			}(),
 			recommendation: verdict.KeepRunning, reason: verdict.ReasonPreliminary,
 			check: func(t *testing.T, v verdict.Verdict) {
-				// Half-width 0.10 against an MDE of 0.05: 3*(0.10/0.05)^2 = 12 days in all, 9 more.
-				if v.DaysToMDE == nil || *v.DaysToMDE != 9 || v.Arms[0].DataHealth != "preliminary" {
+				// A rate of 0.2 and an MDE of 5 % relative (0.01 absolute):
+				// R's power.prop.test(p1 = 0.2, p2 = 0.21, power = 0.8) needs
+				// 25,580 users per arm; 1,200 came in 3 days (400 a day), so
+				// (51,160 - 1,200) / 400 = 124.9 more days, rounded up.
+				if v.DaysToMDE == nil || *v.DaysToMDE != 125 || v.Arms[0].DataHealth != "preliminary" {
 					t.Errorf("days_to_mde %v, arm %+v", v.DaysToMDE, v.Arms[0])
 				}
 			},
@@ -136,7 +148,7 @@ func TestVerdictOnConstructedRuns(t *testing.T) {
 			in: func() verdict.Input {
 				c := conversion
 				c.MDE = ptr(0.01)
-				in := input([]experiments.Metric{c}, row("conversion", "b", 0.01, -0.02, 0.04, 0.5))
+				in := input([]experiments.Metric{c}, withRate(row("conversion", "b", 0.01, -0.02, 0.04, 0.5), 0.2))
 				in.PlannedDays = 28
 				return in
 			}(),
