@@ -159,7 +159,7 @@ func Decide(in Input) Verdict {
 		v.Recommendation = Stop
 		v.Reasons = append([]Reason{{Code: ReasonSRM}}, v.Reasons...)
 		return v
-	case len(candidates) == 0:
+	case len(candidates) == 0 && len(breachReasons) > 0:
 		v.Recommendation = Stop
 		v.Reasons = append(breachReasons, v.Reasons...)
 		return v
@@ -169,7 +169,7 @@ func Decide(in Input) Verdict {
 		v.Reasons = append(best.wins, breachReasons...)
 		return v
 	}
-	allWorse := true
+	allWorse := len(candidates) > 0
 	for _, c := range candidates {
 		allWorse = allWorse && c.primaryWorse
 	}

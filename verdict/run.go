@@ -3,6 +3,7 @@ package verdict
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"math"
 	"time"
@@ -19,7 +20,11 @@ import (
 // goals). The same run gives the same verdict.
 func Load(ctx context.Context, db *gorm.DB, run results.Run, rows []results.Row) (Input, error) {
 	exp, err := experiments.Store{DB: db}.GetVersion(ctx, run.OrgID, run.ExperimentID, run.ExperimentVersion)
-	if err != nil {
+	switch {
+	case errors.Is(err, experiments.ErrNotFound):
+		// A run whose version is gone (or was never recorded) still has its
+		// rows: without metric roles the verdict says no primary is set.
+	case err != nil:
 		return Input{}, fmt.Errorf("load version %d of %s: %w", run.ExperimentVersion, run.ExperimentID, err)
 	}
 	resolved, err := metrics.Resolve(ctx, metrics.Store{DB: db}, run.OrgID, exp.Metrics)
