@@ -34,7 +34,9 @@ func newResultsEnv(t *testing.T, id string) (*testsuite.TestWorkflowEnvironment,
 func TestExperimentResultsRunsItsThreeSteps(t *testing.T) {
 	in := workflows.ExperimentResultsInput{OrgID: "org", ExperimentID: "exp", ComputedFor: "manual-2026-01-02T10:00:00Z"}
 	id := workflows.ResultsWorkflowID(in.ExperimentID, in.ComputedFor)
-	env, acts := newResultsEnv(t, id)
+	env, acts := newSuiteEnv()
+	env.SetStartWorkflowOptions(client.StartWorkflowOptions{ID: id})
+	events := mockDeliveries(env)
 	want := activities.RunInput{OrgID: "org", ExperimentID: "exp", ComputedFor: in.ComputedFor, WorkflowID: id}
 	env.OnActivity(acts.LoadRunPlan, mock.Anything, want).Return(activities.RunPlan{Kind: "manual", Metrics: 3}, nil).Once()
 	env.OnActivity(acts.AnalyzeExperiment, mock.Anything, want).Return(activities.AnalyzeResult{Users: 1234, Rows: 3, SRMGate: "pass"}, nil).Once()
@@ -42,7 +44,6 @@ func TestExperimentResultsRunsItsThreeSteps(t *testing.T) {
 	env.OnActivity(acts.ActOnGuardrails, mock.Anything, want).Return(activities.GuardrailsResult{}, nil).Once()
 	decided := activities.VerdictResult{Recommendation: "ship", Variant: "b", Reasons: []verdict.Reason{{Code: verdict.ReasonPrimaryBetter, Metric: "conversion", Variant: "b"}}}
 	env.OnActivity(acts.DecideVerdict, mock.Anything, want).Return(decided, nil).Once()
-	events := mockDeliveries(env)
 
 	env.ExecuteWorkflow(workflows.ExperimentResults, in)
 	var res workflows.ExperimentResultsResult
