@@ -125,6 +125,7 @@ func TestSequentialPowerAndDays(t *testing.T) {
 	se := 2 * math.Sqrt(4/ns)
 	want := csHalfWidth(se, ns, 20_000, 0.05) + normalQuantile(0.8)*se
 	assertRel(t, "sequential MDE at its users", want, 0.1, 1e-9)
+	t.Logf("users for an effect of 0.1 at SD 2: fixed %.0f, sequential (N* 20,000) %.0f: %.2fx", nf, ns, ns/nf)
 	if !(ns > 1.3*nf && ns < 4*nf) {
 		t.Errorf("sequential needs %v users against %v fixed: want a cost between 1.3x and 4x", ns, nf)
 	}

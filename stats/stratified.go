@@ -3,12 +3,18 @@ package stats
 import (
 	"fmt"
 	"math"
+	"slices"
 )
 
 // Stratum is one stratum's per-user values of each arm: the users first
 // exposed in one phase of an experiment whose weights changed.
 type Stratum struct {
 	Control, Treatment []float64
+	// ControlPre and TreatmentPre, when set (for every stratum), are the
+	// users' pre-exposure values (CUPED): the values are adjusted by one
+	// θ and mean(x) pooled over every stratum and arm, as CompareCUPED
+	// does, before the strata are combined.
+	ControlPre, TreatmentPre []float64
 }
 
 // CompareStratified is the phase-stratified difference in means
@@ -32,6 +38,14 @@ func CompareStratified(m Method, strata []Stratum, opt Options) (Comparison, err
 	if m != WelchT && m != ZTest {
 		return Comparison{}, fmt.Errorf("stats: %s has no stratified form", m)
 	}
+	adjusted, summary, err := cupedStrata(strata)
+	if err != nil {
+		return Comparison{}, err
+	}
+	check := m
+	if summary != nil {
+		check = WelchT // adjusted proportions are no longer 0/1
+	}
 	out := Comparison{Test: string(WelchT)}
 	type part struct {
 		n      float64
@@ -40,11 +54,11 @@ func CompareStratified(m Method, strata []Stratum, opt Options) (Comparison, err
 	}
 	var parts []part
 	var total float64
-	for i, s := range strata {
-		if err := validateArm(fmt.Sprintf("stratum %d control", i), s.Control, m); err != nil {
+	for i, s := range adjusted {
+		if err := validateArm(fmt.Sprintf("stratum %d control", i), s.Control, check); err != nil {
 			return Comparison{}, err
 		}
-		if err := validateArm(fmt.Sprintf("stratum %d treatment", i), s.Treatment, m); err != nil {
+		if err := validateArm(fmt.Sprintf("stratum %d treatment", i), s.Treatment, check); err != nil {
 			return Comparison{}, err
 		}
 		c, t := momentsOf(s.Control), momentsOf(s.Treatment)
@@ -82,5 +96,62 @@ func CompareStratified(m Method, strata []Stratum, opt Options) (Comparison, err
 	}
 	out.setRelativeLiftOf(mc, mt, vmc, vmt, opt.Alpha)
 	out.setAlwaysValid(opt.NStar, opt.Alpha)
+	if summary != nil {
+		out.CUPED = summary
+		if raw, err := CompareStratified(m, stripPre(strata), opt); err == nil && raw.Undefined == "" && raw.SE > 0 {
+			summary.VarianceReduction = 1 - v/(raw.SE*raw.SE)
+		}
+	}
 	return out, nil
+}
+
+// cupedStrata adjusts every stratum's values by the pooled θ when the
+// strata carry pre-exposure values; otherwise (or when x does not vary)
+// it returns the strata as they are and no summary.
+func cupedStrata(strata []Stratum) ([]Stratum, *CUPEDSummary, error) {
+	if !slices.ContainsFunc(strata, func(s Stratum) bool { return s.ControlPre != nil || s.TreatmentPre != nil }) {
+		return strata, nil, nil
+	}
+	var co comoments
+	for i, s := range strata {
+		if len(s.ControlPre) != len(s.Control) || len(s.TreatmentPre) != len(s.Treatment) {
+			return nil, nil, fmt.Errorf("stats: stratum %d: CUPED needs one covariate per user", i)
+		}
+		for _, xs := range [][]float64{s.ControlPre, s.TreatmentPre} {
+			if err := ValidateValues(xs); err != nil {
+				return nil, nil, fmt.Errorf("stats: stratum %d covariate: %w", i, err)
+			}
+		}
+		for j := range s.Control {
+			co.add(s.ControlPre[j], s.Control[j])
+		}
+		for j := range s.Treatment {
+			co.add(s.TreatmentPre[j], s.Treatment[j])
+		}
+	}
+	if co.mxx == 0 {
+		return stripPre(strata), nil, nil
+	}
+	theta := co.slope()
+	adjust := func(ys, xs []float64) []float64 {
+		out := make([]float64, len(ys))
+		for i, y := range ys {
+			out[i] = y - theta*(xs[i]-co.meanX)
+		}
+		return out
+	}
+	out := make([]Stratum, len(strata))
+	for i, s := range strata {
+		out[i] = Stratum{Control: adjust(s.Control, s.ControlPre), Treatment: adjust(s.Treatment, s.TreatmentPre)}
+	}
+	return out, &CUPEDSummary{Theta: theta}, nil
+}
+
+// stripPre drops the covariates (the unadjusted comparison).
+func stripPre(strata []Stratum) []Stratum {
+	out := make([]Stratum, len(strata))
+	for i, s := range strata {
+		out[i] = Stratum{Control: s.Control, Treatment: s.Treatment}
+	}
+	return out
 }

@@ -86,6 +86,34 @@ func TestStratifiedWithOneStratumIsWelch(t *testing.T) {
 	}
 }
 
+// With one stratum and covariates it is CompareCUPED.
+func TestStratifiedCUPEDWithOneStratumIsCUPED(t *testing.T) {
+	r := rand.New(rand.NewPCG(5, 5))
+	gen := func(n int, shift float64) (y, x []float64) {
+		for range n {
+			xi := r.NormFloat64()
+			x, y = append(x, xi), append(y, shift+0.8*xi+0.5*r.NormFloat64())
+		}
+		return y, x
+	}
+	yc, xc := gen(400, 0)
+	yt, xt := gen(300, 0.1)
+	got, err := CompareStratified(WelchT, []Stratum{{Control: yc, Treatment: yt, ControlPre: xc, TreatmentPre: xt}}, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, err := CompareCUPED(WelchT, yc, xc, yt, xt, Options{})
+	if err != nil || got.CUPED == nil || want.CUPED == nil {
+		t.Fatalf("%+v %+v %v", got.CUPED, want.CUPED, err)
+	}
+	for _, x := range [][2]float64{{got.Effect, want.Effect}, {got.PValue, want.PValue}, {got.CILow, want.CILow},
+		{got.CUPED.Theta, want.CUPED.Theta}, {got.CUPED.VarianceReduction, want.CUPED.VarianceReduction}} {
+		if math.Abs(x[0]-x[1]) > 1e-10*math.Max(1, math.Abs(x[1])) {
+			t.Errorf("stratified CUPED %v, CUPED %v", x[0], x[1])
+		}
+	}
+}
+
 // A/A with a weight change mid-experiment (50/50 for 7 days, then 20/80)
 // and a trend in the outcome (its mean grows 0.1 a day): read daily, the
 // stratified estimator's always-valid p stays under the bounds; the
