@@ -11,12 +11,14 @@ import (
 	"github.com/expd/expd/validate"
 )
 
-// assignBodyLimit caps an AssignRequest (docs/assignment.md).
-const assignBodyLimit = 4 << 10
+// assignBodyLimit caps an AssignRequest (docs/assignment.md): room for
+// the user's targeting attributes.
+const assignBodyLimit = 32 << 10
 
 type assignRequest struct {
-	ExperimentID string `json:"experiment_id"`
-	UserID       string `json:"user_id"`
+	ExperimentID string               `json:"experiment_id"`
+	UserID       string               `json:"user_id"`
+	Attributes   bucketing.Attributes `json:"attributes"`
 }
 
 type assignResponse struct {
@@ -65,22 +67,28 @@ func (h *handlers) assign(c *gin.Context) {
 		problem(c, http.StatusNotFound, CodeExperimentNotFound, "no experiment with this id or name in your org")
 		return
 	}
-	dec, err := bucketing.Evaluate(&exp.Served, req.UserID, nil, "")
+	dec, err := bucketing.Evaluate(&exp.Served, req.UserID, req.Attributes, "")
 	if err != nil {
 		internalError(c, err)
 		return
 	}
-	if dec.InExperiment {
+	var pin string
+	switch dec.Reason {
+	case bucketing.ReasonPinned, bucketing.ReasonBucketed:
 		// A user without a pin is pinned to what every client computes; a
 		// pin recorded earlier may decide otherwise.
-		pin, err := assignments.StoredPin(c.Request.Context(), h.deps.DB, h.deps.SDK.Pins, snap.OrgID, exp.ID, req.UserID, dec.Variant)
-		if err == nil && pin != dec.Variant {
-			dec, err = bucketing.Evaluate(&exp.Served, req.UserID, nil, pin)
-		}
-		if err != nil {
-			internalError(c, err)
-			return
-		}
+		pin, err = assignments.StoredPin(c.Request.Context(), h.deps.DB, h.deps.SDK.Pins, snap.OrgID, exp.ID, req.UserID, dec.Variant)
+	case bucketing.ReasonNotTargeted:
+		// A user assigned before the targeting (or their attributes)
+		// changed stays in; nobody is pinned for being left out.
+		pin, err = assignments.ReadPin(c.Request.Context(), h.deps.DB, h.deps.SDK.Pins, exp.ID, req.UserID)
+	}
+	if err == nil && pin != "" && pin != dec.Variant {
+		dec, err = bucketing.Evaluate(&exp.Served, req.UserID, req.Attributes, pin)
+	}
+	if err != nil {
+		internalError(c, err)
+		return
 	}
 	resp := assignResponse{Variant: dec.Variant, ConfigVersion: snap.ConfigVersion, ExperimentID: exp.ID, Bucket: dec.Bucket,
 		InExperiment: dec.InExperiment, ReasonCode: dec.Reason, Stopped: dec.Reason == bucketing.ReasonNotRunning}

@@ -215,7 +215,7 @@ func TestAssignValidatesItsRequest(t *testing.T) {
 	if got := assignUser(t, env, org.PublishableKey, "exp", strings.Repeat("ü", 128)); got.Variant == "" {
 		t.Fatal("a 256-byte user id is allowed")
 	}
-	r := env.Do(t, "POST", "/v1/assign", `{"experiment_id":"exp","user_id":"`+strings.Repeat("u", 5000)+`"}`, testenv.APIKey(org.PublishableKey)...)
+	r := env.Do(t, "POST", "/v1/assign", `{"experiment_id":"exp","user_id":"u","attributes":{"x":"`+strings.Repeat("u", 33<<10)+`"}}`, testenv.APIKey(org.PublishableKey)...)
 	testenv.ExpectProblem(t, r, http.StatusRequestEntityTooLarge)
 	r = env.Do(t, "POST", "/v1/assign", map[string]string{"experiment_id": "exp", "user_id": "u"})
 	testenv.ExpectProblem(t, r, http.StatusUnauthorized)

@@ -13,6 +13,19 @@ type PinCache interface {
 	Put(experimentID, userID, variant string)
 }
 
+// ReadPin returns the user's stored pin, "" when none, recording nothing.
+func ReadPin(ctx context.Context, db *gorm.DB, pins PinCache, experimentID, userID string) (string, error) {
+	if pin := pins.Get(experimentID, userID); pin != "" {
+		return pin, nil
+	}
+	pin, err := Pinned(ctx, db, experimentID, userID)
+	if err != nil || pin == "" {
+		return "", err
+	}
+	pins.Put(experimentID, userID, pin)
+	return pin, nil
+}
+
 // StoredPin returns the user's stored pin in a running experiment,
 // recording first (the variant every client computes from the config) when
 // there is none. The pin decides through bucketing.Evaluate.

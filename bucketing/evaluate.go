@@ -3,6 +3,8 @@ package bucketing
 import (
 	"errors"
 	"fmt"
+
+	"github.com/expd/expd/targeting"
 )
 
 // ReasonCode says which rule of Evaluate decided a user's variant: the
@@ -15,7 +17,7 @@ const (
 	ReasonShipped     ReasonCode = "shipped"      // everyone gets the shipped variant
 	ReasonHoldout     ReasonCode = "holdout"      // held out of every experiment in scope (not decided yet)
 	ReasonLayer       ReasonCode = "layer"        // another experiment of the layer owns the user (not decided yet)
-	ReasonNotTargeted ReasonCode = "not_targeted" // the targeting condition does not match (not decided yet)
+	ReasonNotTargeted ReasonCode = "not_targeted" // the targeting condition does not match: control, outside the experiment
 	ReasonPinned      ReasonCode = "pinned"       // a stored pin or the sticky filters keep the user off their bucket's variant
 	ReasonBucketed    ReasonCode = "bucketed"     // the bucket map's variant
 )
@@ -39,10 +41,14 @@ type Served struct {
 	// Allocated names the current allocation's variants: a stored pin to
 	// another one stays recorded for analysis but no longer decides.
 	Allocated map[string]bool
+	// Control is what a user outside the experiment gets.
+	Control string
+	// Targeting is who may enter (nil: everyone); docs/targeting.md.
+	Targeting *targeting.Condition
 }
 
-// Attributes are what a user is known by beyond their id, for targeting
-// rules; no rule reads them yet.
+// Attributes are what a user is known by beyond their id: the input of
+// targeting conditions (JSON-like values).
 type Attributes map[string]any
 
 // Decision is a user's assignment in one experiment.
@@ -55,9 +61,10 @@ type Decision struct {
 
 // Evaluate decides the variant of userID in s, applying the rules of
 // doc.go ("Decision") in order: the lifecycle (not running, shipped), then
-// the sticky filters and the user's stored pin (pin, "" when none; only the
-// server has stored pins), then the bucket map. Holdouts, layers and
-// targeting rules will come between the lifecycle and the pins. Reading and
+// targeting (skipped for a user already assigned: a stored pin, "" when
+// none, only the server has them; or the sticky assigned filter), then the
+// sticky filters and the stored pin, then the bucket map. Holdouts and
+// layers will come between the lifecycle and targeting. Reading and
 // recording pins is the caller's business.
 func Evaluate(s *Served, userID string, attrs Attributes, pin string) (Decision, error) {
 	d := Digest(s.ID, s.Salt, userID)
@@ -68,6 +75,10 @@ func Evaluate(s *Served, userID string, attrs Attributes, pin string) (Decision,
 	}
 	if s.Closed != "" {
 		dec.Variant, dec.Reason = mapped, s.Closed
+		return dec, nil
+	}
+	if s.Targeting != nil && pin == "" && !s.Sticky.WasAssigned(&d) && !s.Targeting.Match(attrs) {
+		dec.Variant, dec.Reason = s.Control, ReasonNotTargeted
 		return dec, nil
 	}
 	dec.Variant, dec.InExperiment, dec.Reason = s.Sticky.Resolve(&d, mapped), true, ReasonBucketed

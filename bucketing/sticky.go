@@ -32,6 +32,11 @@ type StickyFilter struct {
 type Sticky struct {
 	Filters    []StickyFilter    `json:"filters"`
 	Exceptions map[string]string `json:"exceptions,omitempty"`
+	// Assigned holds every pinned user of a targeted experiment (its
+	// Variant is ""): they stay in the experiment when the targeting
+	// changes or their attributes do (doc.go, "Stickiness across
+	// targeting changes").
+	Assigned *StickyFilter `json:"assigned,omitempty"`
 }
 
 // PinnedUser is one stored pin.
@@ -63,6 +68,16 @@ func (s *Sticky) Resolve(d *[sha256.Size]byte, mapped string) string {
 	return mapped
 }
 
+// WasAssigned tells whether the assigned filter holds the user with digest
+// d; false without one.
+func (s *Sticky) WasAssigned(d *[sha256.Size]byte) bool {
+	if s == nil || s.Assigned == nil {
+		return false
+	}
+	h1, h2 := stickyHashes(d)
+	return s.Assigned.has(h1, h2)
+}
+
 func stickyHashes(d *[sha256.Size]byte) (h1, h2 uint64) {
 	return uint64(binary.BigEndian.Uint32(d[8:12])), uint64(binary.BigEndian.Uint32(d[12:16]) | 1)
 }
@@ -88,11 +103,30 @@ func (f *StickyFilter) add(h1, h2 uint64) {
 // Resolve cannot index out of range.
 func (s *Sticky) Valid() bool {
 	for _, f := range s.Filters {
-		if f.Bits == 0 || f.Hashes == 0 || uint64(len(f.Data))*8 < uint64(f.Bits) {
+		if !f.valid() {
 			return false
 		}
 	}
-	return true
+	return s.Assigned == nil || s.Assigned.valid()
+}
+
+func (f *StickyFilter) valid() bool {
+	return f.Bits != 0 && f.Hashes != 0 && uint64(len(f.Data))*8 >= uint64(f.Bits)
+}
+
+// BuildAssigned is the assigned filter of a targeted experiment: every
+// pinned user, whatever their variant; nil without pins.
+func BuildAssigned(experimentID, salt string, pins []PinnedUser, bitsPerMember float64) *StickyFilter {
+	if len(pins) == 0 {
+		return nil
+	}
+	bits := max(minStickyBits, uint32(math.Ceil(float64(len(pins))*bitsPerMember)))
+	f := &StickyFilter{Bits: bits, Hashes: StickyHashes, Data: make([]byte, (bits+7)/8)}
+	for _, p := range pins {
+		d := Digest(experimentID, salt, p.UserID)
+		f.add(stickyHashes(&d))
+	}
+	return f
 }
 
 // BuildSticky builds the sticky part of a config version from the

@@ -8,6 +8,7 @@ import (
 
 	"github.com/expd/expd/bucketing"
 	"github.com/expd/expd/stats"
+	"github.com/expd/expd/targeting"
 	"github.com/expd/expd/validate"
 	"github.com/expd/expd/vocab"
 )
@@ -23,6 +24,9 @@ type Config struct {
 	Allocation  []bucketing.Slice  `json:"allocation"`
 	Variants    map[string]Variant `json:"variants,omitempty"`
 	Metrics     []Metric           `json:"metrics"`
+	// Targeting is who may enter: a condition over user attributes
+	// (docs/targeting.md); absent or null: everyone.
+	Targeting json.RawMessage `json:"targeting,omitempty"`
 
 	// Inference is "sequential" (the default when empty: always-valid
 	// intervals and p-values, safe to read every day) or "fixed_horizon"
@@ -141,6 +145,20 @@ type MetricSource struct {
 	BusinessMetric string           `json:"business_metric,omitempty"`
 	Score          string           `json:"score,omitempty"`
 	ScoreSource    string           `json:"score_source,omitempty"`
+}
+
+// Targeted tells whether the config has a targeting condition.
+func (c *Config) Targeted() bool {
+	return len(c.Targeting) > 0 && string(c.Targeting) != "null"
+}
+
+// TargetingCondition compiles the targeting condition (nil: everyone);
+// the errors name the invalid parts inside it.
+func (c *Config) TargetingCondition() (*targeting.Condition, []targeting.FieldError) {
+	if !c.Targeted() {
+		return nil, nil
+	}
+	return targeting.Parse(c.Targeting)
 }
 
 // ControlVariant is the control arm: Control when set, else the first slice.

@@ -84,6 +84,11 @@ func (c *Config) Validate() error {
 		errs.Add("stop_at", "must be after start_at")
 	}
 	c.validateAllocation(&errs)
+	if _, bad := c.TargetingCondition(); len(bad) > 0 {
+		for _, fe := range bad {
+			errs.Add(strings.TrimSuffix("targeting."+fe.Field, "."), "%s", fe.Reason)
+		}
+	}
 	c.validateVariants(&errs)
 	c.validateMetrics(&errs)
 	c.validateInference(&errs)

@@ -115,12 +115,14 @@ func (c *Configs) revalidate(ctx context.Context, orgID string, e *configEntry) 
 }
 
 // pinsToKeep reads the pins of every running experiment whose weights have
-// changed since version 1, from which the snapshot builds the sticky
-// filters. Version 1 cannot have moved anyone, so it costs nothing.
+// changed since version 1, or that is targeted, from which the snapshot
+// builds the sticky filters (and the assigned filter that keeps pinned
+// users in when the targeting or their attributes change). Version 1
+// without targeting cannot have moved anyone, so it costs nothing.
 func (c *Configs) pinsToKeep(ctx context.Context, list []experiments.Experiment) (map[string][]bucketing.PinnedUser, error) {
 	pins := map[string][]bucketing.PinnedUser{}
 	for _, e := range list {
-		if e.Status != experiments.StatusRunning || e.Version <= 1 {
+		if e.Status != experiments.StatusRunning || (e.Version <= 1 && !e.Targeted()) {
 			continue
 		}
 		p, err := assignments.PinnedUsers(ctx, c.db, e.ID)

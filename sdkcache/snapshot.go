@@ -8,6 +8,7 @@ import (
 	"github.com/expd/expd/bucketing"
 	"github.com/expd/expd/experiments"
 	"github.com/expd/expd/plans"
+	"github.com/expd/expd/targeting"
 )
 
 // Snapshot is one org as the SDK routes see it at one config_version. It is
@@ -57,6 +58,7 @@ type configExperiment struct {
 	Allocation  []bucketing.Slice              `json:"allocation"`
 	BucketMap   bucketing.Map                  `json:"bucket_map"`
 	Sticky      *bucketing.Sticky              `json:"sticky,omitempty"`
+	Targeting   json.RawMessage                `json:"targeting,omitempty"`
 	Variants    map[string]experiments.Variant `json:"variants"`
 	Metrics     []experiments.Metric           `json:"metrics"`
 }
@@ -73,6 +75,9 @@ func newSnapshot(orgID string, version int64, plan plans.Name, exps []experiment
 		wire := configExperiment{ID: e.ID, Name: e.Name, Version: e.Version, Status: e.Status, Salt: e.Salt,
 			BucketCount: e.BucketCount, Control: e.ControlVariant(), Allocation: e.Allocation, BucketMap: e.BucketMap,
 			Variants: e.Variants, Metrics: e.Metrics}
+		if e.Targeted() {
+			wire.Targeting = e.Targeting
+		}
 		if wire.Variants == nil {
 			wire.Variants = map[string]experiments.Variant{}
 		}
@@ -86,6 +91,13 @@ func newSnapshot(orgID string, version int64, plan plans.Name, exps []experiment
 		view := &Experiment{Served: wire.served(), Name: e.Name, Status: e.Status, Reason: wire.Reason}
 		if p := pins[e.ID]; serves == "" && len(p) > 0 {
 			view.Sticky = bucketing.BuildSticky(e.ID, e.Salt, e.BucketCount, e.BucketMap, func(v string) bool { return view.Allocated[v] }, p)
+			if e.Targeted() {
+				// Assigned users stay in when the targeting changes.
+				if view.Sticky == nil {
+					view.Sticky = &bucketing.Sticky{}
+				}
+				view.Sticky.Assigned = bucketing.BuildAssigned(e.ID, e.Salt, p, bucketing.StickyBitsPerMember)
+			}
 			wire.Sticky = view.Sticky
 		}
 		body.Experiments = append(body.Experiments, wire)
@@ -128,7 +140,16 @@ func served(e *experiments.Experiment) (variant, reason string) {
 // shared decision vectors go through it too.
 func (c *configExperiment) served() bucketing.Served {
 	s := bucketing.Served{ID: c.ID, Salt: c.Salt, BucketCount: c.BucketCount, BucketMap: c.BucketMap, Sticky: c.Sticky,
-		Allocated: make(map[string]bool, len(c.Allocation))}
+		Allocated: make(map[string]bool, len(c.Allocation)), Control: c.Control}
+	if len(c.Targeting) > 0 {
+		// Validated when saved; a condition that no longer compiles
+		// matches no one rather than everyone.
+		cond, bad := targeting.Parse(c.Targeting)
+		if len(bad) > 0 {
+			cond = targeting.Nobody
+		}
+		s.Targeting = cond
+	}
 	for _, sl := range c.Allocation {
 		s.Allocated[sl.Variant] = true
 	}

@@ -73,18 +73,46 @@ type StickyFilter struct {
 }
 
 // Sticky is the sticky part of an experiment's config (bucketing/doc.go).
+// Assigned holds every pinned user of a targeted experiment: they stay in
+// when the targeting or their attributes change.
 type Sticky struct {
 	Filters    []StickyFilter    `json:"filters"`
 	Exceptions map[string]string `json:"exceptions"`
+	Assigned   *StickyFilter     `json:"assigned"`
 }
 
 func (s *Sticky) validate() error {
 	for _, f := range s.Filters {
-		if f.Bits == 0 || f.Hashes == 0 || uint64(len(f.Data))*8 < uint64(f.Bits) {
+		if !f.valid() {
 			return fmt.Errorf("sticky filter of %q: bad size", f.Variant)
 		}
 	}
+	if s.Assigned != nil && !s.Assigned.valid() {
+		return fmt.Errorf("sticky assigned filter: bad size")
+	}
 	return nil
+}
+
+func (f *StickyFilter) valid() bool {
+	return f.Bits != 0 && f.Hashes != 0 && uint64(len(f.Data))*8 >= uint64(f.Bits)
+}
+
+// has tells whether the filter holds the user with digest d.
+func (f *StickyFilter) has(d *[sha256.Size]byte) bool {
+	h1 := uint64(binary.BigEndian.Uint32(d[8:12]))
+	h2 := uint64(binary.BigEndian.Uint32(d[12:16]) | 1)
+	for k := uint64(0); k < uint64(f.Hashes); k++ {
+		bit := (h1 + k*h2) % uint64(f.Bits)
+		if f.Data[bit>>3]&(1<<(bit&7)) == 0 {
+			return false
+		}
+	}
+	return true
+}
+
+// wasAssigned tells whether the assigned filter holds the user.
+func (s *Sticky) wasAssigned(d *[sha256.Size]byte) bool {
+	return s != nil && s.Assigned != nil && s.Assigned.has(d)
 }
 
 // resolve returns the variant kept for the user with digest d whose bucket
@@ -100,22 +128,8 @@ func (s *Sticky) resolve(d *[sha256.Size]byte, mapped string) string {
 			return v
 		}
 	}
-	h1 := uint64(binary.BigEndian.Uint32(d[8:12]))
-	h2 := uint64(binary.BigEndian.Uint32(d[12:16]) | 1)
 	for i := range s.Filters {
-		f := &s.Filters[i]
-		if f.Variant == mapped {
-			continue
-		}
-		member := true
-		for k := uint64(0); k < uint64(f.Hashes); k++ {
-			bit := (h1 + k*h2) % uint64(f.Bits)
-			if f.Data[bit>>3]&(1<<(bit&7)) == 0 {
-				member = false
-				break
-			}
-		}
-		if member {
+		if f := &s.Filters[i]; f.Variant != mapped && f.has(d) {
 			return f.Variant
 		}
 	}

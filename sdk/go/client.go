@@ -157,10 +157,36 @@ func (c *Client) WaitReady(ctx context.Context) error {
 // Assign returns the user's variant by local bucketing on the polled
 // config, or ("", false) until it loads or when the experiment is not
 // running (treat as control). experiment is a name or an id. The first
-// call per (experiment, user, variant, UTC day) queues an exposure.
+// call per (experiment, user, variant, UTC day) queues an exposure. The
+// attributes a targeted experiment reads come from ctx (WithAttributes);
+// a user who does not match gets control, outside the experiment, with no
+// exposure.
 func (c *Client) Assign(ctx context.Context, experiment, userID string) (string, bool) {
-	v, _, ok := c.expose(experiment, userID, exposeDaily)
+	v, _, ok := c.expose(ctx, experiment, userID, exposeDaily)
 	return v, ok
+}
+
+// AssignWith is Assign with the user's attributes given (docs/targeting.md).
+func (c *Client) AssignWith(ctx context.Context, experiment, userID string, attrs map[string]any) (string, bool) {
+	return c.Assign(WithAttributes(ctx, attrs), experiment, userID)
+}
+
+type attributesKey struct{}
+
+// WithAttributes binds a user's attributes to ctx: every decision made with
+// it (Assign, AssignDetail, GetPrompt, GetVariables, Transport,
+// StartModelCall) evaluates targeting conditions on them. Values are JSON
+// values: nil, bool, numbers, string, []any, map[string]any.
+func WithAttributes(ctx context.Context, attrs map[string]any) context.Context {
+	return context.WithValue(ctx, attributesKey{}, attrs)
+}
+
+func attributesFrom(ctx context.Context) map[string]any {
+	if ctx == nil {
+		return nil
+	}
+	attrs, _ := ctx.Value(attributesKey{}).(map[string]any)
+	return attrs
 }
 
 // AssignDetail is Assign with the whole decision: the variant, whether the
@@ -169,7 +195,7 @@ func (c *Client) Assign(ctx context.Context, experiment, userID string) (string,
 // everyone its one variant with InExperiment false (ReasonNotRunning,
 // ReasonShipped). It queues the same exposure as Assign.
 func (c *Client) AssignDetail(ctx context.Context, experiment, userID string) (Decision, bool) {
-	d, _, ok := c.decide(experiment, userID, exposeDaily)
+	d, _, ok := c.decide(ctx, experiment, userID, exposeDaily)
 	return d, ok
 }
 
@@ -183,7 +209,7 @@ type Prompt struct {
 // GetPrompt returns the variant's prompt, or def with Fallback set when the
 // config is not loaded, the experiment is unknown or the variant has no prompt.
 func (c *Client) GetPrompt(ctx context.Context, experiment, userID, def string) Prompt {
-	v, e, ok := c.expose(experiment, userID, exposeDaily)
+	v, e, ok := c.expose(ctx, experiment, userID, exposeDaily)
 	if ok {
 		if p := e.Variants[v].Prompt; p != nil {
 			return Prompt{Variant: v, Text: *p}
@@ -198,7 +224,7 @@ func (c *Client) GetVariables(ctx context.Context, experiment, userID string, de
 	for k, v := range defaults {
 		out[k] = v
 	}
-	if v, e, ok := c.expose(experiment, userID, exposeDaily); ok {
+	if v, e, ok := c.expose(ctx, experiment, userID, exposeDaily); ok {
 		for k, val := range e.Variants[v].Variables {
 			out[k] = val
 		}
@@ -250,20 +276,20 @@ func (c *Client) Close(ctx context.Context) error {
 }
 
 // expose is decide's variant.
-func (c *Client) expose(experimentRef, userID string, mode exposure) (string, *experiment, bool) {
-	d, e, ok := c.decide(experimentRef, userID, mode)
+func (c *Client) expose(ctx context.Context, experimentRef, userID string, mode exposure) (string, *experiment, bool) {
+	d, e, ok := c.decide(ctx, experimentRef, userID, mode)
 	return d.Variant, e, ok
 }
 
 // decide resolves the user's decision and queues the exposure mode owes:
 // none (Track), once per UTC day, or always (a model call's, which also
 // counts as the day's).
-func (c *Client) decide(experimentRef, userID string, mode exposure) (Decision, *experiment, bool) {
+func (c *Client) decide(ctx context.Context, experimentRef, userID string, mode exposure) (Decision, *experiment, bool) {
 	e := c.find(experimentRef)
 	if e == nil {
 		return Decision{}, nil, false
 	}
-	d, ok, send := c.exposures.resolve(e, userID, c.day.day.Load(), mode)
+	d, ok, send := c.exposures.resolve(e, userID, attributesFrom(ctx), c.day.day.Load(), mode)
 	if !ok {
 		return Decision{}, nil, false
 	}
@@ -301,7 +327,7 @@ func (c *Client) record(event string, fields map[string]any) bool {
 				if v, _ := fields["variant"].(string); v == "" {
 					if u, ok := fields["user_id"].(string); ok {
 						// Assign's cache: no hashing for a user seen on this config.
-						if d, ok, _ := c.exposures.resolve(e, u, c.day.day.Load(), exposeNone); ok {
+						if d, ok, _ := c.exposures.resolve(e, u, nil, c.day.day.Load(), exposeNone); ok {
 							fields["variant"] = d.Variant
 						}
 					}

@@ -23,12 +23,14 @@ type experiment struct {
 	Control     string             `json:"control"`
 	BucketMap   []Range            `json:"bucket_map"`
 	Sticky      *Sticky            `json:"sticky"`
+	Targeting   json.RawMessage    `json:"targeting"`
 	Variants    map[string]Variant `json:"variants"`
 
-	ranges BucketMap
-	closed ReasonCode // closedBy(Status)
-	prefix string
-	gen    uint64 // this parse: assignments cached in the exposure log are valid for it only
+	ranges    BucketMap
+	closed    ReasonCode // closedBy(Status)
+	targeting *condition // nil: everyone
+	prefix    string
+	gen       uint64 // this parse: assignments cached in the exposure log are valid for it only
 }
 
 var configGen atomic.Uint64
@@ -60,8 +62,15 @@ func parseConfig(body []byte, etag string) (*snapshot, error) {
 			if err := e.Sticky.validate(); err != nil {
 				return nil, fmt.Errorf("experiment %q: %w", e.Name, err)
 			}
-			if len(e.Sticky.Filters) == 0 && len(e.Sticky.Exceptions) == 0 {
+			if len(e.Sticky.Filters) == 0 && len(e.Sticky.Exceptions) == 0 && e.Sticky.Assigned == nil {
 				e.Sticky = nil
+			}
+		}
+		if len(e.Targeting) > 0 && string(e.Targeting) != "null" {
+			// The server refuses invalid conditions; one that does not
+			// compile here matches no one rather than everyone.
+			if e.targeting, _ = parseCondition(e.Targeting); e.targeting == nil {
+				e.targeting = matchNobody
 			}
 		}
 		e.ranges = NewBucketMap(e.BucketMap)

@@ -133,7 +133,7 @@ func TestDecisionCases(t *testing.T) {
 		clients[i] = c
 	}
 	for _, dc := range sc.Decisions.Cases {
-		got, ok := clients[dc.Config].AssignDetail(ctx, dc.Experiment, dc.UserID)
+		got, ok := clients[dc.Config].AssignDetail(WithAttributes(ctx, dc.Attributes), dc.Experiment, dc.UserID)
 		want := Decision{Variant: dc.Variant, InExperiment: dc.InExperiment, ReasonCode: dc.ReasonCode}
 		if !ok || got != want {
 			t.Errorf("%s %s: AssignDetail = %+v, %v; want %+v", dc.Experiment, dc.UserID, got, ok, want)
@@ -150,7 +150,7 @@ func TestStickyCases(t *testing.T) {
 	for _, c := range sc.StickyCases {
 		e := &experiment{ID: c.ExperimentID, Salt: c.Salt, BucketCount: c.BucketCount, ranges: NewBucketMap(c.Map), Sticky: c.Sticky, prefix: c.ExperimentID + "." + c.Salt + "."}
 		for i, u := range c.Users {
-			if got, _ := e.decide(u); got.Variant != c.Variants[i] {
+			if got, _ := e.decide(u, nil); got.Variant != c.Variants[i] {
 				t.Fatalf("%s %s: got %s, want %s", c.ExperimentID, u, got.Variant, c.Variants[i])
 			}
 		}

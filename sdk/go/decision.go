@@ -5,8 +5,8 @@ package expd
 // repository, "Decision").
 type ReasonCode string
 
-// The reason codes. Holdout, layer and not_targeted are reserved for
-// holdouts, layers and targeting rules; nothing decides them yet.
+// The reason codes. Holdout and layer are reserved for holdouts and
+// layers; nothing decides them yet.
 const (
 	ReasonNotRunning  ReasonCode = "not_running"  // draft, scheduled or stopped: control for everyone
 	ReasonShipped     ReasonCode = "shipped"      // the shipped variant for everyone
@@ -40,9 +40,16 @@ func closedBy(status string) ReasonCode {
 	}
 }
 
-// decide is the user's assignment: the lifecycle, then the sticky filters,
-// then the bucket map. ok is false when the map leaves the bucket unowned.
-func (e *experiment) decide(userID string) (dec Decision, ok bool) {
+// outside tells whether the decision keeps the user out of the experiment
+// while it runs: no exposure, and wrapped calls record nothing.
+func (d Decision) outside() bool {
+	return d.ReasonCode == ReasonNotTargeted || d.ReasonCode == ReasonHoldout || d.ReasonCode == ReasonLayer
+}
+
+// decide is the user's assignment: the lifecycle, then targeting (not for
+// a user the assigned filter holds), then the sticky filters, then the
+// bucket map. ok is false when the map leaves the bucket unowned.
+func (e *experiment) decide(userID string, attrs map[string]any) (dec Decision, ok bool) {
 	d := digest(e.prefix, userID)
 	mapped, ok := e.ranges.Lookup(bucketOfDigest(&d, e.BucketCount))
 	if !ok {
@@ -50,6 +57,9 @@ func (e *experiment) decide(userID string) (dec Decision, ok bool) {
 	}
 	if e.closed != "" {
 		return Decision{Variant: mapped, ReasonCode: e.closed}, true
+	}
+	if e.targeting != nil && !e.Sticky.wasAssigned(&d) && !e.targeting.Match(attrs) {
+		return Decision{Variant: e.Control, ReasonCode: ReasonNotTargeted}, true
 	}
 	dec = Decision{Variant: e.Sticky.resolve(&d, mapped), InExperiment: true, ReasonCode: ReasonBucketed}
 	if dec.Variant != mapped {

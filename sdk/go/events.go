@@ -105,14 +105,17 @@ const (
 // noExposureDay marks an entry whose variant has had no exposure yet.
 const noExposureDay int32 = -1
 
-// resolve returns the user's decision in e (ok false: in no range) and
-// whether an exposure is due under mode on day.
-func (l *exposureLog) resolve(e *experiment, user string, day int32, mode exposure) (dec Decision, ok, send bool) {
+// resolve returns the user's decision in e with attributes attrs (ok
+// false: in no range) and whether an exposure is due under mode on day. A
+// user outside the experiment (not targeted) owes none. A targeted
+// experiment's decision depends on the attributes, so it is computed
+// again except for Track (exposeNone), which has none and takes the last.
+func (l *exposureLog) resolve(e *experiment, user string, attrs map[string]any, day int32, mode exposure) (dec Decision, ok, send bool) {
 	k := exposureKey{e.ID, user}
 	l.mu.Lock()
 	ent, seen := l.m[k]
-	if seen && ent.gen == e.gen {
-		send = ent.ok && (mode == exposeAlways || mode == exposeDaily && ent.day != day)
+	if seen && ent.gen == e.gen && (e.targeting == nil || mode == exposeNone) {
+		send = ent.ok && !ent.dec.outside() && (mode == exposeAlways || mode == exposeDaily && ent.day != day)
 		if send && ent.day != day {
 			ent.day = day
 			l.m[k] = ent
@@ -122,12 +125,12 @@ func (l *exposureLog) resolve(e *experiment, user string, day int32, mode exposu
 	}
 	l.mu.Unlock()
 
-	dec, ok = e.decide(user) // hashing, outside the lock
+	dec, ok = e.decide(user, attrs) // hashing, outside the lock
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	ent, seen = l.m[k]
 	kept := seen && ent.ok && ok && ent.dec.Variant == dec.Variant // the day of the last exposure still counts
-	send = ok && (mode == exposeAlways || mode == exposeDaily && !(kept && ent.day == day))
+	send = ok && !dec.outside() && (mode == exposeAlways || mode == exposeDaily && !(kept && ent.day == day))
 	next := exposureEntry{gen: e.gen, dec: dec, ok: ok, day: noExposureDay}
 	switch {
 	case send:

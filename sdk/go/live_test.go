@@ -302,7 +302,7 @@ func TestLiveWeightChangeKeepsAssignedUsers(t *testing.T) {
 	// 7,000 above would (about 2.6 standard errors).
 	exp := c.find("go-sticky")
 	for i := range 100_000 {
-		if d, _ := exp.decide(fmt.Sprintf("fresh-%d", i)); d.Variant == "control" {
+		if d, _ := exp.decide(fmt.Sprintf("fresh-%d", i), nil); d.Variant == "control" {
 			control++
 		}
 	}

@@ -64,6 +64,9 @@ type ModelCall struct {
 	CostUSD  *float64 // an explicit cost; it wins
 	Price    *Price   // this call's price; nil: the client's table
 
+	// outside: the user is not in the experiment (not targeted), so the
+	// call records nothing: every event would enter its analysis.
+	outside                                bool
 	c                                      *Client
 	mu                                     sync.Mutex
 	inputTokens, outputTokens, totalTokens *int
@@ -71,12 +74,14 @@ type ModelCall struct {
 	finished                               bool
 }
 
-// StartModelCall starts the clock of one model call by userID. Its ID
-// becomes LastCallID of ctx's WithUser, if it has one.
+// StartModelCall starts the clock of one model call by userID, whose
+// attributes come from ctx (WithAttributes). Its ID becomes LastCallID of
+// ctx's WithUser, if it has one. For a user outside the experiment (not
+// targeted) it records nothing: no exposure, no model_call.
 func (c *Client) StartModelCall(ctx context.Context, experiment, userID string) *ModelCall {
-	v, _, _ := c.expose(experiment, userID, exposeAlways)
-	m := &ModelCall{c: c, ID: uuid4(), Experiment: experiment, UserID: userID, Variant: v, started: time.Now()}
-	if b, ok := ctx.Value(userKey{}).(*userBinding); ok {
+	d, _, _ := c.decide(ctx, experiment, userID, exposeAlways)
+	m := &ModelCall{c: c, ID: uuid4(), Experiment: experiment, UserID: userID, Variant: d.Variant, outside: d.outside(), started: time.Now()}
+	if b, ok := ctx.Value(userKey{}).(*userBinding); ok && !m.outside {
 		b.lastCall.Store(&m.ID)
 	}
 	return m
@@ -105,7 +110,8 @@ func (m *ModelCall) SetUsage(input, output, total int) {
 func (m *ModelCall) Finish(err error) {
 	ended := time.Now()
 	m.mu.Lock()
-	if m.finished {
+	if m.finished || m.outside {
+		m.finished = true
 		m.mu.Unlock()
 		return
 	}

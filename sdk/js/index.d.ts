@@ -45,7 +45,10 @@ export interface ClientOptions {
   logger?: Logger;
 }
 
-/** Why a user got their variant (the reason_code of POST /v1/assign); holdout, layer and not_targeted are reserved. */
+/** A user's attributes for targeting conditions: JSON values. */
+export type Attributes = Record<string, unknown>;
+
+/** Why a user got their variant (the reason_code of POST /v1/assign); holdout and layer are reserved. */
 export type ReasonCode = 'not_running' | 'shipped' | 'holdout' | 'layer' | 'not_targeted' | 'pinned' | 'bucketed';
 
 /** A user's assignment in one experiment, as POST /v1/assign decides it. */
@@ -148,10 +151,11 @@ export declare class Client {
   readonly configVersion: number | null;
   readonly droppedEvents: number;
   waitUntilReady(timeoutMs?: number): Promise<boolean>;
-  assign(experiment: string, userId: string): string | null;
-  assignDetail(experiment: string, userId: string): Decision | null;
-  getPrompt(experiment: string, userId: string, defaultPrompt: string): PromptAnswer;
-  getVariables<T extends Record<string, unknown>>(experiment: string, userId: string, defaults?: T): T & Record<string, unknown>;
+  /** attributes: what the experiment's targeting reads (default: those bound by asUser for this user); docs/targeting.md. */
+  assign(experiment: string, userId: string, attributes?: Attributes | null): string | null;
+  assignDetail(experiment: string, userId: string, attributes?: Attributes | null): Decision | null;
+  getPrompt(experiment: string, userId: string, defaultPrompt: string, attributes?: Attributes | null): PromptAnswer;
+  getVariables<T extends Record<string, unknown>>(experiment: string, userId: string, defaults?: T, attributes?: Attributes | null): T & Record<string, unknown>;
   track(event: string, payload?: EventPayload): boolean;
   trackBusiness(experiment: string, userId: string, metric: string, value?: number, variant?: string | null): boolean;
   /** Queue a score of one model call (never throws; false if dropped: invalid input or a full queue). */
@@ -159,7 +163,7 @@ export declare class Client {
   /** Inside asUser: the id of the last model call measured in it, else null. */
   lastCallId(): string | null;
   flush(timeoutMs?: number): Promise<boolean>;
-  asUser<R>(userId: string, fn: () => R): R;
+  asUser<R>(userId: string, fn: () => R, attributes?: Attributes | null): R;
   wrap<P extends object>(providerClient: P, experiment: string): P;
   interceptModelCall<R>(experiment: string, userId: string, fn: (call: ModelCall) => R | Promise<R>,
     options?: ModelCallOptions): Promise<R>;

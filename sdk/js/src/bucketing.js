@@ -70,20 +70,19 @@ function hex(d, from, to) {
  */
 export class Sticky {
   constructor(raw) {
-    this.filters = (raw?.filters ?? []).map((f) => ({
-      variant: String(f.variant),
-      bits: Number(f.bits),
-      hashes: Number(f.hashes),
-      data: base64Bytes(String(f.data)),
-    }));
-    for (const f of this.filters) {
-      if (!(f.bits > 0) || !(f.hashes > 0) || f.data.length * 8 < f.bits) throw new Error(`sticky filter of ${f.variant}: bad size`);
-    }
+    this.filters = (raw?.filters ?? []).map(bloom);
     this.exceptions = new Map(Object.entries(raw?.exceptions ?? {}));
+    // Every pinned user of a targeted experiment: they stay in when the targeting changes.
+    this.assigned = raw?.assigned ? bloom(raw.assigned) : null;
   }
 
   get empty() {
-    return this.filters.length === 0 && this.exceptions.size === 0;
+    return this.filters.length === 0 && this.exceptions.size === 0 && this.assigned === null;
+  }
+
+  /** Whether the assigned filter holds the user with digest d. */
+  wasAssigned(d) {
+    return this.assigned !== null && holds(this.assigned, d);
   }
 
   /** The variant a user with digest d keeps, given the map's answer mapped. */
@@ -92,20 +91,25 @@ export class Sticky {
       const kept = this.exceptions.get(hex(d, 8, 16));
       if (kept !== undefined) return kept;
     }
-    const h1 = ((d[8] << 24) | (d[9] << 16) | (d[10] << 8) | d[11]) >>> 0;
-    const h2 = (((d[12] << 24) | (d[13] << 16) | (d[14] << 8) | d[15]) | 1) >>> 0;
     for (const f of this.filters) {
-      if (f.variant === mapped) continue;
-      let member = true;
-      for (let i = 0; i < f.hashes; i++) {
-        const bit = (h1 + i * h2) % f.bits;
-        if ((f.data[bit >>> 3] & (1 << (bit & 7))) === 0) {
-          member = false;
-          break;
-        }
-      }
-      if (member) return f.variant;
+      if (f.variant !== mapped && holds(f, d)) return f.variant;
     }
     return mapped;
   }
+}
+
+function bloom(f) {
+  const out = { variant: String(f.variant ?? ''), bits: Number(f.bits), hashes: Number(f.hashes), data: base64Bytes(String(f.data)) };
+  if (!(out.bits > 0) || !(out.hashes > 0) || out.data.length * 8 < out.bits) throw new Error(`sticky filter of ${out.variant}: bad size`);
+  return out;
+}
+
+function holds(f, d) {
+  const h1 = ((d[8] << 24) | (d[9] << 16) | (d[10] << 8) | d[11]) >>> 0;
+  const h2 = (((d[12] << 24) | (d[13] << 16) | (d[14] << 8) | d[15]) | 1) >>> 0;
+  for (let i = 0; i < f.hashes; i++) {
+    const bit = (h1 + i * h2) % f.bits;
+    if ((f.data[bit >>> 3] & (1 << (bit & 7))) === 0) return false;
+  }
+  return true;
 }

@@ -1,5 +1,6 @@
 import { BucketMap, Sticky, bucketOfDigest, digestOf } from './bucketing.js';
-import { BUCKETED, PINNED, closedBy, decision } from './decision.js';
+import { BUCKETED, NOT_TARGETED, PINNED, closedBy, decision } from './decision.js';
+import { ConditionError, compileCondition } from './targeting.js';
 
 /** The config body does not have the shape of the wire contract. */
 export class ConfigError extends Error {}
@@ -27,18 +28,31 @@ export class Experiment {
     this.version = raw.version ?? null;
     this.control = raw.control ?? raw.allocation?.[0]?.variant ?? null;
     this.variants = raw.variants ?? {};
+    this.targeting = null;
+    if (raw.targeting !== undefined && raw.targeting !== null) {
+      try {
+        this.targeting = compileCondition(raw.targeting);
+      } catch (err) {
+        if (!(err instanceof ConditionError)) throw err;
+        // The server refuses invalid conditions; one that does not compile here matches no one.
+        this.targeting = () => false;
+      }
+    }
     // The id+salt prefix is the same for every user.
     this.prefix = `${this.id}.${this.salt}.`;
     // This parse: assignments the exposure log caches are valid for it only.
     this.gen = ++generations;
   }
 
-  /** The user's decision (lifecycle, sticky filters, bucket map); null if the map leaves the bucket unowned. */
-  decide(userId) {
+  /** The user's decision (lifecycle, targeting, sticky filters, bucket map); null if the map leaves the bucket unowned. */
+  decide(userId, attributes = null) {
     const d = digestOf(this.prefix, userId);
     const mapped = this.bucketMap.variantFor(bucketOfDigest(d, this.bucketCount));
     if (mapped === null) return null;
     if (this.closed !== null) return decision(mapped, false, this.closed);
+    if (this.targeting !== null && !(this.sticky?.wasAssigned(d) ?? false) && !this.targeting(attributes ?? {})) {
+      return decision(this.control ?? mapped, false, NOT_TARGETED);
+    }
     const variant = this.sticky === null ? mapped : this.sticky.resolve(d, mapped);
     return decision(variant, true, variant === mapped ? BUCKETED : PINNED);
   }

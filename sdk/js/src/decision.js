@@ -1,10 +1,15 @@
 // One user's assignment in one experiment, decided as POST /v1/assign decides
 // it (bucketing/doc.go of the repository, "Decision"): the lifecycle, then the
-// sticky filters, then the bucket map.
+// targeting (control, outside the experiment, for a user who does not match and
+// whom the assigned filter does not hold), then the sticky filters, then the
+// bucket map.
 
-/** Reason codes; holdout, layer and not_targeted are reserved for holdouts, layers and targeting rules. */
+/** Reason codes; holdout and layer are reserved for holdouts and layers. */
 export const NOT_RUNNING = 'not_running'; // draft, scheduled or stopped: control for everyone
 export const SHIPPED = 'shipped'; // the shipped variant for everyone
+export const HOLDOUT = 'holdout';
+export const LAYER = 'layer';
+export const NOT_TARGETED = 'not_targeted'; // the targeting condition does not match: control, outside the experiment
 export const PINNED = 'pinned'; // the sticky filters keep the user off their bucket's variant
 export const BUCKETED = 'bucketed'; // the bucket map's variant
 
@@ -17,4 +22,9 @@ export function closedBy(status) {
 /** A decision: {variant, inExperiment, reasonCode}, frozen because the exposure log shares it. */
 export function decision(variant, inExperiment, reasonCode) {
   return Object.freeze({ variant, inExperiment, reasonCode });
+}
+
+/** Whether the decision keeps the user out of the running experiment (no exposure, no model_call). */
+export function outside(d) {
+  return d !== null && (d.reasonCode === NOT_TARGETED || d.reasonCode === HOLDOUT || d.reasonCode === LAYER);
 }

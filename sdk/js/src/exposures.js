@@ -1,3 +1,4 @@
+import { outside } from './decision.js';
 /** What a resolve owes the exposure stream. */
 export const EXPOSE_NONE = 0; // track() filling a variant: no exposure
 export const EXPOSE_DAILY = 1; // assign, getPrompt, getVariables: once per (experiment, user, variant, UTC day)
@@ -32,24 +33,28 @@ export class ExposureLog {
   /**
    * The user's decision in experiment (null: its bucket is in no range), and
    * in this.due whether mode (EXPOSE_*) owes an exposure on day. experiment
-   * is an Experiment (id, gen, decide).
+   * is an Experiment (id, gen, decide, targeting). A user outside the
+   * experiment (not targeted) owes none. A targeted experiment's decision
+   * depends on attributes, so it is computed again, except for track
+   * (EXPOSE_NONE), which has none and takes the last one.
    */
-  resolve(experiment, userId, day, mode) {
+  resolve(experiment, userId, day, mode, attributes = null) {
+    const targeted = experiment.targeting !== null && experiment.targeting !== undefined;
     let users = this.byExperiment.get(experiment.id);
     if (users === undefined) {
       users = new Map();
       this.byExperiment.set(experiment.id, users);
     }
     const entry = users.get(userId);
-    if (entry !== undefined && entry.gen === experiment.gen) {
-      this.due = entry.decision !== null && (mode === EXPOSE_ALWAYS || (mode === EXPOSE_DAILY && entry.day !== day));
+    if (entry !== undefined && entry.gen === experiment.gen && (!targeted || mode === EXPOSE_NONE)) {
+      this.due = entry.decision !== null && !outside(entry.decision) && (mode === EXPOSE_ALWAYS || (mode === EXPOSE_DAILY && entry.day !== day));
       if (this.due) entry.day = day;
       return entry.decision;
     }
-    const decision = experiment.decide(userId);
+    const decision = experiment.decide(userId, attributes);
     // The day of the last exposure still counts while the variant stays.
     const kept = entry !== undefined && entry.decision !== null && decision !== null && entry.decision.variant === decision.variant;
-    const due = decision !== null && (mode === EXPOSE_ALWAYS || (mode === EXPOSE_DAILY && !(kept && entry.day === day)));
+    const due = decision !== null && !outside(decision) && (mode === EXPOSE_ALWAYS || (mode === EXPOSE_DAILY && !(kept && entry.day === day)));
     const nextDay = due ? day : kept ? entry.day : NO_EXPOSURE_DAY;
     if (entry === undefined) {
       users.set(userId, { gen: experiment.gen, decision, day: nextDay });

@@ -1,4 +1,5 @@
 import { MODEL_CALL, randomUUID } from './events.js';
+import { outside } from './decision.js';
 import { asPrice, costUsd } from './pricing.js';
 import { noteCall } from './user.js';
 
@@ -26,12 +27,15 @@ export class ModelCall {
     this.inputTokens = null;
     this.outputTokens = null;
     this.totalTokens = null;
-    this.variant = client._exposeCall(experiment, userId);
+    const decided = client._decideCall(experiment, userId);
+    this.variant = decided?.variant ?? null;
     this.client = client;
     this.started = now();
     this.firstTokenAt = null;
-    this.finished = false;
-    noteCall(this.id);
+    // A user outside the experiment (not targeted): the call records nothing,
+    // since every event would enter the experiment's analysis.
+    this.finished = outside(decided);
+    if (!this.finished) noteCall(this.id);
   }
 
   /** Restart the clock when the provider is called. */

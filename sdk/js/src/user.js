@@ -16,8 +16,8 @@ function current() {
 }
 
 /** Run fn with userId bound; returns fn's result (a promise stays bound while it runs). */
-export function bindUser(userId, fn) {
-  const binding = { userId, lastCallId: null };
+export function bindUser(userId, fn, attributes = null) {
+  const binding = { userId, attributes, lastCallId: null };
   if (storage !== null) return storage.run(binding, fn);
   const previous = syncBinding;
   syncBinding = binding;
@@ -31,6 +31,12 @@ export function bindUser(userId, fn) {
 /** The user bound by the innermost asUser, or null. */
 export function currentUser() {
   return current()?.userId ?? null;
+}
+
+/** The attributes bound with userId by the innermost asUser, or null. */
+export function currentAttributes(userId) {
+  const binding = current();
+  return binding !== null && binding.userId === userId ? binding.attributes : null;
 }
 
 /** Remember callId as the innermost asUser's last model call (no-op outside one). */

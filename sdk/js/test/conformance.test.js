@@ -40,7 +40,7 @@ test('decision cases: assignDetail on a client served each case\'s config', asyn
     }
     for (const c of cases) {
       const want = { variant: c.variant, inExperiment: c.in_experiment, reasonCode: c.reason_code };
-      assert.deepEqual({ ...clients[c.config].assignDetail(c.experiment, c.user_id) }, want, `${c.experiment} ${c.user_id}`);
+      assert.deepEqual({ ...clients[c.config].assignDetail(c.experiment, c.user_id, c.attributes) }, want, `${c.experiment} ${c.user_id}`);
     }
   } finally {
     for (const client of clients) await client.close(0);

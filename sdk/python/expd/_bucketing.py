@@ -50,21 +50,24 @@ class Sticky:
     (big-endian); bit b is byte b // 8, bit b % 8.
     """
 
-    __slots__ = ("_filters", "_exceptions")
+    __slots__ = ("_filters", "_exceptions", "_assigned")
 
     def __init__(self, raw: Mapping[str, Any]) -> None:
-        filters: List[Tuple[str, int, int, bytes]] = []
-        for f in raw.get("filters") or []:
-            variant, bits, hashes = str(f["variant"]), int(f["bits"]), int(f["hashes"])
-            data = base64.b64decode(f["data"])
-            if bits <= 0 or hashes <= 0 or len(data) * 8 < bits:
-                raise ValueError(f"sticky filter of {variant!r}: bad size")
-            filters.append((variant, bits, hashes, data))
-        self._filters = filters
+        self._filters = [_filter(f) for f in raw.get("filters") or []]
         self._exceptions: Dict[str, str] = {str(k): str(v) for k, v in (raw.get("exceptions") or {}).items()}
+        # Every pinned user of a targeted experiment: they stay in when the targeting changes.
+        assigned = raw.get("assigned")
+        self._assigned = None if assigned is None else _filter(assigned)
 
     def __bool__(self) -> bool:
-        return bool(self._filters or self._exceptions)
+        return bool(self._filters or self._exceptions or self._assigned)
+
+    def was_assigned(self, digest: bytes) -> bool:
+        """Whether the assigned filter holds the user with ``digest``."""
+        if self._assigned is None:
+            return False
+        _, bits, hashes, data = self._assigned
+        return _holds(digest, bits, hashes, data)
 
     def resolve(self, digest: bytes, mapped: str) -> str:
         """The variant kept for the user with ``digest`` whose bucket the map gives to ``mapped``."""
@@ -72,15 +75,25 @@ class Sticky:
             kept = self._exceptions.get(digest[8:16].hex())
             if kept is not None:
                 return kept
-        h1 = int.from_bytes(digest[8:12], "big")
-        h2 = int.from_bytes(digest[12:16], "big") | 1
         for variant, bits, hashes, data in self._filters:
-            if variant == mapped:
-                continue
-            for i in range(hashes):
-                bit = (h1 + i * h2) % bits
-                if not data[bit >> 3] & (1 << (bit & 7)):
-                    break
-            else:
+            if variant != mapped and _holds(digest, bits, hashes, data):
                 return variant
         return mapped
+
+
+def _filter(f: Mapping[str, Any]) -> Tuple[str, int, int, bytes]:
+    variant, bits, hashes = str(f.get("variant") or ""), int(f["bits"]), int(f["hashes"])
+    data = base64.b64decode(f["data"])
+    if bits <= 0 or hashes <= 0 or len(data) * 8 < bits:
+        raise ValueError(f"sticky filter of {variant!r}: bad size")
+    return variant, bits, hashes, data
+
+
+def _holds(digest: bytes, bits: int, hashes: int, data: bytes) -> bool:
+    h1 = int.from_bytes(digest[8:12], "big")
+    h2 = int.from_bytes(digest[12:16], "big") | 1
+    for i in range(hashes):
+        bit = (h1 + i * h2) % bits
+        if not data[bit >> 3] & (1 << (bit & 7)):
+            return False
+    return True

@@ -21,7 +21,7 @@ from ._prices import PriceTable
 from ._scores import InvalidScore, new_score
 from ._sender import EventSender
 from ._spill import SpillFile
-from ._user import bound_user, last_call_id
+from ._user import bound_user, current_attributes, last_call_id
 from ._wrap import WrappedProvider
 
 logger = logging.getLogger("expd")
@@ -152,46 +152,52 @@ class Client:
 
     # --- assignment ----------------------------------------------------------
 
-    def assign(self, experiment: str, user_id: str) -> Optional[str]:
+    def assign(self, experiment: str, user_id: str, attributes: Optional[Mapping[str, Any]] = None) -> Optional[str]:
         """The user's variant by local bucketing; None until the config loads (treat as control).
 
         ``experiment`` is a name or an id. The first call per (experiment,
         user, variant, UTC day) in this process also queues an exposure event.
+        ``attributes`` (JSON values; default: those bound by ``as_user`` for
+        this user) are what the experiment's targeting condition reads: a
+        user who does not match gets control, outside the experiment, with
+        no exposure (docs/targeting.md).
         """
-        return self._expose(experiment, user_id, EXPOSE_DAILY)
+        decision = self._decide(experiment, user_id, EXPOSE_DAILY, attributes)
+        return None if decision is None else decision.variant
 
-    def assign_detail(self, experiment: str, user_id: str) -> Optional[Decision]:
+    def assign_detail(self, experiment: str, user_id: str,
+                      attributes: Optional[Mapping[str, Any]] = None) -> Optional[Decision]:
         """``assign`` with the whole decision, as ``POST /v1/assign`` answers it; None until the config loads.
 
         ``Decision(variant, in_experiment, reason_code)``: ``in_experiment``
         says whether the user counts in the experiment's analysis;
         ``reason_code`` is ``"not_running"`` (draft, scheduled or stopped:
         control for everyone), ``"shipped"`` (the shipped variant for
-        everyone), ``"pinned"`` (the sticky filters keep the user on the
-        variant they were first assigned) or ``"bucketed"`` (the bucket
-        map's variant); ``"holdout"``, ``"layer"`` and ``"not_targeted"`` are
-        reserved. Queues the same exposure as ``assign``.
+        everyone), ``"not_targeted"`` (the attributes do not match the
+        targeting: control, outside the experiment), ``"pinned"`` (the
+        sticky filters keep the user on the variant they were first
+        assigned) or ``"bucketed"`` (the bucket map's variant);
+        ``"holdout"`` and ``"layer"`` are reserved. Queues the same exposure
+        as ``assign``.
         """
-        return self._decide(experiment, user_id, EXPOSE_DAILY)
+        return self._decide(experiment, user_id, EXPOSE_DAILY, attributes)
 
-    def _expose_call(self, experiment: str, user_id: str) -> Optional[str]:
-        """For a measured model call: the variant, with an exposure queued for this call."""
-        return self._expose(experiment, user_id, EXPOSE_ALWAYS)
+    def _decide_call(self, experiment: str, user_id: str) -> Optional[Decision]:
+        """For a measured model call: the decision, with an exposure queued for this call."""
+        return self._decide(experiment, user_id, EXPOSE_ALWAYS)
 
-    def _expose(self, experiment: str, user_id: str, mode: int) -> Optional[str]:
-        """The decision's variant (see ``_decide``)."""
-        decision = self._decide(experiment, user_id, mode)
-        return None if decision is None else decision.variant
-
-    def _decide(self, experiment: str, user_id: str, mode: int) -> Optional[Decision]:
+    def _decide(self, experiment: str, user_id: str, mode: int,
+                attributes: Optional[Mapping[str, Any]] = None) -> Optional[Decision]:
         """The decision; queues the exposure ``mode`` owes: always (a model call) or once per UTC day (assign)."""
         try:
             found = self._experiment(experiment)
             if found is None:
                 return None
             user_id = user_id if type(user_id) is str else str(user_id)
+            if attributes is None:
+                attributes = current_attributes(user_id)
             # A model call's exposure also counts as the day's, so assign() adds none after it.
-            decision, due = self._exposures.resolve(found, user_id, mode)
+            decision, due = self._exposures.resolve(found, user_id, mode, attributes=attributes)
             if due:
                 self._sender.enqueue(new_event(EXPOSURE, {
                     "experiment_id": found.id,
@@ -204,13 +210,15 @@ class Client:
             logger.exception("expd: assign(%r) failed; answering None", experiment)
             return None
 
-    def get_prompt(self, experiment: str, user_id: str, default: str) -> Tuple[Optional[str], str, bool]:
+    def get_prompt(self, experiment: str, user_id: str, default: str,
+                   attributes: Optional[Mapping[str, Any]] = None) -> Tuple[Optional[str], str, bool]:
         """``(variant, prompt, fallback)``: the variant's prompt, or ``default`` with ``fallback=True``.
 
         The default is used when the config is not loaded, the experiment
         is unknown, or the variant has no prompt. Memory only, no network.
+        ``attributes`` as for ``assign``.
         """
-        variant = self.assign(experiment, user_id)
+        variant = self.assign(experiment, user_id, attributes)
         found = self._experiment(experiment) if variant is not None else None
         prompt = found.prompt_of(variant) if found is not None and variant is not None else None
         if prompt is None:
@@ -218,11 +226,14 @@ class Client:
         return variant, prompt, False
 
     def get_variables(
-        self, experiment: str, user_id: str, defaults: Optional[Mapping[str, Any]] = None
+        self, experiment: str, user_id: str, defaults: Optional[Mapping[str, Any]] = None,
+        attributes: Optional[Mapping[str, Any]] = None,
     ) -> Dict[str, Any]:
-        """The variant's custom variables merged over ``defaults`` (a new dict). Memory only."""
+        """The variant's custom variables merged over ``defaults`` (a new dict). Memory only.
+
+        ``attributes`` as for ``assign``."""
         merged = dict(defaults or {})
-        variant = self.assign(experiment, user_id)
+        variant = self.assign(experiment, user_id, attributes)
         found = self._experiment(experiment) if variant is not None else None
         if found is not None and variant is not None:
             merged.update(found.variables_of(variant))
@@ -311,9 +322,10 @@ class Client:
 
     # --- model calls -----------------------------------------------------------
 
-    def as_user(self, user_id: str):
-        """``with client.as_user(user_id):`` binds the user for wrapped calls in this thread or task."""
-        return bound_user(user_id)
+    def as_user(self, user_id: str, attributes: Optional[Mapping[str, Any]] = None):
+        """``with client.as_user(user_id, attributes):`` binds the user (and the attributes targeting
+        reads) for wrapped calls and assignments of that user in this thread or task."""
+        return bound_user(user_id, attributes)
 
     @property
     def last_call_id(self) -> Optional[str]:
@@ -330,7 +342,8 @@ class Client:
         """A proxy of an OpenAI-style client whose model calls are measured and recorded.
 
         Calls made inside ``as_user`` record an exposure and a
-        ``model_call`` event (latency, time to first token for streams,
+        ``model_call`` event (nothing for a user outside the experiment:
+        not targeted; their calls must not enter its analysis) (latency, time to first token for streams,
         model, tokens, cost from ``model_prices`` and the shipped table,
         error); results, streams and exceptions reach the caller unchanged.
         ``last_call_id`` names the call for ``score``.
@@ -353,23 +366,27 @@ class Client:
 
     # --- async forms (memory and enqueue only: they never block the loop) ------
 
-    async def aassign(self, experiment: str, user_id: str) -> Optional[str]:
+    async def aassign(self, experiment: str, user_id: str,
+                      attributes: Optional[Mapping[str, Any]] = None) -> Optional[str]:
         """Async form of ``assign``."""
-        return self.assign(experiment, user_id)
+        return self.assign(experiment, user_id, attributes)
 
-    async def aassign_detail(self, experiment: str, user_id: str) -> Optional[Decision]:
+    async def aassign_detail(self, experiment: str, user_id: str,
+                             attributes: Optional[Mapping[str, Any]] = None) -> Optional[Decision]:
         """Async form of ``assign_detail``."""
-        return self.assign_detail(experiment, user_id)
+        return self.assign_detail(experiment, user_id, attributes)
 
-    async def aget_prompt(self, experiment: str, user_id: str, default: str) -> Tuple[Optional[str], str, bool]:
+    async def aget_prompt(self, experiment: str, user_id: str, default: str,
+                          attributes: Optional[Mapping[str, Any]] = None) -> Tuple[Optional[str], str, bool]:
         """Async form of ``get_prompt``."""
-        return self.get_prompt(experiment, user_id, default)
+        return self.get_prompt(experiment, user_id, default, attributes)
 
     async def aget_variables(
-        self, experiment: str, user_id: str, defaults: Optional[Mapping[str, Any]] = None
+        self, experiment: str, user_id: str, defaults: Optional[Mapping[str, Any]] = None,
+        attributes: Optional[Mapping[str, Any]] = None,
     ) -> Dict[str, Any]:
         """Async form of ``get_variables``."""
-        return self.get_variables(experiment, user_id, defaults)
+        return self.get_variables(experiment, user_id, defaults, attributes)
 
     async def atrack(self, event: str, payload: Mapping[str, Any]) -> bool:
         """Async form of ``track``."""

@@ -7,7 +7,8 @@ import itertools
 from typing import Any, Dict, List, Mapping, Optional
 
 from ._bucketing import BucketMap, Sticky
-from ._decision import BUCKETED, PINNED, Decision, closed_by
+from ._decision import BUCKETED, NOT_TARGETED, PINNED, Decision, closed_by
+from ._targeting import ConditionError, compile_condition
 
 # One number per parsed experiment: variants the exposure log caches are valid for it only.
 _generations = itertools.count(1)
@@ -22,7 +23,7 @@ class Experiment:
 
     __slots__ = (
         "id", "name", "version", "salt", "bucket_count", "control",
-        "variants", "bucket_map", "sticky", "closed", "_hash_prefix", "gen",
+        "variants", "bucket_map", "sticky", "closed", "targeting", "_hash_prefix", "gen",
     )
 
     def __init__(self, raw: Mapping[str, Any]) -> None:
@@ -44,6 +45,13 @@ class Experiment:
         first = allocation[0].get("variant") if allocation else None
         self.control: Optional[str] = raw.get("control") or first
         self.variants: Dict[str, Dict[str, Any]] = dict(raw.get("variants") or {})
+        self.targeting = None
+        if raw.get("targeting") is not None:
+            try:
+                self.targeting = compile_condition(raw["targeting"])
+            except ConditionError:
+                # The server refuses invalid conditions; one that does not compile here matches no one.
+                self.targeting = lambda attributes: False
         # Hashing the id+salt prefix is the same for every user: encode it once.
         self._hash_prefix = f"{self.id}.{self.salt}.".encode("utf-8")
         self.gen = next(_generations)
@@ -53,14 +61,17 @@ class Experiment:
         digest = hashlib.sha256(self._hash_prefix + user_id.encode("utf-8")).digest()
         return int.from_bytes(digest[:8], "big") % self.bucket_count
 
-    def decide(self, user_id: str) -> Optional[Decision]:
-        """The user's decision (lifecycle, sticky filters, bucket map), or None if the map leaves the bucket unowned."""
+    def decide(self, user_id: str, attributes: Optional[Mapping[str, Any]] = None) -> Optional[Decision]:
+        """The user's decision (lifecycle, targeting, sticky filters, bucket map), or None if the map leaves the bucket unowned."""
         digest = hashlib.sha256(self._hash_prefix + user_id.encode("utf-8")).digest()
         mapped = self.bucket_map.variant_for(int.from_bytes(digest[:8], "big") % self.bucket_count)
         if mapped is None:
             return None
         if self.closed is not None:
             return Decision(mapped, False, self.closed)
+        if (self.targeting is not None and not (self.sticky is not None and self.sticky.was_assigned(digest))
+                and not self.targeting(attributes or {})):
+            return Decision(self.control or mapped, False, NOT_TARGETED)
         variant = mapped if self.sticky is None else self.sticky.resolve(digest, mapped)
         return Decision(variant, True, BUCKETED if variant == mapped else PINNED)
 

@@ -2,21 +2,22 @@
 
 Rules (``bucketing/doc.go`` of the repository, "Decision"), in order: the
 lifecycle (an experiment that is not running serves one variant to
-everyone, outside the experiment), then the sticky filters, then the
-bucket map.
+everyone, outside the experiment), then targeting (control, outside the
+experiment, for a user who does not match and whom the assigned filter
+does not hold), then the sticky filters, then the bucket map.
 """
 
 from __future__ import annotations
 
 from typing import NamedTuple, Optional
 
-# Reason codes. holdout, layer and not_targeted are reserved for holdouts,
-# layers and targeting rules; nothing decides them yet.
+# Reason codes. holdout and layer are reserved for holdouts and layers;
+# nothing decides them yet.
 NOT_RUNNING = "not_running"  # draft, scheduled or stopped: control for everyone
 SHIPPED = "shipped"  # the shipped variant for everyone
 HOLDOUT = "holdout"
 LAYER = "layer"
-NOT_TARGETED = "not_targeted"
+NOT_TARGETED = "not_targeted"  # the targeting condition does not match: control, outside the experiment
 PINNED = "pinned"  # the sticky filters keep the user off their bucket's variant
 BUCKETED = "bucketed"  # the bucket map's variant
 
@@ -28,9 +29,17 @@ class Decision(NamedTuple):
     in_experiment: bool
     reason_code: str
 
+    @property
+    def outside(self) -> bool:
+        """The user is kept out of the running experiment: no exposure, and wrapped calls record nothing."""
+        return self.reason_code in _OUTSIDE
+
 
 def closed_by(status: Optional[str]) -> Optional[str]:
     """The reason code of a status in which everyone gets one variant; None while running (or without a status)."""
     if status is None or status == "running":
         return None
     return SHIPPED if status == "shipped" else NOT_RUNNING
+
+
+_OUTSIDE = frozenset((NOT_TARGETED, HOLDOUT, LAYER))

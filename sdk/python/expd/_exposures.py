@@ -5,7 +5,7 @@ from __future__ import annotations
 import threading
 import time
 from collections import OrderedDict
-from typing import Any, List, Optional, Tuple
+from typing import Any, List, Mapping, Optional, Tuple
 
 from ._decision import Decision
 
@@ -46,10 +46,15 @@ class ExposureLog:
         self._lock = threading.Lock()
 
     def resolve(self, experiment: Any, user_id: str, mode: int,
-                now: Optional[float] = None) -> Tuple[Optional[Decision], bool]:
+                now: Optional[float] = None, attributes: Optional[Mapping[str, Any]] = None,
+                ) -> Tuple[Optional[Decision], bool]:
         """``(decision, due)``: the user's decision in ``experiment`` (None: in no range) and
         whether ``mode`` (``EXPOSE_*``) owes an exposure on the UTC day of ``now`` (default:
-        the current time). ``experiment`` has ``id``, ``gen``, ``decide``."""
+        the current time). ``experiment`` has ``id``, ``gen``, ``decide`` and ``targeting``.
+        A user outside the experiment (not targeted) owes none. A targeted experiment's
+        decision depends on ``attributes``, so it is computed again, except for ``track``
+        (``EXPOSE_NONE``), which has none and takes the last one."""
+        targeted = getattr(experiment, "targeting", None) is not None
         day = int((time.time() if now is None else now) // _SECONDS_PER_DAY)
         key = (experiment.id, user_id)
         gen = experiment.gen
@@ -57,18 +62,18 @@ class ExposureLog:
             entry = self._entries.get(key)
             if entry is not None:
                 self._entries.move_to_end(key)
-                if entry[0] == gen:
+                if entry[0] == gen and (not targeted or mode == EXPOSE_NONE):
                     decision = entry[1]
-                    due = decision is not None and (mode == EXPOSE_ALWAYS or (mode == EXPOSE_DAILY and entry[2] != day))
+                    due = decision is not None and not decision.outside and (mode == EXPOSE_ALWAYS or (mode == EXPOSE_DAILY and entry[2] != day))
                     if due:
                         entry[2] = day
                     return decision, due
-        decision = experiment.decide(user_id)  # hashing, outside the lock
+        decision = experiment.decide(user_id, attributes)  # hashing, outside the lock
         with self._lock:
             entry = self._entries.get(key)
             # The day of the last exposure still counts while the variant stays.
             kept = entry is not None and entry[1] is not None and decision is not None and entry[1].variant == decision.variant
-            due = decision is not None and (
+            due = decision is not None and not decision.outside and (
                 mode == EXPOSE_ALWAYS or (mode == EXPOSE_DAILY and not (kept and entry[2] == day)))
             next_day = day if due else entry[2] if kept else _NO_EXPOSURE_DAY
             if entry is None:

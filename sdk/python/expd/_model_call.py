@@ -50,12 +50,17 @@ class ModelCall:
         self.input_tokens: Optional[int] = None
         self.output_tokens: Optional[int] = None
         self.total_tokens: Optional[int] = None
-        self.variant: Optional[str] = client._expose_call(experiment, user_id)
+        decision = client._decide_call(experiment, user_id)
+        self.variant: Optional[str] = None if decision is None else decision.variant
+        # A user outside the experiment (not targeted): the call records
+        # nothing, since every event would enter the experiment's analysis.
+        self._outside = decision is not None and decision.outside
         self._client = client
         self._started = time.perf_counter()
         self._first_token: Optional[float] = None
-        self._finished = False
-        note_call(self.call_id)
+        self._finished = self._outside
+        if not self._outside:
+            note_call(self.call_id)
 
     def start(self) -> "ModelCall":
         """Restart the clock at the moment the provider is called."""

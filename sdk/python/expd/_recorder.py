@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from typing import Any, Dict, Optional, Protocol
 
+from ._decision import Decision
 from ._prices import PriceTable
 
 
@@ -17,8 +18,8 @@ class Recorder(Protocol):
     capture_text: bool
     _prices: PriceTable
 
-    def _expose_call(self, experiment: str, user_id: str) -> Optional[str]:
-        """The user's variant, with an exposure queued for this one call."""
+    def _decide_call(self, experiment: str, user_id: str) -> Optional[Decision]:
+        """The user's decision, with an exposure queued for this one call (none outside the experiment)."""
         ...
 
     def _record(self, event_type: str, fields: Dict[str, Any]) -> bool:

@@ -10,14 +10,15 @@ from __future__ import annotations
 
 import contextvars
 from contextlib import contextmanager
-from typing import Iterator, Optional
+from typing import Any, Iterator, Mapping, Optional
 
 
 class _Binding:
-    __slots__ = ("user_id", "last_call_id")
+    __slots__ = ("user_id", "attributes", "last_call_id")
 
-    def __init__(self, user_id: str) -> None:
+    def __init__(self, user_id: str, attributes: Optional[Mapping[str, Any]]) -> None:
         self.user_id = user_id
+        self.attributes = attributes
         self.last_call_id: Optional[str] = None
 
 
@@ -25,9 +26,9 @@ _current: "contextvars.ContextVar[Optional[_Binding]]" = contextvars.ContextVar(
 
 
 @contextmanager
-def bound_user(user_id: str) -> Iterator[str]:
-    """Bind ``user_id`` for the current thread or asyncio task until the block exits."""
-    token = _current.set(_Binding(user_id))
+def bound_user(user_id: str, attributes: Optional[Mapping[str, Any]] = None) -> Iterator[str]:
+    """Bind ``user_id`` (and their targeting attributes) for the current thread or asyncio task until the block exits."""
+    token = _current.set(_Binding(user_id, attributes))
     try:
         yield user_id
     finally:
@@ -38,6 +39,12 @@ def current_user() -> Optional[str]:
     """The user bound by the innermost ``as_user`` block, or None."""
     binding = _current.get()
     return None if binding is None else binding.user_id
+
+
+def current_attributes(user_id: str) -> Optional[Mapping[str, Any]]:
+    """The attributes bound with ``user_id`` by the innermost ``as_user`` block, or None."""
+    binding = _current.get()
+    return binding.attributes if binding is not None and binding.user_id == user_id else None
 
 
 def note_call(call_id: str) -> None:

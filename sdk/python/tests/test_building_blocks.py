@@ -57,7 +57,7 @@ class _FakeExperiment:
     def __init__(self):
         self.id, self.gen, self.answer, self.hashed = "e", 1, "a", 0
 
-    def decide(self, user_id):
+    def decide(self, user_id, attributes=None):
         self.hashed += 1
         return _bucketed(self.answer)
 

@@ -101,7 +101,7 @@ class ConformanceTest(unittest.TestCase):
             clients.append(client)
         for case in decisions["cases"]:
             want = expd.Decision(case["variant"], case["in_experiment"], case["reason_code"])
-            got = clients[case["config"]].assign_detail(case["experiment"], case["user_id"])
+            got = clients[case["config"]].assign_detail(case["experiment"], case["user_id"], case["attributes"])
             self.assertEqual(got, want, f'{case["experiment"]} {case["user_id"]}')
 
     def test_scripted_scenario(self):

@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/expd/expd/bucketing"
+	"github.com/expd/expd/targeting"
 )
 
 // Decisions pin down bucketing.Evaluate (bucketing/doc.go, "Decision") for
@@ -85,6 +86,9 @@ func decisions() (Decisions, error) {
 	if err := addReweighted(&ds, add); err != nil {
 		return ds, err
 	}
+	if err := addTargeted(&ds); err != nil {
+		return ds, err
+	}
 	return ds, checkDecisions(ds)
 }
 
@@ -149,16 +153,131 @@ func addReweighted(ds *Decisions, add func(Experiment, string, string, bucketing
 	return nil
 }
 
+// proUsersInEurope is the targeting of the targeted cases.
+var proUsersInEurope = map[string]any{"plan": "pro", "country": map[string]any{"$in": []any{"FR", "DE"}}}
+
+// targetedAttributes: users who match, who do not, and who have no
+// attributes at all.
+var targetedAttributes = []struct {
+	attrs map[string]any
+	match bool
+}{
+	{map[string]any{"plan": "pro", "country": "FR"}, true},
+	{map[string]any{"plan": "pro", "country": "DE", "age": 40.0}, true},
+	{map[string]any{"plan": "free", "country": "FR"}, false},
+	{map[string]any{"plan": "pro", "country": "US"}, false},
+	{map[string]any{}, false},
+}
+
+// addTargeted adds a running targeted experiment, a stopped one (the
+// lifecycle decides before targeting) and a targeted one after a weight
+// change whose assigned filter (2 bits per member) keeps pinned users in
+// whatever their attributes, and catches some unpinned ones by a false
+// positive.
+func addTargeted(ds *Decisions) error {
+	alloc := []bucketing.Slice{{Variant: "control", Weight: 50}, {Variant: "treatment", Weight: 50}}
+	m, err := bucketing.InitialMap(alloc, decisionBuckets)
+	if err != nil {
+		return err
+	}
+	running := decisionExperiment("5a1d0c3e-0007-4a7b-9c2d-3e4f5a6b7c07", "targeted", "running", alloc, m)
+	running.Targeting = proUsersInEurope
+	stopped := decisionExperiment("5a1d0c3e-0008-4a7b-9c2d-3e4f5a6b7c08", "targeted-stopped", "stopped", alloc,
+		bucketing.Map{{Variant: "control", Start: 0, End: decisionBuckets}})
+	stopped.Targeting, stopped.Reason = proUsersInEurope, "stopped"
+	ds.Configs[0].Experiments = append(ds.Configs[0].Experiments, running, stopped)
+	for i, u := range decisionUsers {
+		a := targetedAttributes[i%len(targetedAttributes)]
+		c := DecisionCase{Experiment: running.Name, UserID: u, Attributes: a.attrs, Variant: "control", ReasonCode: bucketing.ReasonNotTargeted}
+		if a.match {
+			c.Variant, _ = m.Lookup(bucketing.Bucket(running.ID, running.Salt, u, decisionBuckets))
+			c.InExperiment, c.ReasonCode = true, bucketing.ReasonBucketed
+		}
+		ds.Cases = append(ds.Cases, c)
+		ds.Cases = append(ds.Cases, DecisionCase{Experiment: stopped.Name, UserID: u, Attributes: a.attrs, Variant: "control", ReasonCode: bucketing.ReasonNotRunning})
+	}
+
+	sp := specs[0]
+	id := "5a1d0c3e-0009-4a7b-9c2d-3e4f5a6b7c09"
+	before, after, err := sp.maps(decisionBuckets)
+	if err != nil {
+		return err
+	}
+	e := decisionExperiment(id, "targeted-reweighted", "running", sp.after, after)
+	e.Version, e.Targeting = 2, proUsersInEurope
+	pins := map[string]string{}
+	var list []bucketing.PinnedUser
+	for i := range 100 {
+		u := fmt.Sprintf("assigned-%d", i)
+		v, _ := before.Lookup(bucketing.Bucket(id, e.Salt, u, decisionBuckets))
+		pins[u] = v
+		list = append(list, bucketing.PinnedUser{UserID: u, Variant: v})
+	}
+	e.Sticky = bucketing.BuildStickySized(id, e.Salt, decisionBuckets, after, func(string) bool { return true }, list, 2)
+	if e.Sticky == nil {
+		e.Sticky = &bucketing.Sticky{}
+	}
+	e.Sticky.Assigned = bucketing.BuildAssigned(id, e.Salt, list, 2)
+	ds.Configs[0].Experiments = append(ds.Configs[0].Experiments, e)
+	// Pinned users no longer matching stay in; fresh users are targeted,
+	// except those the assigned filter holds by a false positive.
+	type kind struct {
+		pinned, match, in bool
+	}
+	taken := map[kind]int{}
+	for i := range 400 {
+		u := fmt.Sprintf("assigned-%d", i)
+		if i >= 100 {
+			u = fmt.Sprintf("newcomer-%d", i)
+		}
+		a := targetedAttributes[i%len(targetedAttributes)]
+		d := bucketing.Digest(id, e.Salt, u)
+		mapped, _ := after.Lookup(bucketing.BucketOfDigest(&d, decisionBuckets))
+		variant, pinned := pins[u]
+		in := pinned || a.match || e.Sticky.WasAssigned(&d)
+		k := kind{pinned, a.match, in}
+		if taken[k] == 3 {
+			continue
+		}
+		taken[k]++
+		c := DecisionCase{Experiment: e.Name, UserID: u, Attributes: a.attrs, Variant: "control", ReasonCode: bucketing.ReasonNotTargeted}
+		if in {
+			if !pinned {
+				variant = e.Sticky.Resolve(&d, mapped)
+			}
+			c.Variant, c.InExperiment, c.ReasonCode = variant, true, bucketing.ReasonBucketed
+			if variant != mapped {
+				c.ReasonCode = bucketing.ReasonPinned
+			}
+		}
+		ds.Cases = append(ds.Cases, c)
+	}
+	for _, k := range []kind{{true, false, true}, {true, true, true}, {false, true, true}, {false, false, false}, {false, false, true}} {
+		if taken[k] == 0 {
+			return fmt.Errorf("decisions: no targeted user of kind %+v; change the filter size", k)
+		}
+	}
+	return nil
+}
+
 // checkDecisions refuses a file on which Evaluate disagrees with a case or
 // that misses a reason reachable today.
 func checkDecisions(ds Decisions) error {
 	served := map[string]*bucketing.Served{}
 	for _, e := range ds.Configs[0].Experiments {
-		s := &bucketing.Served{ID: e.ID, Salt: e.Salt, BucketCount: e.BucketCount, BucketMap: e.BucketMap, Sticky: e.Sticky}
-		for _, c := range closedSpecs {
-			if c.name == e.Name {
-				s.Closed = c.code
+		s := &bucketing.Served{ID: e.ID, Salt: e.Salt, BucketCount: e.BucketCount, BucketMap: e.BucketMap, Sticky: e.Sticky, Control: e.Control}
+		if e.Status != "running" {
+			s.Closed = bucketing.ReasonNotRunning
+		}
+		if e.Status == "shipped" {
+			s.Closed = bucketing.ReasonShipped
+		}
+		if e.Targeting != nil {
+			cond, errs := targeting.Compile(e.Targeting)
+			if len(errs) > 0 {
+				return fmt.Errorf("decisions: targeting of %s: %v", e.Name, errs)
 			}
+			s.Targeting = cond
 		}
 		served[e.Name] = s
 	}
@@ -170,7 +289,7 @@ func checkDecisions(ds Decisions) error {
 		}
 		seen[c.ReasonCode] = true
 	}
-	for _, code := range []bucketing.ReasonCode{bucketing.ReasonNotRunning, bucketing.ReasonShipped, bucketing.ReasonPinned, bucketing.ReasonBucketed} {
+	for _, code := range []bucketing.ReasonCode{bucketing.ReasonNotRunning, bucketing.ReasonShipped, bucketing.ReasonNotTargeted, bucketing.ReasonPinned, bucketing.ReasonBucketed} {
 		if !seen[code] {
 			return fmt.Errorf("decisions: no case of %s", code)
 		}

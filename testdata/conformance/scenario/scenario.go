@@ -53,6 +53,7 @@ type Experiment struct {
 	Allocation  []bucketing.Slice         `json:"allocation"`
 	BucketMap   bucketing.Map             `json:"bucket_map"`
 	Sticky      *bucketing.Sticky         `json:"sticky,omitempty"`
+	Targeting   map[string]any            `json:"targeting,omitempty"`
 	Variants    map[string]map[string]any `json:"variants"`
 	Metrics     []any                     `json:"metrics"`
 }

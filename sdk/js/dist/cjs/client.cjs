@@ -9,7 +9,7 @@ const { PriceTable } = require('./pricing.cjs');
 const { InvalidScore, newScore } = require('./scores.cjs');
 const { EventSender } = require('./sender.cjs');
 const { SpillFile } = require('./spill.cjs');
-const { bindUser, lastCallId } = require('./user.cjs');
+const { bindUser, currentAttributes, lastCallId } = require('./user.cjs');
 const { wrapProvider } = require('./wrap.cjs');
 
 const DEFAULT_BASE_URL = 'https://api.expd.dev';
@@ -102,10 +102,13 @@ class Client {
   /**
    * The user's variant by local bucketing on the polled config; null until it
    * loads (treat as control). The first call per (experiment, user, variant,
-   * UTC day) also queues an exposure.
+   * UTC day) also queues an exposure. attributes (JSON values; default: those
+   * bound by asUser for this user) are what the experiment's targeting reads:
+   * a user who does not match gets control, outside the experiment, with no
+   * exposure (docs/targeting.md).
    */
-  assign(experiment, userId) {
-    return this.expose(experiment, userId, EXPOSE_DAILY);
+  assign(experiment, userId, attributes = null) {
+    return this._decide(experiment, userId, EXPOSE_DAILY, attributes)?.variant ?? null;
   }
 
   /**
@@ -113,26 +116,27 @@ class Client {
    * until the config loads: {variant, inExperiment, reasonCode}. inExperiment
    * says whether the user counts in the experiment's analysis; reasonCode is
    * 'not_running' (draft, scheduled or stopped: control for everyone),
-   * 'shipped' (the shipped variant for everyone), 'pinned' (the sticky
-   * filters keep the user on the variant they were first assigned) or
-   * 'bucketed' (the bucket map's variant); 'holdout', 'layer' and
-   * 'not_targeted' are reserved. Queues the same exposure as assign.
+   * 'shipped' (the shipped variant for everyone), 'not_targeted' (the
+   * attributes do not match the targeting: control, outside the experiment),
+   * 'pinned' (the sticky filters keep the user on the variant they were first
+   * assigned) or 'bucketed' (the bucket map's variant); 'holdout' and 'layer'
+   * are reserved. Queues the same exposure as assign.
    */
-  assignDetail(experiment, userId) {
-    return this._decide(experiment, userId, EXPOSE_DAILY);
+  assignDetail(experiment, userId, attributes = null) {
+    return this._decide(experiment, userId, EXPOSE_DAILY, attributes);
   }
 
   /** {variant, prompt, fallback}: the variant's prompt, or defaultPrompt with fallback true. */
-  getPrompt(experiment, userId, defaultPrompt) {
-    const variant = this.assign(experiment, userId);
+  getPrompt(experiment, userId, defaultPrompt, attributes = null) {
+    const variant = this.assign(experiment, userId, attributes);
     const prompt = variant === null ? null : this.experimentOf(experiment)?.promptOf(variant) ?? null;
     return prompt === null ? { variant, prompt: defaultPrompt, fallback: true } : { variant, prompt, fallback: false };
   }
 
   /** The variant's custom variables merged over defaults (a new object). */
-  getVariables(experiment, userId, defaults = {}) {
+  getVariables(experiment, userId, defaults = {}, attributes = null) {
     const merged = { ...defaults };
-    const variant = this.assign(experiment, userId);
+    const variant = this.assign(experiment, userId, attributes);
     if (variant !== null) Object.assign(merged, this.experimentOf(experiment)?.variablesOf(variant) ?? {});
     return merged;
   }
@@ -192,9 +196,12 @@ class Client {
     return this.sender.flush(timeoutMs);
   }
 
-  /** Run fn with userId bound for wrapped calls (AsyncLocalStorage: it follows awaits). */
-  asUser(userId, fn) {
-    return bindUser(String(userId), fn);
+  /**
+   * Run fn with userId (and the attributes targeting reads) bound for wrapped
+   * calls and that user's assignments (AsyncLocalStorage: it follows awaits).
+   */
+  asUser(userId, fn, attributes = null) {
+    return bindUser(String(userId), fn, attributes);
   }
 
   /**
@@ -247,19 +254,14 @@ class Client {
 
   // --- internals ---------------------------------------------------------------
 
-  /** The variant of _decide. */
-  expose(experiment, userId, mode) {
-    return this._decide(experiment, userId, mode)?.variant ?? null;
-  }
-
   /** The decision, queueing the exposure mode (EXPOSE_*) owes: once per UTC day, or always (a model call). */
-  _decide(experiment, userId, mode) {
+  _decide(experiment, userId, mode, attributes = null) {
     try {
       const found = this.experimentOf(experiment);
       if (found === null) return null;
       const user = typeof userId === 'string' ? userId : String(userId);
       // A model call's exposure also counts as the day's, so assign() adds none after it.
-      const decision = this.exposures.resolve(found, user, utcDay(Date.now()), mode);
+      const decision = this.exposures.resolve(found, user, utcDay(Date.now()), mode, attributes ?? currentAttributes(user));
       if (this.exposures.due) {
         this.sender.enqueue(newEvent(EXPOSURE, {
           experiment_id: found.id,
@@ -275,9 +277,9 @@ class Client {
     }
   }
 
-  /** For ModelCall: the variant, with an exposure queued for this call. */
-  _exposeCall(experiment, userId) {
-    return this.expose(experiment, userId, EXPOSE_ALWAYS);
+  /** For ModelCall: the decision, with an exposure queued for this call (none outside the experiment). */
+  _decideCall(experiment, userId) {
+    return this._decide(experiment, userId, EXPOSE_ALWAYS);
   }
 
   experimentOf(experiment) {

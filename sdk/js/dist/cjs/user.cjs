@@ -18,8 +18,8 @@ function current() {
 }
 
 /** Run fn with userId bound; returns fn's result (a promise stays bound while it runs). */
-function bindUser(userId, fn) {
-  const binding = { userId, lastCallId: null };
+function bindUser(userId, fn, attributes = null) {
+  const binding = { userId, attributes, lastCallId: null };
   if (storage !== null) return storage.run(binding, fn);
   const previous = syncBinding;
   syncBinding = binding;
@@ -35,6 +35,12 @@ function currentUser() {
   return current()?.userId ?? null;
 }
 
+/** The attributes bound with userId by the innermost asUser, or null. */
+function currentAttributes(userId) {
+  const binding = current();
+  return binding !== null && binding.userId === userId ? binding.attributes : null;
+}
+
 /** Remember callId as the innermost asUser's last model call (no-op outside one). */
 function noteCall(callId) {
   const binding = current();
@@ -45,4 +51,4 @@ function noteCall(callId) {
 function lastCallId() {
   return current()?.lastCallId ?? null;
 }
-module.exports = { bindUser, currentUser, noteCall, lastCallId };
+module.exports = { bindUser, currentUser, currentAttributes, noteCall, lastCallId };

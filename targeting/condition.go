@@ -1,0 +1,537 @@
+// Package targeting compiles and evaluates an experiment's targeting
+// condition: a MongoDB-style condition over user attributes in GrowthBook's
+// condition syntax, with the semantics of docs/targeting.md. It is pure and
+// must agree exactly with the clients' copies (sdk/go/targeting.go,
+// sdk/python/expd/_targeting.py, sdk/js/src/targeting.js); the shared
+// vectors in testdata/targeting/vectors.json pin them down.
+package targeting
+
+import (
+	"encoding/json"
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+)
+
+// MaxDepth bounds the nesting of a condition, so evaluating one cannot
+// exhaust a client's stack.
+const MaxDepth = 16
+
+// FieldError is one invalid part of a condition; Field is its path inside
+// the condition ("$and[1].plan.$in"), "" for the condition itself.
+type FieldError struct {
+	Field  string
+	Reason string
+}
+
+func (e FieldError) Error() string { return e.Field + ": " + e.Reason }
+
+// Condition is a compiled condition. A nil *Condition matches everyone.
+type Condition struct {
+	match func(any) bool
+}
+
+// Nobody is the condition no one satisfies.
+var Nobody = &Condition{match: never}
+
+// Match tells whether attrs (JSON-like values: nil, bool, numbers, string,
+// []any, map[string]any) satisfy the condition.
+func (c *Condition) Match(attrs map[string]any) bool {
+	return c == nil || c.match(attrs)
+}
+
+// Parse compiles a condition from its JSON, or lists every invalid part.
+// An empty object is the condition that matches everyone.
+func Parse(raw []byte) (*Condition, []FieldError) {
+	var v any
+	if err := json.Unmarshal(raw, &v); err != nil {
+		return nil, []FieldError{{"", "is not valid JSON: " + err.Error()}}
+	}
+	return Compile(v)
+}
+
+// Compile compiles a condition already decoded from JSON.
+func Compile(v any) (*Condition, []FieldError) {
+	c := compiler{}
+	m := c.cond(v, "", 0)
+	if len(c.errs) > 0 {
+		return nil, c.errs
+	}
+	return &Condition{match: m}, nil
+}
+
+type compiler struct{ errs []FieldError }
+
+func (c *compiler) fail(at, format string, args ...any) {
+	c.errs = append(c.errs, FieldError{at, fmt.Sprintf(format, args...)})
+}
+
+func join(at, key string) string {
+	if at == "" {
+		return key
+	}
+	return at + "." + key
+}
+
+func never(any) bool { return false }
+
+// cond compiles a condition over an object: attribute paths and the
+// logical operators $and, $or, $nor, $not, all of which must hold.
+func (c *compiler) cond(v any, at string, depth int) func(any) bool {
+	obj, ok := v.(map[string]any)
+	if !ok {
+		c.fail(at, "must be an object of attribute paths and $and, $or, $nor, $not")
+		return never
+	}
+	if depth > MaxDepth {
+		c.fail(at, "nests deeper than %d levels", MaxDepth)
+		return never
+	}
+	parts := make([]func(any) bool, 0, len(obj))
+	for _, k := range sortedKeys(obj) {
+		val, here := obj[k], join(at, k)
+		switch k {
+		case "$and", "$or", "$nor":
+			list, ok := val.([]any)
+			if !ok || len(list) == 0 {
+				c.fail(here, "must be a non-empty array of conditions")
+				continue
+			}
+			subs := make([]func(any) bool, len(list))
+			for i, s := range list {
+				subs[i] = c.cond(s, here+"["+strconv.Itoa(i)+"]", depth+1)
+			}
+			switch k {
+			case "$and":
+				parts = append(parts, allOf(subs))
+			case "$or":
+				parts = append(parts, anyOf(subs))
+			default:
+				or := anyOf(subs)
+				parts = append(parts, func(o any) bool { return !or(o) })
+			}
+		case "$not":
+			sub := c.cond(val, here, depth+1)
+			parts = append(parts, func(o any) bool { return !sub(o) })
+		default:
+			if strings.HasPrefix(k, "$") {
+				c.fail(here, "is not a logical operator ($and, $or, $nor, $not); an attribute path cannot start with $")
+				continue
+			}
+			path := strings.Split(k, ".")
+			if slices.Contains(path, "") {
+				c.fail(here, "is not an attribute path: empty part between dots")
+				continue
+			}
+			test := c.value(val, here, depth+1)
+			parts = append(parts, func(o any) bool { return test(lookup(o, path)) })
+		}
+	}
+	return allOf(parts)
+}
+
+// value compiles a condition on one value: an object of operators, all of
+// which must hold, or a literal the value must equal.
+func (c *compiler) value(v any, at string, depth int) func(any) bool {
+	obj, ok := v.(map[string]any)
+	if !ok || !hasOperator(obj) {
+		return func(a any) bool { return Equal(a, v) }
+	}
+	if depth > MaxDepth {
+		c.fail(at, "nests deeper than %d levels", MaxDepth)
+		return never
+	}
+	parts := make([]func(any) bool, 0, len(obj))
+	for _, op := range sortedKeys(obj) {
+		if !strings.HasPrefix(op, "$") {
+			c.fail(join(at, op), "cannot be mixed with operators: an object is either operators or a literal value")
+			continue
+		}
+		if f := c.operator(op, obj[op], join(at, op), depth); f != nil {
+			parts = append(parts, f)
+		}
+	}
+	return allOf(parts)
+}
+
+func hasOperator(obj map[string]any) bool {
+	for k := range obj {
+		if strings.HasPrefix(k, "$") {
+			return true
+		}
+	}
+	return false
+}
+
+// typeNames are the answers of $type.
+var typeNames = []string{"string", "number", "boolean", "array", "object", "null"}
+
+func (c *compiler) operator(op string, arg any, at string, depth int) func(any) bool {
+	switch op {
+	case "$eq":
+		return func(a any) bool { return Equal(a, arg) }
+	case "$ne":
+		return func(a any) bool { return !Equal(a, arg) }
+	case "$lt", "$lte", "$gt", "$gte":
+		if !isNumber(arg) && !isString(arg) {
+			c.fail(at, "must be a number or a string")
+			return nil
+		}
+		ok := orderTest(op)
+		return func(a any) bool {
+			r, comparable := compare(a, arg)
+			return comparable && ok(r)
+		}
+	case "$in", "$nin":
+		list, isList := arg.([]any)
+		if !isList {
+			c.fail(at, "must be an array")
+			return nil
+		}
+		if op == "$in" {
+			return func(a any) bool { return in(a, list) }
+		}
+		return func(a any) bool { return !in(a, list) }
+	case "$all":
+		list, isList := arg.([]any)
+		if !isList {
+			c.fail(at, "must be an array")
+			return nil
+		}
+		subs := make([]func(any) bool, len(list))
+		for i, s := range list {
+			subs[i] = c.value(s, at+"["+strconv.Itoa(i)+"]", depth+1)
+		}
+		return func(a any) bool {
+			elems, ok := a.([]any)
+			if !ok {
+				return false
+			}
+			for _, s := range subs {
+				if !slices.ContainsFunc(elems, s) {
+					return false
+				}
+			}
+			return true
+		}
+	case "$size":
+		sub := c.value(arg, at, depth+1)
+		return func(a any) bool {
+			elems, ok := a.([]any)
+			return ok && sub(float64(len(elems)))
+		}
+	case "$elemMatch":
+		var sub func(any) bool
+		if obj, ok := arg.(map[string]any); ok && hasOperator(obj) && !hasLogical(obj) {
+			sub = c.value(arg, at, depth+1)
+		} else {
+			sub = c.cond(arg, at, depth+1)
+		}
+		return func(a any) bool {
+			elems, ok := a.([]any)
+			return ok && slices.ContainsFunc(elems, sub)
+		}
+	case "$exists":
+		want, ok := arg.(bool)
+		if !ok {
+			c.fail(at, "must be true or false")
+			return nil
+		}
+		return func(a any) bool { return (a != nil) == want }
+	case "$type":
+		name, _ := arg.(string)
+		if !slices.Contains(typeNames, name) {
+			c.fail(at, "must be one of %s", strings.Join(typeNames, ", "))
+			return nil
+		}
+		return func(a any) bool { return typeOf(a) == name }
+	case "$regex":
+		pattern, ok := arg.(string)
+		if !ok {
+			c.fail(at, "must be a string")
+			return nil
+		}
+		re, err := CompileRegex(pattern)
+		if err != nil {
+			c.fail(at, "%v", err)
+			return nil
+		}
+		return func(a any) bool {
+			s, ok := a.(string)
+			return ok && re.MatchString(s)
+		}
+	case "$not":
+		sub := c.value(arg, at, depth+1)
+		return func(a any) bool { return !sub(a) }
+	case "$veq", "$vne", "$vlt", "$vlte", "$vgt", "$vgte":
+		v, ok := arg.(string)
+		if !ok {
+			c.fail(at, "must be a version string")
+			return nil
+		}
+		want := PaddedVersion(v)
+		var test func(int) bool
+		if op == "$veq" || op == "$vne" {
+			eq := op == "$veq"
+			test = func(r int) bool { return (r == 0) == eq }
+		} else {
+			test = orderTest("$" + op[2:])
+		}
+		return func(a any) bool {
+			s, ok := a.(string)
+			return ok && test(compareStrings(PaddedVersion(s), want))
+		}
+	}
+	c.fail(at, "is not a supported operator")
+	return nil
+}
+
+// hasLogical: $elemMatch with $and/$or/$nor/$not is a condition on the
+// elements' fields, not on the elements themselves.
+func hasLogical(obj map[string]any) bool {
+	for _, k := range []string{"$and", "$or", "$nor", "$not"} {
+		if _, ok := obj[k]; ok {
+			return true
+		}
+	}
+	return false
+}
+
+func orderTest(op string) func(int) bool {
+	switch op {
+	case "$lt":
+		return func(r int) bool { return r < 0 }
+	case "$lte":
+		return func(r int) bool { return r <= 0 }
+	case "$gt":
+		return func(r int) bool { return r > 0 }
+	default:
+		return func(r int) bool { return r >= 0 }
+	}
+}
+
+func allOf(fs []func(any) bool) func(any) bool {
+	if len(fs) == 1 {
+		return fs[0]
+	}
+	return func(o any) bool {
+		for _, f := range fs {
+			if !f(o) {
+				return false
+			}
+		}
+		return true
+	}
+}
+
+func anyOf(fs []func(any) bool) func(any) bool {
+	return func(o any) bool {
+		for _, f := range fs {
+			if f(o) {
+				return true
+			}
+		}
+		return false
+	}
+}
+
+// lookup walks a dotted path through objects (and arrays, by decimal
+// index); a missing step gives nil, like a null attribute.
+func lookup(o any, path []string) any {
+	for _, part := range path {
+		switch x := o.(type) {
+		case map[string]any:
+			o = x[part]
+		case []any:
+			i, ok := arrayIndex(part)
+			if !ok || i >= len(x) {
+				return nil
+			}
+			o = x[i]
+		default:
+			return nil
+		}
+	}
+	return o
+}
+
+// arrayIndex reads a canonical decimal index ("0", "12"; not "01" or "+1").
+func arrayIndex(s string) (int, bool) {
+	if s == "" || len(s) > 9 || (len(s) > 1 && s[0] == '0') {
+		return 0, false
+	}
+	n := 0
+	for i := 0; i < len(s); i++ {
+		if s[i] < '0' || s[i] > '9' {
+			return 0, false
+		}
+		n = n*10 + int(s[i]-'0')
+	}
+	return n, true
+}
+
+func in(a any, list []any) bool {
+	listed := func(e any) bool { return slices.ContainsFunc(list, func(l any) bool { return Equal(e, l) }) }
+	if elems, ok := a.([]any); ok {
+		// An array attribute is in the list when any of its elements is.
+		return slices.ContainsFunc(elems, listed)
+	}
+	return listed(a)
+}
+
+func isString(v any) bool { _, ok := v.(string); return ok }
+func isNumber(v any) bool { _, ok := number(v); return ok }
+
+// number reads any Go numeric type as a float64 (attributes passed by Go
+// callers need not be float64).
+func number(v any) (float64, bool) {
+	switch x := v.(type) {
+	case float64:
+		return x, true
+	case float32:
+		return float64(x), true
+	case int:
+		return float64(x), true
+	case int64:
+		return float64(x), true
+	case int32:
+		return float64(x), true
+	case uint:
+		return float64(x), true
+	case uint64:
+		return float64(x), true
+	case uint32:
+		return float64(x), true
+	case json.Number:
+		f, err := x.Float64()
+		return f, err == nil
+	}
+	return 0, false
+}
+
+func typeOf(v any) string {
+	switch v.(type) {
+	case nil:
+		return "null"
+	case string:
+		return "string"
+	case bool:
+		return "boolean"
+	case []any:
+		return "array"
+	case map[string]any:
+		return "object"
+	}
+	if isNumber(v) {
+		return "number"
+	}
+	return "unknown"
+}
+
+// Equal is deep equality of JSON values: numbers by value, strings by
+// code points, arrays in order, objects by key regardless of order; no
+// conversion between types.
+func Equal(a, b any) bool {
+	switch x := a.(type) {
+	case nil:
+		return b == nil
+	case string:
+		y, ok := b.(string)
+		return ok && x == y
+	case bool:
+		y, ok := b.(bool)
+		return ok && x == y
+	case []any:
+		y, ok := b.([]any)
+		return ok && slices.EqualFunc(x, y, Equal)
+	case map[string]any:
+		y, ok := b.(map[string]any)
+		if !ok || len(x) != len(y) {
+			return false
+		}
+		for k, v := range x {
+			w, ok := y[k]
+			if !ok || !Equal(v, w) {
+				return false
+			}
+		}
+		return true
+	}
+	f, ok := number(a)
+	g, ok2 := number(b)
+	return ok && ok2 && f == g
+}
+
+// compare orders two numbers or two strings (by code points); comparable
+// is false for any other pair.
+func compare(a, b any) (r int, comparable bool) {
+	if f, ok := number(a); ok {
+		g, ok := number(b)
+		switch {
+		case !ok:
+			return 0, false
+		case f < g:
+			return -1, true
+		case f > g:
+			return 1, true
+		case f == g:
+			return 0, true
+		}
+		return 0, false // NaN
+	}
+	s, ok := a.(string)
+	t, ok2 := b.(string)
+	if !ok || !ok2 {
+		return 0, false
+	}
+	return compareStrings(s, t), true
+}
+
+// compareStrings orders by code points: UTF-8 byte order is code point
+// order (JavaScript's < compares UTF-16 units, so its copy differs).
+func compareStrings(s, t string) int { return strings.Compare(s, t) }
+
+// PaddedVersion makes version strings comparable as strings, as
+// GrowthBook's paddedVersionString does: a leading "v" and build metadata
+// ("+...") dropped, parts split at "." and "-", "~" appended to a bare
+// three-part version (so 1.0.0 sorts after 1.0.0-rc.1), and each all-digit
+// part left-padded with spaces to 5 characters.
+func PaddedVersion(v string) string {
+	v = strings.TrimPrefix(v, "v")
+	if i := strings.IndexByte(v, '+'); i >= 0 {
+		v = v[:i]
+	}
+	parts := splitVersion(v)
+	if len(parts) == 3 {
+		parts = append(parts, "~")
+	}
+	for i, p := range parts {
+		if p != "" && strings.Trim(p, "0123456789") == "" && len(p) < 5 {
+			parts[i] = strings.Repeat(" ", 5-len(p)) + p
+		}
+	}
+	return strings.Join(parts, "-")
+}
+
+// splitVersion splits at every "." and "-", keeping empty parts.
+func splitVersion(v string) []string {
+	var parts []string
+	start := 0
+	for i := 0; i < len(v); i++ {
+		if v[i] == '.' || v[i] == '-' {
+			parts = append(parts, v[start:i])
+			start = i + 1
+		}
+	}
+	return append(parts, v[start:])
+}
+
+func sortedKeys(m map[string]any) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	return keys
+}
