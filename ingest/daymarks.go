@@ -34,11 +34,16 @@ const dayLayout = "2006-01-02"
 // (markLate) once, with the late days of the group's scores.
 func storeEvents(ctx context.Context, tx groupTx, rows []EventRow, late map[dayMark]bool) ([]eventKey, error) {
 	inserted, err := tx.insert(ctx, rows)
-	if err != nil || len(inserted) == 0 {
+	_, split := tx.(splitTx)
+	if err != nil || len(inserted) == 0 && !split {
 		return inserted, err
 	}
 	lateDays(rows, inserted, late)
-	if err := tx.pin(ctx, storedRows(rows, inserted)); err != nil {
+	pinned := storedRows(rows, inserted)
+	if split {
+		pinned = rows // a retry's reconciliation (NewEngineWriter)
+	}
+	if err := tx.pin(ctx, pinned); err != nil {
 		return nil, err
 	}
 	return inserted, nil

@@ -273,9 +273,9 @@ func CopyEvents(ctx context.Context, tx pgx.Tx, rows []EventRow) (int64, error) 
 			return 0, err
 		}
 	}
-	n, err := tx.CopyFrom(ctx, pgx.Identifier{"events"}, eventColumns, pgx.CopyFromSlice(len(rows), func(i int) ([]any, error) {
+	n, err := tx.CopyFrom(ctx, pgx.Identifier{"events"}, EventColumns, pgx.CopyFromSlice(len(rows), func(i int) ([]any, error) {
 		r := &rows[i]
-		return appendEventValues(make([]any, 0, len(eventColumns)), r, ids[r.OrgID], ids[r.ExperimentID]), nil
+		return AppendEventValues(make([]any, 0, len(EventColumns)), r, ids[r.OrgID], ids[r.ExperimentID]), nil
 	}))
 	if err != nil {
 		return 0, fmt.Errorf("copy events: %w", err)

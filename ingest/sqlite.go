@@ -30,7 +30,7 @@ type sqliteTx struct{ tx *gorm.DB }
 // column, 22 today) under SQLite's limit of 32,766.
 const sqliteRowsPerStatement = 500
 
-var rowPlaceholders = "(" + strings.TrimSuffix(strings.Repeat("?, ", len(eventColumns)), ", ") + ")"
+var rowPlaceholders = "(" + strings.TrimSuffix(strings.Repeat("?, ", len(EventColumns)), ", ") + ")"
 
 func (s sqliteTx) lockUsage(ctx context.Context, month string, orgs []string) (map[string]int64, error) {
 	values := strings.TrimSuffix(strings.Repeat("(?, ?, 0), ", len(orgs)), ", ")
@@ -107,9 +107,9 @@ func (s sqliteTx) pin(ctx context.Context, stored []EventRow) error {
 }
 
 func (s sqliteTx) insertChunk(chunk []EventRow) ([]eventKey, error) {
-	args := make([]any, 0, len(chunk)*len(eventColumns))
+	args := make([]any, 0, len(chunk)*len(EventColumns))
 	for i := range chunk {
-		args = appendEventValues(args, &chunk[i], chunk[i].OrgID, chunk[i].ExperimentID)
+		args = AppendEventValues(args, &chunk[i], chunk[i].OrgID, chunk[i].ExperimentID)
 	}
 	values := strings.TrimSuffix(strings.Repeat(rowPlaceholders+", ", len(chunk)), ", ")
 	// OR IGNORE rather than ON CONFLICT DO NOTHING: no constraint can

@@ -29,11 +29,7 @@ func Traffic(ctx context.Context, db *gorm.DB, orgID, experimentID string, from,
 	if database.IsPostgres(db) {
 		day = "to_char(ts AT TIME ZONE 'UTC', 'YYYY-MM-DD')"
 	}
-	var rows []struct {
-		Day     string
-		Variant string
-		Users   int64
-	}
+	var rows []TrafficCount
 	err := db.WithContext(ctx).Table("events").
 		Select(day+" AS day, variant, COUNT(DISTINCT user_id) AS users").
 		Where("org_id = ? AND experiment_id = ? AND type = ? AND ts >= ? AND ts < ?",
@@ -42,6 +38,22 @@ func Traffic(ctx context.Context, db *gorm.DB, orgID, experimentID string, from,
 	if err != nil {
 		return nil, fmt.Errorf("count traffic: %w", err)
 	}
+	return TrafficDays(from, to, variants, rows), nil
+}
+
+// TrafficCount is one engine's count of unique exposed users of a
+// variant on a UTC day (YYYY-MM-DD).
+type TrafficCount struct {
+	Day     string
+	Variant string
+	Users   int64
+}
+
+// TrafficDays lays counts out as Traffic returns them: every day from
+// from's date through to's, every name of variants present on each.
+func TrafficDays(from, to time.Time, variants []string, counts []TrafficCount) []TrafficDay {
+	first := from.UTC().Truncate(24 * time.Hour)
+	last := to.UTC().Truncate(24 * time.Hour)
 	var days []TrafficDay
 	index := make(map[string]int)
 	for d := first; !d.After(last); d = d.Add(24 * time.Hour) {
@@ -52,10 +64,10 @@ func Traffic(ctx context.Context, db *gorm.DB, orgID, experimentID string, from,
 		index[td.Day] = len(days)
 		days = append(days, td)
 	}
-	for _, r := range rows {
+	for _, r := range counts {
 		if i, ok := index[r.Day]; ok {
 			days[i].Variants[r.Variant] = r.Users
 		}
 	}
-	return days, nil
+	return days
 }

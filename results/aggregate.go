@@ -26,7 +26,7 @@ type Arm struct {
 	Values  [][]float64
 	// Pre[m][u] is user u's pre-period value of a CUPED metric m (0 without
 	// pre-period data); Den[m][u] the denominator of a ratio metric m, or
-	// the user's model calls for a score metric m (denominatorOf).
+	// the user's model calls for a score metric m (DenominatorOf).
 	Pre, Den [][]float64
 	// Scored[m][u] is the number of user u's model calls with a score of
 	// score metric m (the calls its value averages).
@@ -142,11 +142,7 @@ func (s SQL) Traffic(ctx context.Context, orgID, experimentID string, from, to t
 // collect reads the per-user rows of q into a Sample, then, for quantile
 // metrics, the experiment's events with their calls and coverage.
 func collect(ctx context.Context, db *gorm.DB, q aggregateQuery, orgID, experimentID string, w Window, arms []string, ms []metrics.Resolved, progress func(users int)) (Sample, error) {
-	s := Sample{Arms: make(map[string]*Arm, len(arms))}
-	for _, v := range arms {
-		s.Arms[v] = &Arm{Values: make([][]float64, len(ms)), Pre: make([][]float64, len(ms)),
-			Den: make([][]float64, len(ms)), Scored: make([][]int64, len(ms)), Calls: make([]stats.Calls, len(ms))}
-	}
+	b := NewSampleBuilder(arms, ms, progress)
 	rows, err := db.WithContext(ctx).Raw(q.SQL, q.Args...).Rows()
 	if err != nil {
 		return Sample{}, fmt.Errorf("aggregate per-user values: %w", err)
@@ -154,56 +150,41 @@ func collect(ctx context.Context, db *gorm.DB, q aggregateQuery, orgID, experime
 	defer rows.Close()
 	var user, variant string
 	var crossover int64
-	cols := make([]perUserColumns, len(ms))
+	sums := make([]perUserColumns, len(ms))
 	dest := []any{&user, &variant, &crossover}
-	var computed []int // metrics with columns, in column order
-	for i, m := range ms {
-		if !hasUserColumns(m) {
-			continue
-		}
-		c := &cols[i]
+	for _, i := range b.computed {
+		c := &sums[i]
 		dest = append(dest, &c.sum, &c.count)
-		if denominatorOf(m) != nil {
+		if DenominatorOf(ms[i]) != nil {
 			dest = append(dest, &c.denSum, &c.denCount)
 		}
-		if m.UsesCUPED() {
+		if ms[i].UsesCUPED() {
 			dest = append(dest, &c.preSum, &c.preCount)
 		}
-		computed = append(computed, i)
 	}
-	n := 0
+	cols := make([]UserColumns, len(ms))
 	for rows.Next() {
 		if err := rows.Scan(dest...); err != nil {
 			return Sample{}, fmt.Errorf("scan per-user values: %w", err)
 		}
-		arm, ok := s.Arms[variant]
-		if !ok {
-			s.Unattributed++
-			continue
+		for _, i := range b.computed {
+			c := sums[i]
+			cols[i] = UserColumns{Sum: c.sum.Float64, Count: c.count, DenSum: c.denSum.Float64, DenCount: c.denCount, PreSum: c.preSum.Float64, PreCount: c.preCount}
 		}
-		if crossover != 0 {
-			arm.Crossover++
-			continue
-		}
-		arm.UserIDs = append(arm.UserIDs, user)
-		for _, i := range computed {
-			cols[i].appendTo(arm, i, ms[i])
-		}
-		if n++; progress != nil && n%progressEvery == 0 {
-			progress(n)
-		}
+		b.Add(user, variant, crossover != 0, cols)
 	}
 	if err := rows.Err(); err != nil {
 		return Sample{}, fmt.Errorf("read per-user values: %w", err)
 	}
-	if slices.ContainsFunc(ms, readsCalls) {
+	s := b.Sample()
+	if slices.ContainsFunc(ms, ReadsCalls) {
 		c, err := readEvents(ctx, db, orgID, experimentID, w, arms, ms, &s)
 		if err != nil {
 			return Sample{}, err
 		}
 		s.Coverage = &c
 	}
-	if slices.ContainsFunc(ms, readsScores) {
+	if slices.ContainsFunc(ms, ReadsScores) {
 		o, err := countOrphans(ctx, db, orgID, w, ms)
 		if err != nil {
 			return Sample{}, err
@@ -213,44 +194,106 @@ func collect(ctx context.Context, db *gorm.DB, q aggregateQuery, orgID, experime
 	return s, nil
 }
 
-// hasUserColumns tells whether m gets per-user columns in the run's
-// query: resolved, and not read call by call.
-func hasUserColumns(m metrics.Resolved) bool { return m.Problem == "" && !m.Kind.Spec().PerCall }
+// UserColumns are one metric's numbers of a user's row: the sum and
+// count of its matching values, of its denominator's (DenominatorOf) and
+// of its CUPED pre-period's. An engine computes them per user; a
+// SampleBuilder turns them into the metric's per-user value.
+type UserColumns struct {
+	Sum, DenSum, PreSum       float64
+	Count, DenCount, PreCount int64
+}
 
-// readsCalls tells whether m is resolved and read call by call
+// SampleBuilder collects an engine's per-user rows into a Sample, by the
+// rules every engine shares: a user whose first exposure names a
+// variant outside arms is unattributed, a crossover user is counted
+// under their first arm and left out of the rest.
+type SampleBuilder struct {
+	s        Sample
+	ms       []metrics.Resolved
+	computed []int // metrics with per-user columns, in column order
+	n        int
+	progress func(users int)
+}
+
+// NewSampleBuilder starts the Sample of a run of ms over arms; progress,
+// if set, is called as users are added.
+func NewSampleBuilder(arms []string, ms []metrics.Resolved, progress func(users int)) *SampleBuilder {
+	b := &SampleBuilder{s: Sample{Arms: make(map[string]*Arm, len(arms))}, ms: ms, progress: progress}
+	for _, v := range arms {
+		b.s.Arms[v] = &Arm{Values: make([][]float64, len(ms)), Pre: make([][]float64, len(ms)),
+			Den: make([][]float64, len(ms)), Scored: make([][]int64, len(ms)), Calls: make([]stats.Calls, len(ms))}
+	}
+	for i, m := range ms {
+		if HasUserColumns(m) {
+			b.computed = append(b.computed, i)
+		}
+	}
+	return b
+}
+
+// Add adds one user's row; cols[i] are metric i's columns (read for the
+// metrics with per-user columns: HasUserColumns).
+func (b *SampleBuilder) Add(user, variant string, crossover bool, cols []UserColumns) {
+	arm, ok := b.s.Arms[variant]
+	if !ok {
+		b.s.Unattributed++
+		return
+	}
+	if crossover {
+		arm.Crossover++
+		return
+	}
+	arm.UserIDs = append(arm.UserIDs, user)
+	for _, i := range b.computed {
+		cols[i].appendTo(arm, i, b.ms[i])
+	}
+	if b.n++; b.progress != nil && b.n%progressEvery == 0 {
+		b.progress(b.n)
+	}
+}
+
+// Sample is what the builder collected.
+func (b *SampleBuilder) Sample() Sample { return b.s }
+
+// HasUserColumns tells whether m gets per-user columns (UserColumns) in
+// a run's query: resolved, and not read call by call.
+func HasUserColumns(m metrics.Resolved) bool { return m.Problem == "" && !m.Kind.Spec().PerCall }
+
+// ReadsCalls tells whether m is resolved and read call by call
 // (eventpass.go).
-func readsCalls(m metrics.Resolved) bool { return m.Problem == "" && m.Kind.Spec().PerCall }
+func ReadsCalls(m metrics.Resolved) bool { return m.Problem == "" && m.Kind.Spec().PerCall }
 
-// perUserColumns are one metric's columns of a user's row.
+// perUserColumns are one metric's columns of a user's row as the SQL
+// engine scans them (exact sums).
 type perUserColumns struct {
 	sum, denSum, preSum       exactSum
 	count, denCount, preCount int64
 }
 
-// readsScores tells whether m is resolved and reads scores.
-func readsScores(m metrics.Resolved) bool {
+// ReadsScores tells whether m is resolved and reads scores.
+func ReadsScores(m metrics.Resolved) bool {
 	return m.Problem == "" && m.Source != nil && m.Source.EventType == vocab.TypeScore
 }
 
 // appendTo adds the user's value of metric i (and its denominator or
 // pre-period value) to the arm.
-func (c perUserColumns) appendTo(arm *Arm, i int, m metrics.Resolved) {
+func (c UserColumns) appendTo(arm *Arm, i int, m metrics.Resolved) {
 	kind, t := m.Kind.AggregatedAs(), m.Source.EventType
-	if den := denominatorOf(m); den != nil {
-		d, _ := perUserValue(denominatorKind(*den), den.EventType, c.denSum.Float64, c.denCount)
+	if den := DenominatorOf(m); den != nil {
+		d, _ := perUserValue(DenominatorKind(*den), den.EventType, c.DenSum, c.DenCount)
 		arm.Den[i] = append(arm.Den[i], d)
 	}
 	if t == vocab.TypeScore {
-		arm.Scored[i] = append(arm.Scored[i], c.count)
+		arm.Scored[i] = append(arm.Scored[i], c.Count)
 	}
-	v, ok := perUserValue(kind, t, c.sum.Float64, c.count)
+	v, ok := perUserValue(kind, t, c.Sum, c.Count)
 	if !ok {
 		v = math.NaN()
 	}
 	arm.Values[i] = append(arm.Values[i], v)
 	if m.UsesCUPED() {
 		// No pre-period data: x = 0 (docs/results.md).
-		x, ok := perUserValue(kind, t, c.preSum.Float64, c.preCount)
+		x, ok := perUserValue(kind, t, c.PreSum, c.PreCount)
 		if !ok {
 			x = 0
 		}

@@ -87,10 +87,10 @@ func buildAggregateQuery(db *gorm.DB, orgID, experimentID string, w Window, ms [
 	var sums []rollupSum
 	var colArgs, preArgs []any
 	for i, m := range ms {
-		if !hasUserColumns(m) {
+		if !HasUserColumns(m) {
 			continue
 		}
-		kind, den := m.Kind.AggregatedAs(), denominatorOf(m)
+		kind, den := m.Kind.AggregatedAs(), DenominatorOf(m)
 		if p != nil {
 			// Summed per user in the CTE agg (rollupSums); the pre-period
 			// too, from the rollup of the first exposure day.
@@ -115,7 +115,7 @@ func buildAggregateQuery(db *gorm.DB, orgID, experimentID string, w Window, ms [
 		cols = append(cols, sumCount(d, cond, value, fmt.Sprint(i))...)
 		colArgs = append(colArgs, append(args, args...)...)
 		if den != nil {
-			cond, value, args, err := metricExpr(m.Name, denominatorKind(*den), *den, "e", d.float)
+			cond, value, args, err := metricExpr(m.Name, DenominatorKind(*den), *den, "e", d.float)
 			if err != nil {
 				return aggregateQuery{}, err
 			}
@@ -183,11 +183,11 @@ const byUser = "\nORDER BY x.user_id"
 // ratio's denominator, and a score metric's count of calls.
 var calls = experiments.MetricSource{EventType: vocab.TypeModelCall}
 
-// denominatorOf is the second per-user column pair of m, nil when it has
+// DenominatorOf is the second per-user column pair of m, nil when it has
 // none: a ratio's denominator, or the calls of a score metric (scored
 // calls / calls is its coverage, and users with calls but no score are
 // its unscored users).
-func denominatorOf(m metrics.Resolved) *experiments.MetricSource {
+func DenominatorOf(m metrics.Resolved) *experiments.MetricSource {
 	switch {
 	case m.Kind.Spec().NeedsDenominator:
 		return m.Denominator
@@ -197,9 +197,9 @@ func denominatorOf(m metrics.Resolved) *experiments.MetricSource {
 	return nil
 }
 
-// denominatorKind: a denominator naming a model_call field sums it;
+// DenominatorKind: a denominator naming a model_call field sums it;
 // otherwise it counts its events.
-func denominatorKind(s experiments.MetricSource) vocab.Kind {
+func DenominatorKind(s experiments.MetricSource) vocab.Kind {
 	if s.EventType == vocab.TypeModelCall && s.Field != "" {
 		return vocab.Sum
 	}
@@ -212,6 +212,15 @@ func denominatorKind(s experiments.MetricSource) vocab.Kind {
 // arguments. A model_call source without a field (a ratio's denominator)
 // is every call.
 func metricExpr(name string, kind vocab.Kind, src experiments.MetricSource, a, float string) (cond, value string, args []any, err error) {
+	return MetricExpr(name, kind, src, a, float, func(src experiments.MetricSource, indicator bool) string {
+		return scoreValue(src, indicator, a, float)
+	})
+}
+
+// MetricExpr is metricExpr for any engine's SQL: float is its float
+// type, and score gives the value of a call (alias a) for a score
+// source, NULL when the call has none (scoreValue is the SQL engine's).
+func MetricExpr(name string, kind vocab.Kind, src experiments.MetricSource, a, float string, score func(src experiments.MetricSource, indicator bool) string) (cond, value string, args []any, err error) {
 	spec, ok := vocab.Spec(kind)
 	if !ok {
 		return "", "", nil, fmt.Errorf("metric %q: unknown kind %q", name, kind)
@@ -221,7 +230,7 @@ func metricExpr(name string, kind vocab.Kind, src experiments.MetricSource, a, f
 	case vocab.TypeScore:
 		// Each model call of the user with its score (a call without one
 		// is NULL, not selected): scoreValue.
-		eventType, value = vocab.TypeModelCall, scoreValue(src, spec.ZeroOne, a, float)
+		eventType, value = vocab.TypeModelCall, score(src, spec.ZeroOne)
 		spec = spec.ForSource(vocab.TypeScore)
 	case vocab.TypeModelCall:
 		// Field names go into SQL text: only the table's are accepted.

@@ -187,7 +187,7 @@ func compareArms(d Design, m metrics.Resolved, mi int, control, treatment capped
 	an := RowAnalysis{Inference: inferenceName(d.Sequential), Quantile: m.Quantile,
 		CrossoverUsers: map[string]int64{d.Control: control.crossover(), variant: treatment.crossover()}}
 	an.CrossoverHealth = crossoverHealth(control, treatment)
-	if readsScores(m) {
+	if ReadsScores(m) {
 		scoreCoverage(&an, m.Name, mi, map[string]cappedArm{d.Control: control, variant: treatment}, orphans)
 	}
 	cv, tv := control.values(mi), treatment.values(mi)

@@ -39,6 +39,8 @@ type userPass struct {
 
 // eventPass is the state of one read: what it counts and what it collects.
 type eventPass struct {
+	w          Window
+	started    bool
 	arms       map[string]bool // the allocation's variants
 	collect    map[string]*Arm // where the calls go (nil: coverage only)
 	quantiles  []int           // indices of the quantile metrics in ms
@@ -57,27 +59,18 @@ type eventPass struct {
 // metrics of ms, user by user, of the users it counts.
 func readEvents(ctx context.Context, db *gorm.DB, orgID, experimentID string, w Window, arms []string, ms []metrics.Resolved, s *Sample) (Coverage, error) {
 	d := dialectOf(db)
-	p := &eventPass{arms: map[string]bool{}, byReason: map[string]*Tally{}, reasonSeen: map[string]bool{}}
-	for _, a := range arms {
-		p.arms[a] = true
-	}
+	p, quantiles := NewEventWalk(w, arms, ms, s)
 	var cols []string
 	var args []any
 	args = append(args, w.Start, w.End)
-	if s != nil {
-		p.collect = s.Arms
-		for i, m := range ms {
-			if !readsCalls(m) {
-				continue
-			}
-			cond, value, condArgs, err := metricExpr(m.Name, m.Kind.AggregatedAs(), *m.Source, "e", d.float)
-			if err != nil {
-				return Coverage{}, err
-			}
-			cols = append(cols, fmt.Sprintf("CASE WHEN %s THEN %s END", cond, value))
-			args = append(args, condArgs...)
-			p.quantiles = append(p.quantiles, i)
+	for _, i := range quantiles {
+		m := ms[i]
+		cond, value, condArgs, err := metricExpr(m.Name, m.Kind.AggregatedAs(), *m.Source, "e", d.float)
+		if err != nil {
+			return Coverage{}, err
 		}
+		cols = append(cols, fmt.Sprintf("CASE WHEN %s THEN %s END", cond, value))
+		args = append(args, condArgs...)
 	}
 	q := `SELECT e.user_id, e.ts, CASE WHEN e.ts < ? THEN 0 WHEN e.ts >= ? THEN 2 ELSE 1 END,
   CASE WHEN e.type = 'exposure' THEN 1 ELSE 0 END, e.variant`
@@ -97,43 +90,80 @@ func readEvents(ctx context.Context, db *gorm.DB, orgID, experimentID string, w 
 	var ts time.Time
 	var pos, exposure int8
 	vals := make([]sql.NullFloat64, len(p.quantiles))
-	p.hasCalls = make([]bool, len(p.quantiles))
 	dest := []any{&user, &ts, &pos, &exposure, &variant}
 	for i := range vals {
 		dest = append(dest, &vals[i])
 	}
-	started := false
+	var row []float64
 	for rows.Next() {
 		if err := rows.Scan(dest...); err != nil {
 			return Coverage{}, fmt.Errorf("scan events of %s: %w", experimentID, err)
 		}
-		if !started || !bytes.Equal(user, p.userID) {
-			if started {
-				p.endUser()
-			}
-			started, p.userID = true, append(p.userID[:0], user...)
-		}
-		r := passRow{ts: ts, pos: pos, exposure: exposure == 1, vals: len(p.user.vals)}
-		if r.exposure {
-			r.variant = string(variant)
-		}
+		row = row[:0]
 		for _, v := range vals {
-			p.user.vals = append(p.user.vals, nullToNaN(v))
+			row = append(row, nullToNaN(v))
 		}
-		p.user.rows = append(p.user.rows, r)
+		p.Add(user, ts, pos, exposure == 1, variant, row)
 	}
 	if err := rows.Err(); err != nil {
 		return Coverage{}, fmt.Errorf("read events of %s: %w", experimentID, err)
 	}
-	if started {
-		p.endUser()
+	return p.Finish(), nil
+}
+
+// EventWalk is readEvents' rules for an engine that streams the
+// experiment's events itself: NewEventWalk, Add every event of the
+// experiment by user, ts and event_id, then Finish.
+type EventWalk = eventPass
+
+// NewEventWalk starts a walk over the events of window w; with s, it
+// collects into s the per-call values of the quantile metrics of ms
+// (ReadsCalls), whose values Add takes in the order of quantiles.
+func NewEventWalk(w Window, arms []string, ms []metrics.Resolved, s *Sample) (p *EventWalk, quantiles []int) {
+	p = &eventPass{w: w, arms: map[string]bool{}, byReason: map[string]*Tally{}, reasonSeen: map[string]bool{}}
+	for _, a := range arms {
+		p.arms[a] = true
 	}
 	if s != nil {
-		for _, arm := range s.Arms {
-			for _, mi := range p.quantiles {
-				if calls := &arm.Calls[mi]; len(calls.Offsets) > 0 {
-					calls.Offsets = append(calls.Offsets, len(calls.Values))
-				}
+		p.collect = s.Arms
+		for i, m := range ms {
+			if ReadsCalls(m) {
+				p.quantiles = append(p.quantiles, i)
+			}
+		}
+	}
+	p.hasCalls = make([]bool, len(p.quantiles))
+	return p, p.quantiles
+}
+
+// Add takes the next event: its user, time, where the time falls (0
+// before the window, 1 in it, 2 at or after its end), whether it is an
+// exposure, its variant, and its value of each quantile metric (NaN:
+// none).
+func (p *eventPass) Add(user []byte, ts time.Time, pos int8, exposure bool, variant []byte, vals []float64) {
+	if !p.started || !bytes.Equal(user, p.userID) {
+		if p.started {
+			p.endUser()
+		}
+		p.started, p.userID = true, append(p.userID[:0], user...)
+	}
+	r := passRow{ts: ts, pos: pos, exposure: exposure, vals: len(p.user.vals)}
+	if r.exposure {
+		r.variant = string(variant)
+	}
+	p.user.vals = append(p.user.vals, vals...)
+	p.user.rows = append(p.user.rows, r)
+}
+
+// Finish ends the walk and returns the coverage it counted.
+func (p *eventPass) Finish() Coverage {
+	if p.started {
+		p.endUser()
+	}
+	for _, arm := range p.collect {
+		for _, mi := range p.quantiles {
+			if calls := &arm.Calls[mi]; len(calls.Offsets) > 0 {
+				calls.Offsets = append(calls.Offsets, len(calls.Values))
 			}
 		}
 	}
@@ -142,13 +172,13 @@ func readEvents(ctx context.Context, db *gorm.DB, orgID, experimentID string, w 
 		c.Counted = *t
 	}
 	for _, r := range leftOutOrder {
-		l := LeftOut{Reason: r, Detail: describeLeftOut(r, w)}
+		l := LeftOut{Reason: r, Detail: describeLeftOut(r, p.w)}
 		if t := p.byReason[r]; t != nil {
 			l.Tally = *t
 		}
 		c.LeftOut = append(c.LeftOut, l)
 	}
-	return c, nil
+	return c
 }
 
 func nullToNaN(v sql.NullFloat64) float64 {

@@ -32,7 +32,7 @@ func countOrphans(ctx context.Context, db *gorm.DB, orgID string, w Window, ms [
 	var names []string
 	var conds []string
 	for _, m := range ms {
-		if !readsScores(m) {
+		if !ReadsScores(m) {
 			continue
 		}
 		cond := "sc.name = " + sqlString(m.Source.Score)

@@ -141,15 +141,15 @@ func rollupExprs(d dialect, ms []metrics.Resolved) ([]rollupExpr, []string, []st
 		return key, nil
 	}
 	for i, m := range ms {
-		if !hasUserColumns(m) {
+		if !HasUserColumns(m) {
 			continue
 		}
 		var err error
 		if num[i], err = add(m, m.Kind.AggregatedAs(), *m.Source); err != nil {
 			return nil, nil, nil, err
 		}
-		if d := denominatorOf(m); d != nil {
-			if den[i], err = add(m, denominatorKind(*d), *d); err != nil {
+		if d := DenominatorOf(m); d != nil {
+			if den[i], err = add(m, DenominatorKind(*d), *d); err != nil {
 				return nil, nil, nil, err
 			}
 		}

@@ -98,6 +98,27 @@ func ModelCallColumns() []string {
 	return out
 }
 
+// FieldType is how a field is stored: text, a float or an integer.
+type FieldType int
+
+const (
+	TextField FieldType = iota
+	FloatField
+	IntegerField
+)
+
+// Type is how f is stored.
+func (f Field) Type() FieldType {
+	switch {
+	case f.text != nil:
+		return TextField
+	case f.number != nil:
+		return FloatField
+	default:
+		return IntegerField
+	}
+}
+
 // Set tells whether m carries the field.
 func (f Field) Set(m *ModelCall) bool {
 	switch {

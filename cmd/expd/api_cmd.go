@@ -31,6 +31,13 @@ func runAPI(ctx context.Context, cfg Config, args []string) error {
 	if err != nil {
 		return err
 	}
+	ch, err := openEvents(ctx, cfg, false)
+	if err != nil {
+		return err
+	}
+	if ch != nil {
+		defer ch.Close()
+	}
 	verifier, err := identityVerifier(ctx, cfg)
 	if err != nil {
 		return err
@@ -47,7 +54,7 @@ func runAPI(ctx context.Context, cfg Config, args []string) error {
 	if err != nil {
 		return fmt.Errorf("listen on %s: %w", *addr, err)
 	}
-	deps, err := apiDeps(ctx, cfg, db, verifier, tc)
+	deps, err := apiDeps(ctx, cfg, db, ch, verifier, tc)
 	if err != nil {
 		return err
 	}

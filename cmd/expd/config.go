@@ -33,11 +33,17 @@ type Config struct {
 	// Secrets seals judges' api keys (EXPD_SECRETS_KEY, _PREVIOUS);
 	// empty when unset (expd dev then keeps one in its data dir).
 	Secrets *secrets.Keyring
+	// ClickHouseURL (CLICKHOUSE_URL, a clickhouse-go DSN) puts the events
+	// on ClickHouse; ClickHouseCluster (CLICKHOUSE_CLUSTER) names the
+	// cluster its Distributed tables shard over, "" for one node.
+	ClickHouseURL, ClickHouseCluster string
 }
 
 func configFromEnv() Config {
 	return Config{
 		DatabaseURL:       os.Getenv("DATABASE_URL"),
+		ClickHouseURL:     os.Getenv("CLICKHOUSE_URL"),
+		ClickHouseCluster: os.Getenv("CLICKHOUSE_CLUSTER"),
 		TemporalAddress:   os.Getenv("TEMPORAL_ADDRESS"),
 		TemporalNamespace: envOr("TEMPORAL_NAMESPACE", "default"),
 		TemporalUIURL:     strings.TrimSuffix(os.Getenv("TEMPORAL_UI_URL"), "/"),

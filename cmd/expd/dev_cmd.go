@@ -62,6 +62,13 @@ func runDev(ctx context.Context, cfg Config, args []string) error {
 	if err != nil {
 		return err
 	}
+	ch, err := openEvents(ctx, cfg, true)
+	if err != nil {
+		return err
+	}
+	if ch != nil {
+		defer ch.Close()
+	}
 
 	temporalAddr, uiAddr := cfg.TemporalAddress, ""
 	if temporalAddr == "" {
@@ -75,7 +82,7 @@ func runDev(ctx context.Context, cfg Config, args []string) error {
 		defer srv.Stop()
 		temporalAddr, uiAddr = srv.FrontendAddress(), srv.UIAddress()
 	}
-	tc, stopWorker, err := temporalWithWorker(ctx, cfg, temporalAddr, db, true)
+	tc, stopWorker, err := temporalWithWorker(ctx, cfg, temporalAddr, db, ch, true)
 	if err != nil {
 		return err
 	}
@@ -100,7 +107,7 @@ func runDev(ctx context.Context, cfg Config, args []string) error {
 			return err
 		}
 	}
-	deps, err := apiDeps(ctx, cfg, db, verifier, tc)
+	deps, err := apiDeps(ctx, cfg, db, ch, verifier, tc)
 	if err != nil {
 		return err
 	}

@@ -9,7 +9,7 @@ import (
 )
 
 // runMigrate is `expd migrate`: applies pending migrations and exits.
-func runMigrate(_ context.Context, cfg Config, args []string) error {
+func runMigrate(ctx context.Context, cfg Config, args []string) error {
 	fs := newFlagSet("migrate")
 	dataDir := fs.String("data-dir", ".expd", "data dir of the SQLite database when DATABASE_URL is unset")
 	if err := fs.Parse(args); err != nil {
@@ -27,5 +27,15 @@ func runMigrate(_ context.Context, cfg Config, args []string) error {
 		return err
 	}
 	fmt.Printf("applied %d migration(s): %v\n", len(applied), applied)
+	if cfg.ClickHouseURL == "" {
+		return nil
+	}
+	// CLICKHOUSE_URL: the events' schema on every node of the cluster.
+	ch, err := openEvents(ctx, cfg, true)
+	if err != nil {
+		return fmt.Errorf("clickhouse: %w", err)
+	}
+	defer ch.Close()
+	fmt.Printf("clickhouse schema current on %d shard(s)\n", ch.Shards())
 	return nil
 }

@@ -18,6 +18,7 @@ import (
 	"github.com/expd/expd/api"
 	"github.com/expd/expd/auth"
 	"github.com/expd/expd/billing"
+	"github.com/expd/expd/clickhouse"
 	"github.com/expd/expd/database"
 	"github.com/expd/expd/evaluators"
 	"github.com/expd/expd/ingest"
@@ -48,6 +49,48 @@ func openMigratedDB(cfg Config, dataDir string, autoMigrate bool) (*gorm.DB, err
 		return nil, err
 	}
 	return db, nil
+}
+
+// openEvents connects to the ClickHouse of CLICKHOUSE_URL (nil, nil when
+// unset: the events stay in the database) and checks its schema (migrate
+// first when autoMigrate).
+func openEvents(ctx context.Context, cfg Config, autoMigrate bool) (*clickhouse.Store, error) {
+	if cfg.ClickHouseURL == "" {
+		if cfg.ClickHouseCluster != "" {
+			return nil, errors.New("CLICKHOUSE_CLUSTER is set without CLICKHOUSE_URL")
+		}
+		return nil, nil
+	}
+	s, err := clickhouse.Open(ctx, cfg.ClickHouseURL, cfg.ClickHouseCluster)
+	if err != nil {
+		return nil, err
+	}
+	if autoMigrate {
+		if err := s.Migrate(ctx); err != nil {
+			s.Close()
+			return nil, err
+		}
+	}
+	if err := s.CheckSchema(ctx); err != nil {
+		s.Close()
+		return nil, err
+	}
+	slog.Info("events on clickhouse", "cluster", cfg.ClickHouseCluster, "shards", s.Shards())
+	return s, nil
+}
+
+// useEvents points the API's and the worker's event reads and writes at
+// ch (nil: the database, as the zero Deps do).
+func useEvents(deps *api.Deps, acts *activities.Activities, db *gorm.DB, ch *clickhouse.Store) {
+	if ch == nil {
+		return
+	}
+	if deps != nil {
+		deps.Ingest, deps.Events, deps.Aggregator = ingest.NewEngineWriter(db, ch, ingest.Options{}), ch, ch
+	}
+	if acts != nil {
+		acts.Ingest, acts.Events, acts.Aggregator = ingest.NewEngineWriter(db, ch, ingest.Options{}), ch, ch
+	}
 }
 
 // identityVerifier builds the session-JWT verifier from CLERK_JWT_KEY or
@@ -129,19 +172,21 @@ func serveMetrics(ctx context.Context, addr string, db *gorm.DB, tc client.Clien
 // newActivities builds the worker's dependencies. dev (`expd dev`) lets
 // outbound webhooks reach loopback and private addresses, as the API lets
 // such endpoints register there.
-func newActivities(db *gorm.DB, cfg Config, dev bool) *activities.Activities {
-	return &activities.Activities{DB: db, Billing: billing.New(cfg.Billing), Webhooks: &webhooks.Sender{AllowPrivate: dev},
+func newActivities(db *gorm.DB, ch *clickhouse.Store, cfg Config, dev bool) *activities.Activities {
+	a := &activities.Activities{DB: db, Billing: billing.New(cfg.Billing), Webhooks: &webhooks.Sender{AllowPrivate: dev},
 		Secrets: cfg.Secrets, Judge: &evaluators.Judge{AllowPrivate: dev}}
+	useEvents(nil, a, db, ch)
+	return a
 }
 
 // temporalWithWorker connects to Temporal and runs expd's worker on it
 // (dev: see newActivities). The returned stop ends both.
-func temporalWithWorker(ctx context.Context, cfg Config, address string, db *gorm.DB, dev bool) (client.Client, func(), error) {
+func temporalWithWorker(ctx context.Context, cfg Config, address string, db *gorm.DB, ch *clickhouse.Store, dev bool) (client.Client, func(), error) {
 	tc, err := dialTemporal(ctx, address, cfg.TemporalNamespace)
 	if err != nil {
 		return nil, nil, err
 	}
-	w, err := worker.Run(ctx, tc, cfg.TemporalNamespace, cfg.TaskQueue, newActivities(db, cfg, dev), sdkworker.Options{})
+	w, err := worker.Run(ctx, tc, cfg.TemporalNamespace, cfg.TaskQueue, newActivities(db, ch, cfg, dev), sdkworker.Options{})
 	if err != nil {
 		tc.Close()
 		return nil, nil, err
@@ -166,14 +211,14 @@ func serveHTTP(ctx context.Context, ln net.Listener, h http.Handler) error {
 
 // apiDeps builds the router's dependencies and starts the per-instance
 // SDK cache's key-rotation listener (PostgreSQL) for the life of ctx.
-func apiDeps(ctx context.Context, cfg Config, db *gorm.DB, v *auth.Verifier, c client.Client) (api.Deps, error) {
+func apiDeps(ctx context.Context, cfg Config, db *gorm.DB, ch *clickhouse.Store, v *auth.Verifier, c client.Client) (api.Deps, error) {
 	overrides, err := ratelimit.ParseOverrides(cfg.RateLimits)
 	if err != nil {
 		return api.Deps{}, err
 	}
 	cache := sdkcache.New(db, sdkcache.Options{MaxAge: cfg.SDKCacheMaxAge})
 	go cache.Listen(ctx)
-	return api.Deps{
+	deps := api.Deps{
 		DB: db, Verifier: v, Temporal: c, TaskQueue: cfg.TaskQueue, Logger: slog.Default(),
 		SDK:              cache,
 		RateLimits:       ratelimit.New(overrides, nil),
@@ -185,5 +230,7 @@ func apiDeps(ctx context.Context, cfg Config, db *gorm.DB, v *auth.Verifier, c c
 		Logging:          cfg.Logging,
 		DashboardOrigins: cfg.Billing.ReturnOrigins,
 		Secrets:          cfg.Secrets,
-	}, nil
+	}
+	useEvents(&deps, nil, db, ch)
+	return deps, nil
 }

@@ -21,7 +21,14 @@ func runWorker(ctx context.Context, cfg Config, args []string) error {
 	if err != nil {
 		return err
 	}
-	tc, stop, err := temporalWithWorker(ctx, cfg, cfg.TemporalAddress, db, false)
+	ch, err := openEvents(ctx, cfg, false)
+	if err != nil {
+		return err
+	}
+	if ch != nil {
+		defer ch.Close()
+	}
+	tc, stop, err := temporalWithWorker(ctx, cfg, cfg.TemporalAddress, db, ch, false)
 	if err != nil {
 		return err
 	}

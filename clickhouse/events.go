@@ -1,0 +1,373 @@
+package clickhouse
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/ClickHouse/clickhouse-go/v2/lib/driver"
+
+	"github.com/expd/expd/ingest"
+	"github.com/expd/expd/scores"
+	"github.com/expd/expd/vocab"
+)
+
+var _ ingest.EventStore = (*Store)(nil)
+
+// micros is t as the schema stores it.
+func micros(t time.Time) int64 { return t.UnixMicro() }
+
+func fromMicros(us int64) time.Time { return time.UnixMicro(us).UTC() }
+
+// maxIDsPerProbe bounds the ids of one IN list.
+const maxIDsPerProbe = 10_000
+
+// existing returns which of the org's event ids have a claim in
+// event_ids (stored events).
+func (s *Store) existing(ctx context.Context, orgID string, ids []string) (map[string]bool, error) {
+	out := make(map[string]bool)
+	for chunk := range slices.Chunk(ids, maxIDsPerProbe) {
+		rows, err := s.conn.Query(ctx, "SELECT DISTINCT event_id FROM "+s.t(s.eventIDs)+" WHERE org_id = ? AND event_id IN "+quoteList(chunk), orgID)
+		if err != nil {
+			return nil, fmt.Errorf("find stored event ids: %w", err)
+		}
+		for rows.Next() {
+			var id string
+			if err := rows.Scan(&id); err != nil {
+				rows.Close()
+				return nil, fmt.Errorf("find stored event ids: %w", err)
+			}
+			out[id] = true
+		}
+		rows.Close()
+		if err := rows.Err(); err != nil {
+			return nil, fmt.Errorf("find stored event ids: %w", err)
+		}
+	}
+	return out, nil
+}
+
+// Insert stores the rows whose (org_id, event_id) has no claim yet, each
+// key once, and returns how many (InsertStored).
+func (s *Store) Insert(ctx context.Context, rows []ingest.EventRow) (int, error) {
+	stored, err := s.InsertStored(ctx, rows)
+	return len(stored), err
+}
+
+// fresh is rows without the keys already claimed, each key once (its
+// first row).
+func (s *Store) fresh(ctx context.Context, rows []ingest.EventRow) ([]ingest.EventRow, error) {
+	byOrg := map[string][]string{}
+	for i := range rows {
+		byOrg[rows[i].OrgID] = append(byOrg[rows[i].OrgID], rows[i].EventID)
+	}
+	stored := map[[2]string]bool{}
+	for org, ids := range byOrg {
+		have, err := s.existing(ctx, org, ids)
+		if err != nil {
+			return nil, err
+		}
+		for id := range have {
+			stored[[2]string{org, id}] = true
+		}
+	}
+	var out []ingest.EventRow
+	for i := range rows {
+		k := [2]string{rows[i].OrgID, rows[i].EventID}
+		if !stored[k] {
+			stored[k] = true
+			out = append(out, rows[i])
+		}
+	}
+	return out, nil
+}
+
+// write inserts rows (not yet claimed) into events, then their claims.
+func (s *Store) write(ctx context.Context, rows []ingest.EventRow) error {
+	b, err := s.conn.PrepareBatch(ctx, "INSERT INTO "+s.t(s.events)+" ("+strings.Join(ingest.EventColumns, ", ")+")")
+	if err != nil {
+		return fmt.Errorf("insert %d events: %w", len(rows), err)
+	}
+	vals := make([]any, 0, len(ingest.EventColumns))
+	for i := range rows {
+		r := &rows[i]
+		vals = ingest.AppendEventValues(vals[:0], r, r.OrgID, r.ExperimentID)
+		vals[ingest.TsColumn], vals[ingest.TsColumn+1] = micros(r.Ts), micros(r.ReceivedAt)
+		if err := b.Append(vals...); err != nil {
+			b.Abort()
+			return fmt.Errorf("insert event %s: %w", r.EventID, err)
+		}
+	}
+	if err := b.Send(); err != nil {
+		return fmt.Errorf("insert %d events: %w", len(rows), err)
+	}
+	c, err := s.conn.PrepareBatch(ctx, "INSERT INTO "+s.t(s.eventIDs)+" (org_id, event_id, experiment_id, user_id, ts)")
+	if err != nil {
+		return fmt.Errorf("claim %d event ids: %w", len(rows), err)
+	}
+	for i := range rows {
+		r := &rows[i]
+		if err := c.Append(r.OrgID, r.EventID, r.ExperimentID, r.UserID, micros(r.Ts)); err != nil {
+			c.Abort()
+			return fmt.Errorf("claim event id %s: %w", r.EventID, err)
+		}
+	}
+	if err := c.Send(); err != nil {
+		return fmt.Errorf("claim %d event ids: %w", len(rows), err)
+	}
+	return nil
+}
+
+// selectEvents is the column list of an event read, in scanEvent order.
+var selectEvents = strings.Join(ingest.EventColumns, ", ")
+
+// scanEvent reads one row of selectEvents.
+func scanEvent(rows driver.Rows) (ingest.EventRow, error) {
+	var r ingest.EventRow
+	var typ string
+	var ts, received int64
+	dest := []any{&r.OrgID, &r.EventID, &typ, &r.ExperimentID, &r.UserID, &r.Variant, &ts, &received, &r.ConfigVersion}
+	for _, f := range vocab.ModelCallFields {
+		dest = append(dest, f.Value(&r.ModelCall))
+	}
+	dest = append(dest, &r.BusinessMetric, &r.Value, &r.Source)
+	if err := rows.Scan(dest...); err != nil {
+		return r, err
+	}
+	r.Type, r.Ts, r.ReceivedAt = vocab.RecordType(typ), fromMicros(ts), fromMicros(received)
+	return r, nil
+}
+
+// readEvents runs a read of whole events.
+func (s *Store) readEvents(ctx context.Context, what, where string, args ...any) ([]ingest.EventRow, error) {
+	rows, err := s.conn.Query(ctx, "SELECT "+selectEvents+" FROM "+s.t(s.events)+" FINAL WHERE "+where, args...)
+	if err != nil {
+		return nil, fmt.Errorf("read %s: %w", what, err)
+	}
+	defer rows.Close()
+	var out []ingest.EventRow
+	for rows.Next() {
+		r, err := scanEvent(rows)
+		if err != nil {
+			return nil, fmt.Errorf("read %s: %w", what, err)
+		}
+		out = append(out, r)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("read %s: %w", what, err)
+	}
+	return out, nil
+}
+
+// Read is EventStore.Read.
+func (s *Store) Read(ctx context.Context, f ingest.ReadFilter) ([]ingest.EventRow, error) {
+	where, args := "org_id = ? AND experiment_id = ?", []any{f.OrgID, f.ExperimentID}
+	if f.Type != "" {
+		where, args = where+" AND type = ?", append(args, string(f.Type))
+	}
+	if f.UserID != "" {
+		where, args = where+" AND user_id = ?", append(args, f.UserID)
+	}
+	return s.readEvents(ctx, "events", where+" ORDER BY ts DESC, event_id DESC LIMIT ?", append(args, f.Limit)...)
+}
+
+// ReadUser is EventStore.ReadUser.
+func (s *Store) ReadUser(ctx context.Context, orgID, userID string) ([]ingest.EventRow, error) {
+	return s.readEvents(ctx, "events of user "+userID, "org_id = ? AND user_id = ? ORDER BY ts, event_id", orgID, userID)
+}
+
+// ReadCalls is EventStore.ReadCalls.
+func (s *Store) ReadCalls(ctx context.Context, f ingest.CallFilter) ([]ingest.EventRow, error) {
+	where, args := "org_id = ? AND experiment_id = ? AND type = ?", []any{f.OrgID, f.ExperimentID, string(vocab.TypeModelCall)}
+	if f.Variant != "" {
+		where, args = where+" AND variant = ?", append(args, f.Variant)
+	}
+	if f.Model != "" {
+		where, args = where+" AND model = ?", append(args, f.Model)
+	}
+	if f.Error != nil {
+		if *f.Error {
+			where += " AND ifNull(error, '') <> ''"
+		} else {
+			where += " AND ifNull(error, '') = ''"
+		}
+	}
+	if f.Scored != nil {
+		sub, subArgs := "SELECT call_id FROM "+s.t(s.scores)+" FINAL WHERE org_id = ? AND name = ?", []any{f.OrgID, f.Scored.Name}
+		if f.Scored.Min != nil {
+			sub, subArgs = sub+" AND value >= ?", append(subArgs, *f.Scored.Min)
+		}
+		if f.Scored.Max != nil {
+			sub, subArgs = sub+" AND value <= ?", append(subArgs, *f.Scored.Max)
+		}
+		// GLOBAL: the scores of a call sit on its own shard, not the
+		// caller's.
+		where, args = where+" AND event_id GLOBAL IN ("+sub+")", append(args, subArgs...)
+	}
+	if !f.From.IsZero() {
+		where, args = where+" AND ts >= ?", append(args, micros(f.From))
+	}
+	if !f.To.IsZero() {
+		where, args = where+" AND ts < ?", append(args, micros(f.To))
+	}
+	if f.BeforeID != "" {
+		where, args = where+" AND (ts < ? OR (ts = ? AND event_id < ?))", append(args, micros(f.BeforeTs), micros(f.BeforeTs), f.BeforeID)
+	}
+	return s.readEvents(ctx, "model calls", where+" ORDER BY ts DESC, event_id DESC LIMIT ?", append(args, f.Limit)...)
+}
+
+// ReadNewCalls is EventStore.ReadNewCalls.
+func (s *Store) ReadNewCalls(ctx context.Context, f ingest.NewCallsFilter) ([]ingest.EventRow, error) {
+	where, args := "org_id = ? AND type = ?", []any{f.OrgID, string(vocab.TypeModelCall)}
+	if len(f.ExperimentIDs) > 0 {
+		where += " AND experiment_id IN " + quoteList(f.ExperimentIDs)
+	}
+	if !f.AfterReceived.IsZero() {
+		at := micros(f.AfterReceived)
+		where, args = where+" AND (received_at > ? OR (received_at = ? AND event_id > ?))", append(args, at, at, f.AfterID)
+	}
+	if !f.ReceivedBefore.IsZero() {
+		where, args = where+" AND received_at < ?", append(args, micros(f.ReceivedBefore))
+	}
+	if !f.From.IsZero() {
+		where, args = where+" AND ts >= ?", append(args, micros(f.From))
+	}
+	if !f.To.IsZero() {
+		where, args = where+" AND ts < ?", append(args, micros(f.To))
+	}
+	return s.readEvents(ctx, "new model calls", where+" ORDER BY received_at, event_id LIMIT ?", append(args, f.Limit)...)
+}
+
+// ReadCall is EventStore.ReadCall: the claim names the call's experiment
+// and user, so the event is read through the events' key.
+func (s *Store) ReadCall(ctx context.Context, orgID, eventID string) (ingest.EventRow, bool, error) {
+	rows, err := s.readEvents(ctx, "model call "+eventID,
+		"org_id = ? AND (experiment_id, user_id) GLOBAL IN (SELECT experiment_id, user_id FROM "+s.t(s.eventIDs)+" WHERE org_id = ? AND event_id = ?) AND event_id = ? AND type = ? LIMIT 1",
+		orgID, orgID, eventID, eventID, string(vocab.TypeModelCall))
+	if err != nil || len(rows) == 0 {
+		return ingest.EventRow{}, false, err
+	}
+	return rows[0], true, nil
+}
+
+// UpsertScores is EventStore.UpsertScores (UpsertScoresWritten). A day's
+// rollups going stale does not apply: runs on ClickHouse read events.
+func (s *Store) UpsertScores(ctx context.Context, rows []scores.Row, receivedAt time.Time) (int, error) {
+	kept, _ := scores.Latest(rows)
+	w, err := s.UpsertScoresWritten(ctx, kept, receivedAt)
+	return len(w), err
+}
+
+// UpsertScoresWritten is ingest.Engine's: the stored scores of the keys
+// are read (FINAL) and only the rows that win over them are inserted, so
+// the last inserted row of a key is its score.
+func (s *Store) UpsertScoresWritten(ctx context.Context, kept []scores.Row, receivedAt time.Time) ([]scores.Written, error) {
+	if len(kept) == 0 {
+		return nil, nil
+	}
+	stored, err := s.storedScores(ctx, kept)
+	if err != nil {
+		return nil, err
+	}
+	var win []scores.Row
+	var out []scores.Written
+	for _, r := range kept {
+		old, ok := stored[scores.KeyOf(&r)]
+		if !ok || r.Ts.After(old.Ts) || r.Ts.Equal(old.Ts) && !sameScore(r, old) {
+			win = append(win, r)
+			out = append(out, scores.Written{Key: scores.KeyOf(&r), New: !ok})
+		}
+	}
+	if len(win) == 0 {
+		return nil, nil
+	}
+	b, err := s.conn.PrepareBatch(ctx, "INSERT INTO "+s.t(s.scores)+" (org_id, call_id, name, source, value, ts, received_at, comment, evaluator, evaluator_version, judge_model)")
+	if err != nil {
+		return nil, fmt.Errorf("upsert %d scores: %w", len(win), err)
+	}
+	for _, r := range win {
+		if err := b.Append(r.OrgID, r.CallID, r.Name, r.Source, r.Value, micros(r.Ts), micros(receivedAt), r.Comment, r.Evaluator, r.EvaluatorVersion, r.JudgeModel); err != nil {
+			b.Abort()
+			return nil, fmt.Errorf("upsert score of call %s: %w", r.CallID, err)
+		}
+	}
+	if err := b.Send(); err != nil {
+		return nil, fmt.Errorf("upsert %d scores: %w", len(win), err)
+	}
+	return out, nil
+}
+
+// sameScore tells whether two scores of a key say the same.
+func sameScore(a, b scores.Row) bool {
+	eq := func(x, y *string) bool { return (x == nil) == (y == nil) && (x == nil || *x == *y) }
+	return a.Value == b.Value && eq(a.Comment, b.Comment) && eq(a.Evaluator, b.Evaluator) &&
+		eq(a.EvaluatorVersion, b.EvaluatorVersion) && eq(a.JudgeModel, b.JudgeModel)
+}
+
+// storedScores reads the stored scores of the keys of rows.
+func (s *Store) storedScores(ctx context.Context, rows []scores.Row) (map[scores.Key]scores.Row, error) {
+	byOrg := map[string][]string{}
+	for _, r := range rows {
+		byOrg[r.OrgID] = append(byOrg[r.OrgID], r.CallID)
+	}
+	out := map[scores.Key]scores.Row{}
+	for org, calls := range byOrg {
+		calls = slices.Compact(slices.Sorted(slices.Values(calls)))
+		for chunk := range slices.Chunk(calls, maxIDsPerProbe) {
+			q, err := s.conn.Query(ctx, "SELECT org_id, call_id, name, source, value, ts, comment, evaluator, evaluator_version, judge_model FROM "+
+				s.t(s.scores)+" FINAL WHERE org_id = ? AND call_id IN "+quoteList(chunk), org)
+			if err != nil {
+				return nil, fmt.Errorf("read stored scores: %w", err)
+			}
+			for q.Next() {
+				var r scores.Row
+				var ts int64
+				if err := q.Scan(&r.OrgID, &r.CallID, &r.Name, &r.Source, &r.Value, &ts, &r.Comment, &r.Evaluator, &r.EvaluatorVersion, &r.JudgeModel); err != nil {
+					q.Close()
+					return nil, fmt.Errorf("read stored scores: %w", err)
+				}
+				r.Ts = fromMicros(ts)
+				out[scores.KeyOf(&r)] = r
+			}
+			q.Close()
+			if err := q.Err(); err != nil {
+				return nil, fmt.Errorf("read stored scores: %w", err)
+			}
+		}
+	}
+	return out, nil
+}
+
+var _ ingest.Engine = (*Store)(nil)
+
+// Existing is ingest.Engine's Existing.
+func (s *Store) Existing(ctx context.Context, orgID string, eventIDs []string) (map[string]bool, error) {
+	return s.existing(ctx, orgID, eventIDs)
+}
+
+// InsertStored is ingest.Engine's InsertStored.
+func (s *Store) InsertStored(ctx context.Context, rows []ingest.EventRow) ([]ingest.EventRow, error) {
+	fresh, err := s.fresh(ctx, rows)
+	if err != nil || len(fresh) == 0 {
+		return nil, unavailable(err)
+	}
+	if err := s.write(ctx, fresh); err != nil {
+		return nil, unavailable(err)
+	}
+	return fresh, nil
+}
+
+// ExistingScores is ingest.Engine's ExistingScores.
+func (s *Store) ExistingScores(ctx context.Context, rows []scores.Row) (map[scores.Key]bool, error) {
+	stored, err := s.storedScores(ctx, rows)
+	if err != nil {
+		return nil, err
+	}
+	out := make(map[scores.Key]bool, len(stored))
+	for k := range stored {
+		out[k] = true
+	}
+	return out, nil
+}

@@ -1,0 +1,99 @@
+package ingest
+
+import (
+	"context"
+	"time"
+
+	"gorm.io/gorm"
+
+	"github.com/expd/expd/scores"
+)
+
+// Engine is an events store that holds the events apart from the
+// control plane (ClickHouse: docs/scale.md, "Events on ClickHouse"). The
+// write path's group commit splits there: the events part of a group
+// goes to the engine, the control part (allowance, usage, pins) to the
+// relational database, in that order, inside the control transaction
+// (splitStore).
+type Engine interface {
+	EventStore
+	// Existing returns which of the org's event ids are stored.
+	Existing(ctx context.Context, orgID string, eventIDs []string) (map[string]bool, error)
+	// InsertStored is Insert returning the rows stored now (each key's
+	// first row), in rows' order.
+	InsertStored(ctx context.Context, rows []EventRow) ([]EventRow, error)
+	// ExistingScores returns which keys of rows have a stored score.
+	ExistingScores(ctx context.Context, rows []scores.Row) (map[scores.Key]bool, error)
+	// UpsertScoresWritten is UpsertScores (rows of distinct keys)
+	// returning what it wrote.
+	UpsertScoresWritten(ctx context.Context, rows []scores.Row, receivedAt time.Time) ([]scores.Written, error)
+}
+
+// NewEngineWriter returns a writer whose groups store their events and
+// scores in e and their pins and usage in db. The commit point of a group
+// is the engine's write, made while the control transaction holds the
+// org's usage lock; if the control transaction then fails, the events
+// stay stored and the caller's retry finds them stored: their pins are
+// made then (a split group pins every exposure it admits, stored now or
+// not: pin is idempotent), and their usage is not counted (under, never
+// over: docs/ingest.md, "What commits together").
+func NewEngineWriter(db *gorm.DB, e Engine, opts Options) *Writer {
+	return newWriter(splitStore{control: storeOf(db), events: e}, opts)
+}
+
+// splitStore runs a group's control part in the database's transaction
+// and its events part in the engine.
+type splitStore struct {
+	control store
+	events  Engine
+}
+
+func (s splitStore) inTx(ctx context.Context, fn func(tx groupTx) error) error {
+	return s.control.inTx(ctx, func(tx groupTx) error {
+		return fn(splitTx{controlTx: tx, eventsTx: engineTx{s.events}})
+	})
+}
+
+// concurrency: the engine takes concurrent batches; the control
+// transactions are short.
+func (s splitStore) concurrency() int { return 4 }
+
+// splitTx is a group's transaction over two stores.
+type splitTx struct {
+	controlTx
+	eventsTx
+}
+
+// engineTx is the events part of a group on an Engine: no day marks
+// (the engine's runs read events, not rollups).
+type engineTx struct{ e Engine }
+
+func (t engineTx) existing(ctx context.Context, orgID string, eventIDs []string) (map[string]bool, error) {
+	return t.e.Existing(ctx, orgID, eventIDs)
+}
+
+func (t engineTx) insert(ctx context.Context, rows []EventRow) ([]eventKey, error) {
+	stored, err := t.e.InsertStored(ctx, rows)
+	if err != nil {
+		return nil, err
+	}
+	keys := make([]eventKey, len(stored))
+	for i := range stored {
+		keys[i] = keyOf(&stored[i])
+	}
+	return keys, nil
+}
+
+func (engineTx) markDays(context.Context, []dayMark) error { return nil }
+
+func (engineTx) callDays(context.Context, string, []string) (map[string]time.Time, error) {
+	return map[string]time.Time{}, nil
+}
+
+func (t engineTx) upsertScores(ctx context.Context, rows []scores.Row, receivedAt time.Time) ([]scores.Written, error) {
+	return t.e.UpsertScoresWritten(ctx, rows, receivedAt)
+}
+
+func (t engineTx) existingScores(ctx context.Context, rows []scores.Row) (map[scores.Key]bool, error) {
+	return t.e.ExistingScores(ctx, rows)
+}
