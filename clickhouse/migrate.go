@@ -151,7 +151,15 @@ func (s *Store) migrateNode(ctx context.Context, node driver.Conn, ms []migratio
 				}
 			}
 		}
-		if err := node.Exec(ctx, "INSERT INTO "+s.t("schema_migrations")+" (version, name) VALUES (?, ?)", uint32(m.version), m.name); err != nil {
+		// A batch: 18.16 waits for a data block after an INSERT over
+		// the native protocol, even one with VALUES in its text.
+		b, err := node.PrepareBatch(ctx, "INSERT INTO "+s.t("schema_migrations")+" (version, name)")
+		if err == nil {
+			if err = b.Append(uint32(m.version), m.name); err == nil {
+				err = b.Send()
+			}
+		}
+		if err != nil {
 			return fmt.Errorf("record clickhouse migration %s: %w", m.name, err)
 		}
 	}

@@ -6,8 +6,9 @@
 -- events_local: ReplacingMergeTree on (org_id, experiment_id, user_id,
 -- event_id): a run reads one experiment's users in key order, and a
 -- duplicate of an event (a retried write) collapses on merge and reads
--- once under FINAL. distributed: events by cityHash64(org_id, user_id), so
--- a user's events sit on one shard and per-user aggregation is local.
+-- once under FINAL. Sharded by user, so a user's events sit on one shard
+-- and per-user aggregation is local:
+-- distributed: events by cityHash64(org_id, user_id)
 CREATE TABLE IF NOT EXISTS events_local (
   org_id String,
   event_id String,
