@@ -10,12 +10,14 @@ import (
 	"github.com/gin-gonic/gin"
 
 	"github.com/expd/expd/database"
+	"github.com/expd/expd/otlp"
 	"github.com/expd/expd/validate"
 	"github.com/expd/expd/workflowclient"
 )
 
 // Problem is an RFC 9457 problem-details body. Every non-2xx answer of the
-// API is one, served as application/problem+json.
+// API is one, served as application/problem+json, except POST /v1/traces's,
+// which are OTLP's google.rpc.Status (writeOTLPStatus).
 type Problem struct {
 	Type      string                `json:"type"`
 	Title     string                `json:"title"`
@@ -46,6 +48,10 @@ func writeProblem(c *gin.Context, p Problem) {
 	}
 	if p.Type == "" {
 		p.Type = problemTypeBase + p.Code
+	}
+	if enc, ok := c.Get(ctxOTLP); ok { // POST /v1/traces answers as OTLP/HTTP says (traces.go)
+		writeOTLPStatus(c, enc.(otlp.Encoding), p)
+		return
 	}
 	p.Instance = c.Request.URL.Path
 	p.RequestID = requestID(c)

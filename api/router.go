@@ -161,6 +161,8 @@ func NewRouter(deps Deps) *gin.Engine {
 	v1.POST("/events", anyKey, h.rateLimit("events"), limitBody(eventsBodyLimit), h.postEvents)         // events.go
 	v1.POST("/events/import", h.requireSDKKey(auth.Secret), limitBody(importBodyLimit), h.importEvents) // import.go
 	v1.POST("/scores", anyKey, h.rateLimit("scores"), limitBody(scoresBodyLimit), h.postScores)         // scores.go
+	// OTLP/HTTP trace export; refusals are google.rpc.Status, not problem+json (otlpAnswers).
+	v1.POST("/traces", otlpAnswers, anyKey, h.rateLimit("events"), limitBody(tracesBodyLimit), h.postTraces) // traces.go
 
 	// ---- Signed deliveries: the body's signature is the credential ----
 	// Each counted by outcome (webhook_metrics.go).

@@ -29,6 +29,18 @@ type Sources struct {
 // nil: none failed). Events refused by validation are in the Prepared's
 // Rejected and are not written.
 func (s Sources) Live(ctx context.Context, snap *sdkcache.Snapshot, evs []Event, errs []error) (Prepared, Outcome, error) {
+	return s.live(ctx, snap, evs, errs, false)
+}
+
+// Spans stores the model calls of an OTLP trace export (otlp.ModelCalls)
+// like Live, but whole or not at all: when validation refuses any event,
+// the Prepared's Rejected says why and nothing is written (an exporter
+// does not resend a refused export, so the team must see it refused).
+func (s Sources) Spans(ctx context.Context, snap *sdkcache.Snapshot, evs []Event) (Prepared, Outcome, error) {
+	return s.live(ctx, snap, evs, nil, true)
+}
+
+func (s Sources) live(ctx context.Context, snap *sdkcache.Snapshot, evs []Event, errs []error, whole bool) (Prepared, Outcome, error) {
 	p := Preparer{
 		OrgID:  snap.OrgID,
 		Window: Window{Now: time.Now(), MaxAge: LiveMaxAge},
@@ -36,7 +48,7 @@ func (s Sources) Live(ctx context.Context, snap *sdkcache.Snapshot, evs []Event,
 		Lookup: s.snapshotLookup(ctx, snap),
 	}
 	prep, err := p.prepare(evs, errs)
-	if err != nil {
+	if err != nil || (whole && len(prep.Rejected) > 0) {
 		return prep, Outcome{}, err
 	}
 	out, err := s.Writer.Write(ctx, Batch{Tenant: TenantOf(snap), Rows: prep.Rows})

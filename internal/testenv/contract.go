@@ -2,6 +2,7 @@ package testenv
 
 import (
 	"bytes"
+	"compress/gzip"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -38,7 +39,7 @@ func OpenAPI(t testing.TB) (*openapi3.T, routers.Router) {
 	t.Helper()
 	contractOnce.Do(func() {
 		// Bodies the document describes as plain strings.
-		for _, ct := range []string{"application/x-ndjson", "text/html", "text/css", "text/javascript", "image/svg+xml"} {
+		for _, ct := range []string{"application/x-ndjson", "application/x-protobuf", "text/html", "text/css", "text/javascript", "image/svg+xml"} {
 			openapi3filter.RegisterBodyDecoder(ct, openapi3filter.FileBodyDecoder)
 		}
 		loader := openapi3.NewLoader()
@@ -155,6 +156,13 @@ func (r *recorder) Flush() {
 func checkExchange(router routers.Router, r *http.Request, reqBody []byte, bodyTooLarge bool, rec *recorder) error {
 	// A fresh copy of the request for the validator (the handler read the body).
 	req := r.Clone(context.Background())
+	if r.Header.Get("Content-Encoding") == "gzip" { // POST /v1/traces: the document describes the decoded body
+		if zr, err := gzip.NewReader(bytes.NewReader(reqBody)); err == nil {
+			if plain, err := io.ReadAll(zr); err == nil {
+				reqBody = plain
+			}
+		}
+	}
 	req.Body = io.NopCloser(bytes.NewReader(reqBody))
 	route, params, err := router.FindRoute(req)
 	if err != nil {
