@@ -18,9 +18,9 @@ import (
 	"github.com/expd/expd/vocab"
 )
 
-// The attributes naming a model call's experiment, variant and user. The
-// clients set them as W3C baggage (same keys), which instrumentations
-// copy onto spans (a baggage span processor).
+// The attributes naming a model call's experiment, variant and user. They
+// may travel as W3C baggage (same keys), which a baggage span processor
+// copies onto spans; expd's clients do not set that baggage yet.
 const (
 	AttrExperiment = "expd.experiment"
 	AttrVariant    = "expd.variant"
