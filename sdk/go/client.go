@@ -199,6 +199,31 @@ func (c *Client) AssignDetail(ctx context.Context, experiment, userID string) (D
 	return d, ok
 }
 
+// PeekDetail is AssignDetail without queueing an exposure, for integrations
+// that record the exposure themselves once the value is used (the
+// OpenFeature provider does it in an after-evaluation hook, with
+// AssignDetail). ok is false until the config loads or for an unknown
+// experiment.
+func (c *Client) PeekDetail(ctx context.Context, experiment, userID string) (Decision, bool) {
+	d, _, ok := c.decide(experiment, userID, exposeNone)
+	return d, ok
+}
+
+// VariablesOf returns a copy of the variant's custom variables (nil when it
+// has none or the experiment is unknown); it decides nothing and records
+// nothing.
+func (c *Client) VariablesOf(experiment, variant string) map[string]any {
+	e := c.find(experiment)
+	if e == nil || len(e.Variants[variant].Variables) == 0 {
+		return nil
+	}
+	out := make(map[string]any, len(e.Variants[variant].Variables))
+	for k, v := range e.Variants[variant].Variables {
+		out[k] = v
+	}
+	return out
+}
+
 // Prompt is what GetPrompt answers.
 type Prompt struct {
 	Variant  string // "" before the config loads

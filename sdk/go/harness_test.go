@@ -7,6 +7,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/expd/expd/sdk/go/internal/expddev"
 )
 
 // fakeExpd stands in for the expd binary; its header says how.
@@ -31,21 +33,21 @@ func fakeExpdFailing(t *testing.T, failures int) func() int {
 }
 
 // A start of `expd dev` that exits before its banner is run again, up to
-// devStartAttempts times, and the last failure shows its stderr.
+// expddev.StartAttempts times, and the last failure shows its stderr.
 func TestStartDevRetriesAStartThatExitsEarly(t *testing.T) {
-	starts := fakeExpdFailing(t, devStartAttempts-1)
-	cmd, base, err := startDevRetrying(fakeExpd, t.TempDir())
+	starts := fakeExpdFailing(t, expddev.StartAttempts-1)
+	cmd, base, err := expddev.StartRetrying(fakeExpd, t.TempDir())
 	if err != nil {
-		t.Fatalf("start after %d early exits: %v", devStartAttempts-1, err)
+		t.Fatalf("start after %d early exits: %v", expddev.StartAttempts-1, err)
 	}
 	defer func() { _ = cmd.Process.Kill(); _ = cmd.Wait() }()
-	if base != "http://127.0.0.1:4321" || starts() != devStartAttempts {
-		t.Fatalf("base %q after %d starts, want the banner's after %d", base, starts(), devStartAttempts)
+	if base != "http://127.0.0.1:4321" || starts() != expddev.StartAttempts {
+		t.Fatalf("base %q after %d starts, want the banner's after %d", base, starts(), expddev.StartAttempts)
 	}
 
-	starts = fakeExpdFailing(t, devStartAttempts)
-	_, _, err = startDevRetrying(fakeExpd, t.TempDir())
-	if !errors.Is(err, errExitedEarly) || !strings.Contains(err.Error(), "address already in use") || starts() != devStartAttempts {
-		t.Fatalf("start that always exits: %v after %d starts, want errExitedEarly with the stderr after %d", err, starts(), devStartAttempts)
+	starts = fakeExpdFailing(t, expddev.StartAttempts)
+	_, _, err = expddev.StartRetrying(fakeExpd, t.TempDir())
+	if !errors.Is(err, expddev.ErrExitedEarly) || !strings.Contains(err.Error(), "address already in use") || starts() != expddev.StartAttempts {
+		t.Fatalf("start that always exits: %v after %d starts, want expddev.ErrExitedEarly with the stderr after %d", err, starts(), expddev.StartAttempts)
 	}
 }

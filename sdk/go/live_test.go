@@ -1,52 +1,38 @@
 package expd
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"math"
 	"net/http"
 	"net/url"
 	"os"
-	"os/exec"
 	"path/filepath"
-	"regexp"
 	"sort"
 	"strings"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
+
+	"github.com/expd/expd/sdk/go/internal/expddev"
 )
 
-// expdDev is a real `expd dev` built from this checkout, on free ports in a
-// temporary data dir (SQLite, embedded Temporal, rate limits off).
-type expdDev struct {
-	BaseURL, APIKey, jwt string
-}
+// expdDev is a real `expd dev` built from this checkout (internal/expddev).
+type expdDev struct{ *expddev.Dev }
 
 var (
 	devOnce sync.Once
 	dev     *expdDev
 	devErr  error
-	devCmd  *exec.Cmd
 )
 
 func TestMain(m *testing.M) {
 	code := m.Run()
-	if devCmd != nil && devCmd.Process != nil {
-		devCmd.Process.Signal(syscall.SIGINT)
-		done := make(chan struct{})
-		go func() { devCmd.Wait(); close(done) }()
-		select {
-		case <-done:
-		case <-time.After(30 * time.Second):
-			devCmd.Process.Kill()
-		}
+	if dev != nil {
+		dev.Stop()
 	}
 	os.Exit(code)
 }
@@ -56,168 +42,47 @@ func startDev(t *testing.T) *expdDev {
 	if testing.Short() {
 		t.Skip("-short: no expd dev")
 	}
-	devOnce.Do(func() { dev, devErr = buildAndStart() })
+	devOnce.Do(func() {
+		bin, err := expddev.Build(filepath.Join("..", ".."))
+		if err != nil {
+			devErr = err
+			return
+		}
+		d, err := expddev.Start(bin)
+		dev, devErr = &expdDev{d}, err
+	})
 	if devErr != nil {
 		t.Fatal(devErr)
 	}
 	return dev
 }
 
-func buildAndStart() (*expdDev, error) {
-	dir, err := os.MkdirTemp("", "expd-go-live-")
-	if err != nil {
-		return nil, err
-	}
-	bin := filepath.Join(dir, "expd")
-	build := exec.Command("go", "build", "-o", bin, "./cmd/expd")
-	build.Dir = filepath.Join("..", "..")
-	if out, err := build.CombinedOutput(); err != nil {
-		return nil, fmt.Errorf("go build ./cmd/expd: %v\n%s", err, out)
-	}
-	data := filepath.Join(dir, "data")
-	var base string
-	devCmd, base, err = startDevRetrying(bin, data)
-	if err != nil {
-		return nil, err
-	}
-	raw, err := os.ReadFile(filepath.Join(data, "dev-credentials.json"))
-	if err != nil {
-		return nil, err
-	}
-	var cred struct {
-		PublishableKey string `json:"publishable_key"`
-		IdentityJWT    string `json:"identity_jwt"`
-	}
-	if err := json.Unmarshal(raw, &cred); err != nil {
-		return nil, err
-	}
-	return &expdDev{BaseURL: base, APIKey: cred.PublishableKey, jwt: cred.IdentityJWT}, nil
-}
-
-// devStartAttempts bounds how often buildAndStart runs `expd dev` again when
-// it exits before printing its API address. The dev server retries a port
-// lost to another process itself; this covers what it cannot, so that one
-// unlucky start does not fail every live test.
-const devStartAttempts = 3
-
-var errExitedEarly = errors.New("expd dev exited before printing its API address")
-
-// startDevRetrying runs `expd dev` (startDevOnce), again when it exits
-// before its banner, up to devStartAttempts times.
-func startDevRetrying(bin, data string) (cmd *exec.Cmd, base string, err error) {
-	for attempt := 1; ; attempt++ {
-		cmd, base, err = startDevOnce(bin, data)
-		if err == nil || !errors.Is(err, errExitedEarly) || attempt == devStartAttempts {
-			return cmd, base, err
-		}
-	}
-}
-
-// startDevOnce runs `expd dev` on free ports in data and returns it with
-// the API address its banner prints.
-func startDevOnce(bin, data string) (*exec.Cmd, string, error) {
-	cmd := exec.Command(bin, "dev", "--addr", "127.0.0.1:0", "--data-dir", data, "--temporal-port", "0", "--temporal-http-port", "0", "--ui-port", "-1",
-		"--plan", "enterprise") // the tests' load would hit the free plan's limits
-	cmd.Env = append(os.Environ(), "DATABASE_URL=", "TEMPORAL_ADDRESS=", "EXPD_LOG_LEVEL=warn", "EXPD_RATE_LIMITS=*=off")
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		return nil, "", err
-	}
-	var stderr strings.Builder
-	cmd.Stderr = &stderr
-	if err := cmd.Start(); err != nil {
-		return nil, "", err
-	}
-	found := make(chan string, 1)
-	go func() {
-		api := regexp.MustCompile(`^\s*API:\s*(\S+)`)
-		lines := bufio.NewScanner(stdout)
-		for lines.Scan() {
-			if m := api.FindStringSubmatch(lines.Text()); m != nil {
-				select {
-				case found <- m[1]:
-				default:
-				}
-			}
-		}
-		close(found)
-	}()
-	select {
-	case base, ok := <-found:
-		if !ok {
-			// stdout closed without a banner: the process ended (Wait reads stderr to its end).
-			err := cmd.Wait()
-			return nil, "", fmt.Errorf("%w (%v); stderr:\n%s", errExitedEarly, err, stderr.String())
-		}
-		return cmd, base, nil
-	case <-time.After(180 * time.Second):
-		_ = cmd.Process.Kill()
-		_ = cmd.Wait()
-		return nil, "", fmt.Errorf("expd dev did not start within 180 s; stderr:\n%s", stderr.String())
-	}
-}
-
 func (d *expdDev) call(t *testing.T, method, path string, body any, jwt bool, want int, out any) {
 	t.Helper()
-	var rd *bytes.Reader
-	if body != nil {
-		raw, _ := json.Marshal(body)
-		rd = bytes.NewReader(raw)
-	} else {
-		rd = bytes.NewReader(nil)
-	}
-	req, _ := http.NewRequest(method, d.BaseURL+path, rd)
-	req.Header.Set("Content-Type", "application/json")
-	if jwt {
-		req.Header.Set("Authorization", "Bearer "+d.jwt)
-	} else {
-		req.Header.Set("X-API-Key", d.APIKey)
-	}
-	res, err := http.DefaultClient.Do(req)
+	status, raw, err := d.Call(method, path, body, jwt)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer res.Body.Close()
-	var raw json.RawMessage
-	json.NewDecoder(res.Body).Decode(&raw)
-	if res.StatusCode != want {
-		t.Fatalf("%s %s: %d %s", method, path, res.StatusCode, raw)
+	if status != want {
+		t.Fatalf("%s %s: %d %s", method, path, status, raw)
 	}
 	if out != nil {
 		json.Unmarshal(raw, out)
 	}
 }
 
-func experimentConfig(name string, weights ...any) map[string]any {
-	var alloc []map[string]any
-	variants := map[string]any{}
-	for i := 0; i < len(weights); i += 2 {
-		alloc = append(alloc, map[string]any{"variant": weights[i], "weight": weights[i+1]})
-		variants[weights[i].(string)] = map[string]any{"variables": map[string]any{"arm": weights[i]}}
-	}
-	return map[string]any{"name": name, "salt": "go-live-tests", "bucket_count": 10000, "allocation": alloc, "variants": variants, "metrics": []any{}}
-}
+var experimentConfig = expddev.ExperimentConfig
 
 func (d *expdDev) serverAssign(t *testing.T, ref string, users []string) []string {
-	out := make([]string, len(users))
-	var wg sync.WaitGroup
-	next := make(chan int)
-	for range 8 {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for i := range next {
-				var a struct{ Variant string }
-				d.call(t, "POST", "/v1/assign", map[string]string{"experiment_id": ref, "user_id": users[i]}, false, 200, &a)
-				out[i] = a.Variant
-			}
-		}()
+	t.Helper()
+	answers, err := d.AssignAll(ref, users)
+	if err != nil {
+		t.Fatal(err)
 	}
-	for i := range users {
-		next <- i
+	out := make([]string, len(answers))
+	for i, a := range answers {
+		out[i] = a.Variant
 	}
-	close(next)
-	wg.Wait()
 	return out
 }
 

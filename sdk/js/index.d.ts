@@ -154,6 +154,8 @@ export declare class Client {
   /** attributes: what the experiment's targeting reads (default: those bound by asUser for this user); docs/targeting.md. */
   assign(experiment: string, userId: string, attributes?: Attributes | null): string | null;
   assignDetail(experiment: string, userId: string, attributes?: Attributes | null): Decision | null;
+  /** assignDetail's decision without queueing an exposure (for integrations that record it themselves). */
+  peekDetail(experiment: string, userId: string, attributes?: Attributes | null): Decision | null;
   getPrompt(experiment: string, userId: string, defaultPrompt: string, attributes?: Attributes | null): PromptAnswer;
   getVariables<T extends Record<string, unknown>>(experiment: string, userId: string, defaults?: T, attributes?: Attributes | null): T & Record<string, unknown>;
   track(event: string, payload?: EventPayload): boolean;

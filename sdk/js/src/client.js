@@ -124,6 +124,16 @@ export class Client {
     return this._decide(experiment, userId, EXPOSE_DAILY, attributes);
   }
 
+  /**
+   * The decision of assignDetail without queueing an exposure, for
+   * integrations that record the exposure themselves once the value is used
+   * (the OpenFeature provider does it in an after-evaluation hook, with
+   * assignDetail). Null until the config loads or for an unknown experiment.
+   */
+  peekDetail(experiment, userId, attributes = null) {
+    return this._decide(experiment, userId, EXPOSE_NONE, attributes);
+  }
+
   /** {variant, prompt, fallback}: the variant's prompt, or defaultPrompt with fallback true. */
   getPrompt(experiment, userId, defaultPrompt, attributes = null) {
     const variant = this.assign(experiment, userId, attributes);
