@@ -5,6 +5,7 @@
 package api
 
 import (
+	"context"
 	"log/slog"
 	"time"
 
@@ -45,6 +46,8 @@ type Deps struct {
 	Secrets    *secrets.Keyring   // EXPD_SECRETS_KEY (and _PREVIOUS): seals judges' api keys (evaluators.go); nil: none configured
 	// EvaluatorPoll replaces the evaluators' workflows' poll interval (tests); 0: the default.
 	EvaluatorPoll time.Duration
+	// KeyRotated hears of every key a rotation issues (usecases.Service); expd dev only.
+	KeyRotated func(ctx context.Context, orgID string, key usecases.RotatedKey)
 
 	// The dashboard (dashboard/): DevToken signs visitors in as the dev
 	// admin (expd dev only); TemporalUI ("" hides links) and Namespace
@@ -91,7 +94,7 @@ func NewRouter(deps Deps) *gin.Engine {
 	starter := workflowclient.Starter{Client: deps.Temporal, TaskQueue: deps.TaskQueue, EvaluatorPoll: deps.EvaluatorPoll}
 	h := &handlers{deps: deps, experiments: experiments.Store{DB: deps.DB}, workflows: starter,
 		ingest: sources}
-	h.cases = usecases.Service{DB: deps.DB, Workflows: starter, SDK: deps.SDK, Ingest: sources, Logger: deps.Logger}
+	h.cases = usecases.Service{DB: deps.DB, Workflows: starter, SDK: deps.SDK, Ingest: sources, Logger: deps.Logger, KeyRotated: deps.KeyRotated}
 
 	r := gin.New()
 	r.HandleMethodNotAllowed = true
@@ -107,6 +110,8 @@ func NewRouter(deps Deps) *gin.Engine {
 	v1 := r.Group("/v1")
 	// ---- The API's own description (no credentials, cacheable) ----
 	v1.GET("/openapi.json", serveOpenAPI) // openapi.go
+	r.GET("/docs", serveDocs)             // docs.go: the reference, rendered by Swagger UI
+	r.GET("/docs/:file", serveDocsFile)   // docs.go
 
 	// ---- Dashboard: identity-provider session or management token (requireSession, auth.go) ----
 	// Body limits are set per group or route: ingest routes take larger bodies.

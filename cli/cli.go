@@ -80,13 +80,26 @@ func Usage() string {
 		c := commands[n]
 		fmt.Fprintf(&b, "  expd %s\n      %s\n", c.usage, c.help)
 	}
-	b.WriteString(`  Every command takes --url, --token, --json and --table. Credentials come from the
+	b.WriteString(commonHelp)
+	return b.String()
+}
+
+// commonHelp closes every help text: what all commands share.
+const commonHelp = `  Every command takes --url, --token, --json and --table. Credentials come from the
   flags, else EXPD_URL/EXPD_TOKEN, else 'expd login', else a local 'expd dev'
   (.expd/dev-credentials.json, or $EXPD_DEV_DATA_DIR). Exit codes: 0 ok,
   1 server/network failure, 2 usage, 3 credentials, 4 not found (results
   collecting), 5 input refused, 6 run failed, 7 import with rejected lines.
-`)
-	return b.String()
+  'expd COMMAND SUBCOMMAND --help' lists a subcommand's flags.
+`
+
+// isHelp: the argument asks for help rather than naming a subcommand.
+func isHelp(arg string) bool {
+	switch arg {
+	case "-h", "-help", "--help", "help":
+		return true
+	}
+	return false
 }
 
 // Run runs one CLI command and returns the process exit code. Errors are
@@ -99,6 +112,11 @@ func Run(ctx context.Context, name string, args []string, io IO) int {
 	if !ok {
 		fmt.Fprintf(io.Stderr, "expd: unknown command %q\n", name)
 		return ExitUsage
+	}
+	// Help for the command itself; a subcommand's --help reaches its flag set.
+	if len(args) > 0 && isHelp(args[0]) {
+		fmt.Fprintf(io.Stdout, "usage: expd %s\n  %s\n\n%s", c.usage, c.help, commonHelp)
+		return ExitOK
 	}
 	e := &env{io: io, name: name, usage: c.usage}
 	err := c.run(ctx, e, args)

@@ -41,7 +41,11 @@ func (s Service) RotateKey(ctx context.Context, orgID, actor string, scope auth.
 	if scope == auth.Publishable {
 		s.keepPublishable(ctx, key)
 	}
-	return RotatedKey{Scope: scope, Plain: key.Plain, CreatedAt: res.CreatedAt}, nil
+	rotated := RotatedKey{Scope: scope, Plain: key.Plain, CreatedAt: res.CreatedAt}
+	if s.KeyRotated != nil {
+		s.KeyRotated(ctx, orgID, rotated)
+	}
+	return rotated, nil
 }
 
 // keepPublishable keeps the plaintext of a new publishable key so that an

@@ -9,6 +9,7 @@
 package usecases
 
 import (
+	"context"
 	"log/slog"
 
 	"gorm.io/gorm"
@@ -29,6 +30,9 @@ type Service struct {
 	SDK       *sdkcache.Cache
 	Ingest    ingest.Sources // the write path of records (ReviewCall)
 	Logger    *slog.Logger
+	// KeyRotated, when set, hears of every key a rotation issues, after it
+	// is live (expd dev keeps its credentials file current with it).
+	KeyRotated func(ctx context.Context, orgID string, key RotatedKey)
 }
 
 func (s Service) experiments() experiments.Store { return experiments.Store{DB: s.DB} }

@@ -20,6 +20,7 @@ import (
 	"github.com/expd/expd/api"
 	"github.com/expd/expd/devserver"
 	"github.com/expd/expd/plans"
+	"github.com/expd/expd/usecases"
 )
 
 func init() { commands["dev"] = runDev }
@@ -112,6 +113,13 @@ func runDev(ctx context.Context, cfg Config, args []string) error {
 		return err
 	}
 	deps.DevToken = creds.IdentityJWT
+	// A key rotated while expd dev runs is written to the credentials file,
+	// so the next start keeps it instead of issuing yet another key.
+	deps.KeyRotated = func(ctx context.Context, orgID string, key usecases.RotatedKey) {
+		if err := recordRotatedDevKey(filepath.Join(dir, credentialsFile), creds.OrgID, orgID, key); err != nil {
+			slog.ErrorContext(ctx, "dev credentials: record the rotated key", "error", err)
+		}
+	}
 	if deps.TemporalUI == "" {
 		deps.TemporalUI = uiAddr
 	}

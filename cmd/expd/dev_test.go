@@ -67,6 +67,31 @@ func TestDevEndToEnd(t *testing.T) {
 	if status != 200 {
 		t.Fatalf("readyz: %d %s", status, body)
 	}
+
+	// A key rotated while it runs is the key of the next start: a new
+	// user's restart after a rotation used to issue yet another key, and
+	// the one just rotated to answered 401.
+	rotated := map[string]string{}
+	for _, scope := range []string{"publishable", "secret"} {
+		status, body = call(t, "POST", base2+"/v1/keys", again.IdentityJWT, `{"scope":"`+scope+`"}`)
+		var k struct{ Key string }
+		if status != 201 || json.Unmarshal(body, &k) != nil || k.Key == "" {
+			t.Fatalf("rotate %s: %d %s", scope, status, body)
+		}
+		rotated[scope] = k.Key
+	}
+	stop2()
+	base3, stop3 := startDev(t, bin, dir)
+	defer stop3()
+	third := readCreds(t, dir)
+	if third.PublishableKey != rotated["publishable"] || third.SecretKey != rotated["secret"] {
+		t.Fatalf("after rotation and restart the file holds %s / %s, want the rotated %s / %s", third.PublishableKey, third.SecretKey, rotated["publishable"], rotated["secret"])
+	}
+	for _, key := range []string{third.PublishableKey, third.SecretKey} {
+		if status, body := callKey(t, "GET", base3+"/v1/config", key); status != 200 {
+			t.Fatalf("rotated key after restart: %d %s", status, body)
+		}
+	}
 }
 
 var (
@@ -227,13 +252,28 @@ func readCreds(t *testing.T, dir string) DevCredentials {
 
 func call(t *testing.T, method, url, token, body string) (int, []byte) {
 	t.Helper()
+	if token == "" {
+		return request(t, method, url, "", "", body)
+	}
+	return request(t, method, url, "Authorization", "Bearer "+token, body)
+}
+
+// callKey sends a request with an SDK key.
+func callKey(t *testing.T, method, url, key string) (int, []byte) {
+	t.Helper()
+	return request(t, method, url, "X-API-Key", key, "")
+}
+
+// request sends one request with one credential header (none when name is "").
+func request(t *testing.T, method, url, name, value, body string) (int, []byte) {
+	t.Helper()
 	var rd io.Reader
 	if body != "" {
 		rd = strings.NewReader(body)
 	}
 	req, _ := http.NewRequest(method, url, rd)
-	if token != "" {
-		req.Header.Set("Authorization", "Bearer "+token)
+	if name != "" {
+		req.Header.Set(name, value)
 	}
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {

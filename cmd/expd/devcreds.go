@@ -16,6 +16,7 @@ import (
 	"github.com/expd/expd/orgs"
 	"github.com/expd/expd/plans"
 	"github.com/expd/expd/secrets"
+	"github.com/expd/expd/usecases"
 )
 
 const (
@@ -96,11 +97,46 @@ func devCredentials(ctx context.Context, db *gorm.DB, dir, baseURL string, plan 
 		creds.IdentityJWT = tok
 		creds.TokenExpiresAt = time.Now().Add(devTokenTTL).UTC().Format(time.RFC3339)
 	}
-	b, _ := json.MarshalIndent(creds, "", "  ")
-	if err := os.WriteFile(path, append(b, '\n'), 0o600); err != nil {
-		return creds, nil, fmt.Errorf("write %s: %w", path, err)
+	if err := writeDevCredentials(path, creds); err != nil {
+		return creds, nil, err
 	}
 	return creds, signer, nil
+}
+
+// recordRotatedDevKey writes a key the dev org rotated to into the
+// credentials file (another org's rotation is none of its business).
+func recordRotatedDevKey(path, devOrgID, orgID string, key usecases.RotatedKey) error {
+	if orgID != devOrgID {
+		return nil
+	}
+	raw, err := os.ReadFile(path)
+	if err != nil {
+		return err
+	}
+	var creds DevCredentials
+	if err := json.Unmarshal(raw, &creds); err != nil {
+		return fmt.Errorf("read %s: %w", path, err)
+	}
+	switch key.Scope {
+	case auth.Publishable:
+		creds.PublishableKey = key.Plain
+	case auth.Secret:
+		creds.SecretKey = key.Plain
+	default:
+		return nil
+	}
+	return writeDevCredentials(path, creds)
+}
+
+// writeDevCredentials replaces the file whole (a temporary file renamed
+// over it), so a reader never sees half of it.
+func writeDevCredentials(path string, creds DevCredentials) error {
+	b, _ := json.MarshalIndent(creds, "", "  ")
+	tmp := path + ".tmp"
+	if err := os.WriteFile(tmp, append(b, '\n'), 0o600); err != nil {
+		return fmt.Errorf("write %s: %w", tmp, err)
+	}
+	return os.Rename(tmp, path)
 }
 
 func tokenValid(s *auth.Signer, tok string) bool {
