@@ -23,7 +23,6 @@ const docsPage = `<!doctype html>
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <title>expd API reference</title>
 <link rel="stylesheet" href="/docs/swagger-ui.css">
-<link rel="icon" type="image/png" href="/docs/favicon-32x32.png">
 </head>
 <body>
 <main id="swagger-ui"><noscript>The reference needs JavaScript; the document itself is <a href="/v1/openapi.json">/v1/openapi.json</a>.</noscript></main>
@@ -55,8 +54,6 @@ const docsCSP = "default-src 'none'; script-src 'self'; style-src 'self' 'unsafe
 var docsAssets = map[string]string{
 	"swagger-ui.css":       "text/css; charset=utf-8",
 	"swagger-ui-bundle.js": "text/javascript; charset=utf-8",
-	"favicon-32x32.png":    "image/png",
-	"favicon-16x16.png":    "image/png",
 }
 
 func docsHeaders(c *gin.Context) {
