@@ -205,7 +205,7 @@ func (c *Client) AssignDetail(ctx context.Context, experiment, userID string) (D
 // AssignDetail). ok is false until the config loads or for an unknown
 // experiment.
 func (c *Client) PeekDetail(ctx context.Context, experiment, userID string) (Decision, bool) {
-	d, _, ok := c.decide(experiment, userID, exposeNone)
+	d, _, ok := c.decide(ctx, experiment, userID, exposeNone)
 	return d, ok
 }
 

@@ -126,7 +126,7 @@ func (p *Provider) decide(ctx context.Context, flag string, flat openfeature.Fla
 	if user == "" {
 		return expd.Decision{}, errorDetail(openfeature.NewTargetingKeyMissingResolutionError("expd: the evaluation context needs a targeting key (the user id)"))
 	}
-	d, ok := p.client.PeekDetail(ctx, flag, user)
+	d, ok := p.client.PeekDetail(expd.WithAttributes(ctx, attributesOf(flat)), flag, user)
 	if !ok {
 		return expd.Decision{}, errorDetail(openfeature.NewFlagNotFoundResolutionError(fmt.Sprintf("expd: no experiment %s in the config", flag)))
 	}
@@ -144,6 +144,18 @@ func (p *Provider) decide(ctx context.Context, flag string, flat openfeature.Fla
 	}
 }
 
+// attributesOf is the evaluation context without its targeting key: the
+// user's attributes, which the experiment's targeting reads.
+func attributesOf(flat openfeature.FlattenedContext) map[string]any {
+	attrs := make(map[string]any, len(flat))
+	for k, v := range flat {
+		if k != openfeature.TargetingKey {
+			attrs[k] = v
+		}
+	}
+	return attrs
+}
+
 // exposureHook records the exposure once the SDK hands a value over, for
 // users the experiment counts; the client keeps it to one per user and day.
 type exposureHook struct {
@@ -158,8 +170,9 @@ func (h exposureHook) After(ctx context.Context, hc openfeature.HookContext, det
 	if in, _ := details.FlagMetadata[MetadataInExperiment].(bool); !in {
 		return nil
 	}
-	if user := hc.EvaluationContext().TargetingKey(); user != "" {
-		h.client.AssignDetail(ctx, hc.FlagKey(), user)
+	ec := hc.EvaluationContext()
+	if user := ec.TargetingKey(); user != "" {
+		h.client.AssignDetail(expd.WithAttributes(ctx, ec.Attributes()), hc.FlagKey(), user)
 	}
 	return nil
 }
