@@ -87,7 +87,10 @@
 //  1. lifecycle: an experiment that is not running serves one range of one
 //     variant; the user gets it, outside the experiment, with not_running
 //     (draft, scheduled, stopped: control) or shipped (the shipped variant);
-//  2. holdout, layer, targeting (reserved: holdout, layer, not_targeted);
+//  2. holdout, layer (reserved: holdout, layer), then targeting: a user
+//     whose attributes do not match the condition gets control, outside
+//     the experiment, with not_targeted, unless the sticky filters or a
+//     stored pin hold them (a pinned user keeps their variant);
 //  3. sticky filters and stored pin: the user is in the experiment; the
 //     sticky filters' answer (below), replaced by the stored pin when the
 //     current allocation still has its variant;
