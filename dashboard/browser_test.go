@@ -119,7 +119,10 @@ func screenshot(t *testing.T, ctx context.Context, name string) {
 }
 
 func TestBrowserCreateRunResultsAndRotateAKey(t *testing.T) {
-	ctx := newBrowser(t)
+	// A step whose element never shows fails the test instead of waiting
+	// for the package's timeout.
+	ctx, cancel := context.WithTimeout(newBrowser(t), 5*time.Minute)
+	defer cancel()
 	env, _ := testenv.NewWithWorker(t, nil)
 	org := env.NewOrg(t)
 	base := env.Server.URL
@@ -170,7 +173,9 @@ func TestBrowserCreateRunResultsAndRotateAKey(t *testing.T) {
 	}
 	checkA11y(t, ctx, "results")
 	screenshot(t, ctx, "dashboard-results.png")
-	must(t, ctx, chromedp.Click(chromedp.Search(`//a[contains(., "distribution of conversion")]`)), chromedp.WaitVisible(chromedp.ID("distribution")))
+	// The link sits in the row's collapsed details: follow its address.
+	distURL := value(t, ctx, chromedp.Evaluate[string](`[...document.querySelectorAll("main a")].find(a => a.textContent.includes("distribution of conversion")).href`))
+	must(t, ctx, chromedp.Navigate(distURL), chromedp.WaitVisible(chromedp.ID("distribution")))
 	checkA11y(t, ctx, "results with a distribution")
 
 	// Edit: change weights and review the change.
