@@ -7,6 +7,7 @@ import (
 	"github.com/expd/expd/experiments"
 	"github.com/expd/expd/results"
 	"github.com/expd/expd/stats"
+	"github.com/expd/expd/vocab"
 )
 
 // Recommendations.
@@ -396,7 +397,7 @@ func PowerDays(r results.Row, mde float64, windowDays int) (float64, bool) {
 		return 0, false
 	}
 	d := stats.PowerDesign{SD: ctl.SD, TreatmentShare: float64(r.NTreatment) / n, Sequential: r.Sequential}
-	if r.Kind == "proportion" && ctl.Mean > 0 && ctl.Mean < 1 {
+	if r.Kind == string(vocab.Proportion) && ctl.Mean > 0 && ctl.Mean < 1 {
 		d.Proportion, d.Baseline = true, ctl.Mean
 	}
 	days, err := stats.DaysForMDE(d, mde*math.Abs(ctl.Mean), n, n/float64(windowDays))
