@@ -11,7 +11,7 @@ import (
 	"github.com/expd/expd/activities"
 	"github.com/expd/expd/api"
 	"github.com/expd/expd/evaluators"
-	"github.com/expd/expd/internal/fakejudge"
+	"github.com/expd/expd/internal/fakellm"
 	"github.com/expd/expd/internal/testenv"
 	"github.com/expd/expd/secrets"
 )
@@ -29,7 +29,7 @@ func TestEvaluatorThroughputBench(t *testing.T) {
 	}
 	key, _ := secrets.NewKey()
 	ring, _ := secrets.Parse(key, "")
-	fj := fakejudge.New(t, judgeKey)
+	fj := fakellm.New(t, judgeKey)
 	fj.SetLatency(200 * time.Millisecond)
 	env, _ := testenv.NewWithWorker(t, func(a *activities.Activities) {
 		a.Secrets, a.Judge = ring, &evaluators.Judge{AllowPrivate: true}

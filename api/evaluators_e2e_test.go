@@ -15,7 +15,7 @@ import (
 	"github.com/expd/expd/activities"
 	"github.com/expd/expd/api"
 	"github.com/expd/expd/evaluators"
-	"github.com/expd/expd/internal/fakejudge"
+	"github.com/expd/expd/internal/fakellm"
 	"github.com/expd/expd/internal/temporaltest"
 	"github.com/expd/expd/internal/testenv"
 	"github.com/expd/expd/secrets"
@@ -27,7 +27,7 @@ import (
 type evaluatorFixture struct {
 	env  *testenv.Env
 	tenv *temporaltest.Env
-	fj   *fakejudge.Server
+	fj   *fakellm.Server
 	org  testenv.Org
 	exp  experimentBody
 }
@@ -42,7 +42,7 @@ func newEvaluatorFixture(t *testing.T) evaluatorFixture {
 	if err != nil {
 		t.Fatal(err)
 	}
-	fj := fakejudge.New(t, judgeKey)
+	fj := fakellm.New(t, judgeKey)
 	env, tenv := testenv.NewWithWorker(t, func(a *activities.Activities) {
 		a.Secrets = ring
 		a.Judge = &evaluators.Judge{AllowPrivate: true}
@@ -160,7 +160,7 @@ func TestEvaluatorsEndToEnd(t *testing.T) {
 	code["experiments"] = []string{f.exp.ID}
 	codeEv := createEvaluator(t, f.env, f.org, code)
 
-	responses := []string{`{"answer": 1}`, "plain text", `{"ok": true}`, "Reset it in Settings.", "Call support " + fakejudge.Trigger(fakejudge.Garbage)}
+	responses := []string{`{"answer": 1}`, "plain text", `{"ok": true}`, "Reset it in Settings.", "Call support " + fakellm.Trigger(fakellm.Garbage)}
 	for i := 0; len(responses) < 40; i++ {
 		responses = append(responses, fmt.Sprintf("answer number %d", i))
 	}
@@ -183,7 +183,7 @@ func TestEvaluatorsEndToEnd(t *testing.T) {
 	judge["concurrency"] = 3
 	judge["daily_budget"] = map[string]any{"max_evaluations": budget}
 	judge["endpoint"].(map[string]any)["base_url"] = f.fj.BaseURL()
-	f.fj.FailNext(fakejudge.ServerError, fakejudge.RateLimited, fakejudge.ServerError) // an outage first
+	f.fj.FailNext(fakellm.ServerError, fakellm.RateLimited, fakellm.ServerError) // an outage first
 	judgeEv := createEvaluator(t, f.env, f.org, judge)
 
 	// Code: every call, 1 for JSON answers.
@@ -216,7 +216,7 @@ func TestEvaluatorsEndToEnd(t *testing.T) {
 		if !evaluators.Sampled(e.CallID, 0.5) {
 			t.Errorf("call %s evaluated but not sampled", e.CallID)
 		}
-		if strings.Contains(resp, fakejudge.Trigger(fakejudge.Garbage)) {
+		if strings.Contains(resp, fakellm.Trigger(fakellm.Garbage)) {
 			failed++
 			if e.Status != "failed" || e.Failure != evaluators.FailUnparseable || e.Score != nil {
 				t.Errorf("garbage verdict: %+v", e)
@@ -227,7 +227,7 @@ func TestEvaluatorsEndToEnd(t *testing.T) {
 			continue
 		}
 		s, ok := judged[e.CallID]
-		if e.Status != "scored" || !ok || s.Value != fakejudge.ScoreOf(resp) || s.Source != "judge" || s.Evaluator != judgeEv.ID ||
+		if e.Status != "scored" || !ok || s.Value != fakellm.ScoreOf(resp) || s.Source != "judge" || s.Evaluator != judgeEv.ID ||
 			s.EvaluatorVersion != "1" || s.JudgeModel != "gpt-4o-mini" || f.fj.Graded(resp) != 1 {
 			t.Errorf("judged %q: evaluation %+v score %+v graded %d times", resp, e, s, f.fj.Graded(resp))
 		}
@@ -314,7 +314,7 @@ func TestJudgeScoresInAManualRun(t *testing.T) {
 			ev := modelCall(exp.ID, user, now.Add(time.Duration(k+1)*time.Millisecond))
 			ev["variant"], ev["response"] = variant, answer
 			events = append(events, ev)
-			perUser[user] = append(perUser[user], fakejudge.ScoreOf(answer))
+			perUser[user] = append(perUser[user], fakellm.ScoreOf(answer))
 			calls++
 		}
 	}
