@@ -16,8 +16,9 @@ import (
 
 // batch is one request's events, encoded once before timing starts.
 type batch struct {
-	events []map[string]any
-	body   []byte
+	events      []map[string]any
+	body        []byte
+	contentType string // "": application/json
 }
 
 // makeBatches builds requests of a realistic mix: half exposures, 40%
@@ -90,8 +91,9 @@ func (r loadResult) quantile(q float64) time.Duration {
 	return s[min(len(s)-1, int(q*float64(len(s))))].Round(100 * time.Microsecond)
 }
 
-// postAll sends every batch to path (/v1/events, /v1/scores) from
-// clients goroutines; every answer must be a 202 storing the whole batch.
+// postAll sends every batch to path (/v1/events, /v1/scores, /v1/traces)
+// from clients goroutines; every answer must store the whole batch (a 202
+// ack, or for traces a 200 without rejected spans).
 func postAll(ctx context.Context, env *benchEnv, path string, batches []batch, clients int) (loadResult, error) {
 	httpc := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: clients, MaxConnsPerHost: clients}}
 	work := make(chan batch)
@@ -108,7 +110,7 @@ func postAll(ctx context.Context, env *benchEnv, path string, batches []batch, c
 			defer wg.Done()
 			for b := range work {
 				t0 := time.Now()
-				n, err := post(ctx, httpc, env, path, b.body)
+				n, err := post(ctx, httpc, env, path, b)
 				took := time.Since(t0)
 				mu.Lock()
 				res.latencies = append(res.latencies, took)
@@ -129,12 +131,16 @@ func postAll(ctx context.Context, env *benchEnv, path string, batches []batch, c
 	return res, firstErr
 }
 
-func post(ctx context.Context, httpc *http.Client, env *benchEnv, path string, body []byte) (int, error) {
-	req, err := http.NewRequestWithContext(ctx, "POST", env.baseURL+path, bytes.NewReader(body))
+func post(ctx context.Context, httpc *http.Client, env *benchEnv, path string, b batch) (int, error) {
+	req, err := http.NewRequestWithContext(ctx, "POST", env.baseURL+path, bytes.NewReader(b.body))
 	if err != nil {
 		return 0, err
 	}
-	req.Header.Set("Content-Type", "application/json")
+	ct := b.contentType
+	if ct == "" {
+		ct = "application/json"
+	}
+	req.Header.Set("Content-Type", ct)
 	req.Header.Set("X-API-Key", env.publishable)
 	resp, err := httpc.Do(req)
 	if err != nil {
@@ -144,6 +150,9 @@ func post(ctx context.Context, httpc *http.Client, env *benchEnv, path string, b
 	raw, err := io.ReadAll(resp.Body)
 	if err != nil {
 		return 0, err
+	}
+	if path == tracesPath {
+		return tracesAck(resp.StatusCode, raw, len(b.events))
 	}
 	var ack struct {
 		Accepted int `json:"accepted"`

@@ -5,7 +5,9 @@
 // with a single pgx client, into events alone and into every table the
 // API writes (copy.go), and reports events/s of each, the ratios and
 // per-request latency; then it imports an NDJSON
-// file through POST /v1/events/import and reports rows/s.
+// file through POST /v1/events/import and reports rows/s. -score-rounds
+// and -trace-rounds compare POST /v1/scores and POST /v1/traces (OTLP) with
+// POST /v1/events carrying the same model calls.
 //
 //	DATABASE_URL=postgres://... go run ./bench/ingest -clients 64 -requests 4000
 //
@@ -32,6 +34,7 @@ func main() {
 	flag.IntVar(&cfg.batch, "batch", 100, "events per request")
 	flag.IntVar(&cfg.importLines, "import-lines", 200_000, "lines of the NDJSON import (0: skip)")
 	flag.IntVar(&cfg.scoreRounds, "score-rounds", 0, "rounds comparing POST /v1/scores with POST /v1/events carrying as many model calls (0: skip; scores.go)")
+	flag.IntVar(&cfg.traceRounds, "trace-rounds", 0, "rounds comparing POST /v1/traces (OTLP GenAI spans) with POST /v1/events carrying the same model calls (0: skip; traces.go)")
 	flag.IntVar(&cfg.groups, "groups", 0, "group transactions in flight at once (ingest.Options.Concurrency; 0: the default)")
 	profile := flag.String("cpuprofile", "", "write a CPU profile of the rounds here")
 	flag.Parse()
@@ -69,6 +72,11 @@ func main() {
 		allTables.add(raw.allTables)
 	}
 	stopProfile()
+	if cfg.traceRounds > 0 {
+		if err := compareTraces(ctx, env, cfg); err != nil {
+			log.Fatal(err)
+		}
+	}
 	if cfg.scoreRounds > 0 {
 		if err := compareScores(ctx, env, cfg); err != nil {
 			log.Fatal(err)
@@ -108,7 +116,7 @@ func startProfile(path string) (stop func(), err error) {
 }
 
 type config struct {
-	databaseURL, target                   string
-	clients, requests, batch, importLines int
-	groups, rounds, scoreRounds           int
+	databaseURL, target                      string
+	clients, requests, batch, importLines    int
+	groups, rounds, scoreRounds, traceRounds int
 }
