@@ -8,6 +8,7 @@ import (
 
 	"github.com/gin-gonic/gin"
 
+	"github.com/expd/expd/experiments"
 	"github.com/expd/expd/results"
 	"github.com/expd/expd/validate"
 	"github.com/expd/expd/verdict"
@@ -23,8 +24,11 @@ type resultsView struct {
 	Window            results.Window  `json:"window"`
 	SRMGate           string          `json:"srm_gate"`
 	SRM               json.RawMessage `json:"srm"`
-	Preliminary       bool            `json:"preliminary"`
-	ComputedAt        *time.Time      `json:"computed_at"`
+	// Phases: the allocation's phases over the window (docs/results.md,
+	// "Phases"), derived from the stored versions.
+	Phases      []experiments.Phase `json:"phases"`
+	Preliminary bool                `json:"preliminary"`
+	ComputedAt  *time.Time          `json:"computed_at"`
 	// OrphanScores: the run's scores of its score metrics whose call
 	// never arrived (absent without score metrics; docs/quality.md).
 	OrphanScores *int64 `json:"orphan_scores,omitempty"`
@@ -182,6 +186,9 @@ func (h *handlers) resultsOf(c *gin.Context, experimentID, computedFor string) (
 		Window:  results.Window{Start: run.WindowStart, End: run.WindowEnd, Days: run.WindowDays, RetentionTruncated: run.RetentionTruncated},
 		SRMGate: srm.Gate, SRM: json.RawMessage(run.SRM), ComputedAt: run.FinishedAt,
 		Metrics: make([]metricResultView, len(rows)),
+	}
+	if v.Phases, err = (experiments.Store{DB: h.deps.DB}).Phases(ctx, orgID(c), experimentID, run.WindowStart, run.WindowEnd); err != nil {
+		return resultsView{}, err
 	}
 	cov, _, err := run.DecodeCoverage()
 	if err != nil {

@@ -137,7 +137,7 @@ func (s *Store) Aggregate(ctx context.Context, orgID, experimentID string, w res
 	exposed := fmt.Sprintf(`SELECT user_id, argMin(variant, (ts, event_id)) AS x_variant, min(ts) AS x_first, toUInt8(uniqExact(variant) > 1) AS x_crossover
   FROM %s FINAL WHERE org_id = %s AND experiment_id = %s AND type = 'exposure' AND ts >= %d AND ts < %d GROUP BY user_id`,
 		s.t("events_local"), quote(orgID), quote(experimentID), start, end)
-	sql := "SELECT user_id, any(x_variant), any(x_crossover)"
+	sql := "SELECT user_id, any(x_variant), any(x_first), any(x_crossover)"
 	for _, c := range cols {
 		sql += ",\n  " + c
 	}
@@ -146,6 +146,7 @@ func (s *Store) Aggregate(ctx context.Context, orgID, experimentID string, w res
 	b := results.NewSampleBuilder(arms, ms, progress)
 	type row struct {
 		user, variant string
+		first         int64
 		crossover     uint8
 		sums          []float64
 		counts        []uint64
@@ -154,7 +155,7 @@ func (s *Store) Aggregate(ctx context.Context, orgID, experimentID string, w res
 	uc := make([]results.UserColumns, len(ms))
 	err := s.eachShard(ctx, sql, args, func() ([]any, *string, func()) {
 		r := &row{sums: make([]float64, n), counts: make([]uint64, n)}
-		dest := []any{&r.user, &r.variant, &r.crossover}
+		dest := []any{&r.user, &r.variant, &r.first, &r.crossover}
 		for i := range n {
 			dest = append(dest, &r.sums[i], &r.counts[i])
 		}
@@ -175,7 +176,7 @@ func (s *Store) Aggregate(ctx context.Context, orgID, experimentID string, w res
 				}
 				uc[i] = c
 			}
-			b.Add(r.user, r.variant, r.crossover != 0, uc)
+			b.Add(r.user, r.variant, fromMicros(r.first), r.crossover != 0, uc)
 		}
 	})
 	if err != nil {

@@ -32,8 +32,14 @@ type Arm struct {
 	// score metric m (the calls its value averages).
 	Scored [][]int64
 	// Calls[m] are the per-call values of a quantile metric m, by user.
-	Calls     []stats.Calls
-	Crossover int64
+	Calls []stats.Calls
+	// First[u] is user u's first exposure in the window: it places the
+	// user in a phase (the weights their assignment followed, for the
+	// sample-ratio check and the stratified effect). CrossoverFirst holds
+	// the crossover users' (the sample-ratio check counts them).
+	First          []time.Time
+	CrossoverFirst []time.Time
+	Crossover      int64
 }
 
 // Exposed is the arm's exposed users by first exposure, crossover users
@@ -149,9 +155,10 @@ func collect(ctx context.Context, db *gorm.DB, q aggregateQuery, orgID, experime
 	}
 	defer rows.Close()
 	var user, variant string
+	var first instant
 	var crossover int64
 	sums := make([]perUserColumns, len(ms))
-	dest := []any{&user, &variant, &crossover}
+	dest := []any{&user, &variant, &first, &crossover}
 	for _, i := range b.computed {
 		c := &sums[i]
 		dest = append(dest, &c.sum, &c.count)
@@ -171,7 +178,7 @@ func collect(ctx context.Context, db *gorm.DB, q aggregateQuery, orgID, experime
 			c := sums[i]
 			cols[i] = UserColumns{Sum: c.sum.Float64, Count: c.count, DenSum: c.denSum.Float64, DenCount: c.denCount, PreSum: c.preSum.Float64, PreCount: c.preCount}
 		}
-		b.Add(user, variant, crossover != 0, cols)
+		b.Add(user, variant, first.t, crossover != 0, cols)
 	}
 	if err := rows.Err(); err != nil {
 		return Sample{}, fmt.Errorf("read per-user values: %w", err)
@@ -231,9 +238,10 @@ func NewSampleBuilder(arms []string, ms []metrics.Resolved, progress func(users 
 	return b
 }
 
-// Add adds one user's row; cols[i] are metric i's columns (read for the
-// metrics with per-user columns: HasUserColumns).
-func (b *SampleBuilder) Add(user, variant string, crossover bool, cols []UserColumns) {
+// Add adds one user's row: first is their first exposure in the window;
+// cols[i] are metric i's columns (read for the metrics with per-user
+// columns: HasUserColumns).
+func (b *SampleBuilder) Add(user, variant string, first time.Time, crossover bool, cols []UserColumns) {
 	arm, ok := b.s.Arms[variant]
 	if !ok {
 		b.s.Unattributed++
@@ -241,9 +249,11 @@ func (b *SampleBuilder) Add(user, variant string, crossover bool, cols []UserCol
 	}
 	if crossover {
 		arm.Crossover++
+		arm.CrossoverFirst = append(arm.CrossoverFirst, first)
 		return
 	}
 	arm.UserIDs = append(arm.UserIDs, user)
+	arm.First = append(arm.First, first)
 	for _, i := range b.computed {
 		cols[i].appendTo(arm, i, b.ms[i])
 	}
@@ -262,6 +272,41 @@ func HasUserColumns(m metrics.Resolved) bool { return m.Problem == "" && !m.Kind
 // ReadsCalls tells whether m is resolved and read call by call
 // (eventpass.go).
 func ReadsCalls(m metrics.Resolved) bool { return m.Problem == "" && m.Kind.Spec().PerCall }
+
+// instant scans a timestamp column: PostgreSQL's arrive as time.Time,
+// SQLite's as time.Time when the driver knows the column's declared type
+// and as text when an expression hides it.
+type instant struct{ t time.Time }
+
+// sqliteLayouts are the text forms SQLite timestamps are stored in (the
+// driver's _time_format=sqlite, and RFC 3339).
+var sqliteLayouts = []string{"2006-01-02 15:04:05.999999999-07:00", "2006-01-02 15:04:05.999999999Z07:00", time.RFC3339Nano, "2006-01-02 15:04:05.999999999"}
+
+func (i *instant) Scan(v any) error {
+	switch x := v.(type) {
+	case time.Time:
+		i.t = x.UTC()
+		return nil
+	case []byte:
+		return i.parse(string(x))
+	case string:
+		return i.parse(x)
+	case nil:
+		i.t = time.Time{}
+		return nil
+	}
+	return fmt.Errorf("scan instant: unsupported %T", v)
+}
+
+func (i *instant) parse(s string) error {
+	for _, l := range sqliteLayouts {
+		if t, err := time.Parse(l, s); err == nil {
+			i.t = t.UTC()
+			return nil
+		}
+	}
+	return fmt.Errorf("scan instant: unknown timestamp form %q", s)
+}
 
 // perUserColumns are one metric's columns of a user's row as the SQL
 // engine scans them (exact sums).

@@ -146,7 +146,7 @@ func buildAggregateQuery(db *gorm.DB, orgID, experimentID string, w Window, ms [
 		sql, args = exposedCTE(d, orgID, experimentID, w)
 	}
 	if len(cols) == 0 {
-		return aggregateQuery{SQL: sql + "SELECT user_id, variant, crossover FROM exposed ORDER BY user_id", Args: args}, nil
+		return aggregateQuery{SQL: sql + "SELECT user_id, variant, first_ts, crossover FROM exposed ORDER BY user_id", Args: args}, nil
 	}
 	preJoin := ""
 	if len(preCols) > 0 {
@@ -160,7 +160,7 @@ func buildAggregateQuery(db *gorm.DB, orgID, experimentID string, w Window, ms [
 		args = append(args, orgID, d.preArg)
 		preJoin = "\nLEFT JOIN pre ON pre.user_id = x.user_id"
 	}
-	sql += "SELECT x.user_id, x.variant, x.crossover,\n  " + strings.Join(cols, ",\n  ") + "\nFROM exposed x\n"
+	sql += "SELECT x.user_id, x.variant, x.first_ts, x.crossover,\n  " + strings.Join(cols, ",\n  ") + "\nFROM exposed x\n"
 	if p != nil {
 		if len(sums) > 0 {
 			sql += "LEFT JOIN agg ON agg.user_id = x.user_id"
@@ -168,7 +168,7 @@ func buildAggregateQuery(db *gorm.DB, orgID, experimentID string, w Window, ms [
 		return aggregateQuery{SQL: sql + byUser, Args: args}, nil
 	}
 	sql += `LEFT JOIN events e` + d.userIndex + ` ON e.org_id = ? AND e.experiment_id = ? AND e.user_id = x.user_id AND e.ts >= x.first_ts AND e.ts < ?` + preJoin + `
-GROUP BY x.user_id, x.variant, x.crossover` + byUser
+GROUP BY x.user_id, x.variant, x.first_ts, x.crossover` + byUser
 	args = append(args, colArgs...)
 	args = append(args, orgID, experimentID, w.End)
 	return aggregateQuery{SQL: sql, Args: args}, nil

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/expd/expd/bucketing"
+	"github.com/expd/expd/experiments"
 	"github.com/expd/expd/metrics"
 	"github.com/expd/expd/plans"
 	"github.com/expd/expd/stats"
@@ -35,6 +36,13 @@ type Design struct {
 	// (0: stats.DefaultNStar).
 	Sequential bool
 	NStar      float64
+	// stratify is the number of strata (the window's phases) when more
+	// than one phase has users; 0 compares users pooled.
+	stratify int
+	// Phases are the allocation's phases over the window
+	// (experiments.Store.Phases); with more than one, users are tested
+	// and compared by the phase of their first exposure.
+	Phases []experiments.Phase
 }
 
 // Arms lists the allocation's variants in allocation order.
@@ -56,6 +64,10 @@ type SRMSummary struct {
 	Observed     map[string]int64   `json:"observed"`
 	Weights      map[string]float64 `json:"weights"`
 	Unattributed int64              `json:"unattributed"`
+	// With more than one phase in the window: the per-phase tests, which
+	// PValue, ChiSquare, DF and Gate then summarise (checkPhaseSRM);
+	// absent with one phase, where the test is the pooled one above.
+	*SRMPhases
 }
 
 // Analysis is a run's outcome before publication: one row per metric and
@@ -74,10 +86,14 @@ func Analyze(d Design, s Sample, computedAt time.Time, progress func(metric stri
 	if err != nil {
 		return Analysis{}, err
 	}
+	phases := phaseIndex(d, s)
 	kept := make(map[string]cappedArm, len(s.Arms))
 	for name, arm := range s.Arms {
 		keep, capped := stats.SampleCap(arm.UserIDs, d.Limits.MaxSamplePerArm)
-		kept[name] = cappedArm{arm: arm, keep: keep, capped: capped}
+		kept[name] = cappedArm{arm: arm, keep: keep, capped: capped, phase: phases[name]}
+	}
+	if phases != nil && phasesWithUsers(d, phases) > 1 {
+		d.stratify = len(d.Phases)
 	}
 	var rows []Row
 	for mi, m := range d.Metrics {
@@ -99,11 +115,13 @@ func Analyze(d Design, s Sample, computedAt time.Time, progress func(metric stri
 	return Analysis{Rows: rows, SRM: srm}, nil
 }
 
-// cappedArm is an arm with the users the sample cap keeps.
+// cappedArm is an arm with the users the sample cap keeps, and, when
+// the run has phases, the phase index of each user (phaseIndex).
 type cappedArm struct {
 	arm    *Arm
 	keep   []int
 	capped bool
+	phase  []int
 }
 
 // values returns the kept users' values of metric mi, leaving out users
@@ -216,6 +234,13 @@ func compareArms(d Design, m metrics.Resolved, mi int, control, treatment capped
 	if d.Sequential && !row.Sequential && row.Undefined == "" {
 		an.Warnings = append(an.Warnings, "this test ("+row.Test+") has no always-valid form: its p-value and CI are fixed-horizon, and reading them every day inflates false positives; decide once, at a planned end")
 	}
+	if d.stratify > 1 {
+		if stratifies(m) {
+			an.StratifiedPhases = d.stratify
+		} else if m.Problem == "" {
+			an.Warnings = append(an.Warnings, fmt.Sprintf("the allocation changed during the window (%d phases): this test (%s) pools the users of every phase, so a trend in the outcome over time can bias it; welch_t and z_test metrics are estimated phase by phase", d.stratify, row.Test))
+		}
+	}
 	if an.CrossoverHealth == HealthFail {
 		an.Warnings = append(an.Warnings, "more than 1% of an arm's users were exposed to more than one variant; they are left out of every metric (check assignment and identity)")
 	}
@@ -273,11 +298,14 @@ func compareMetric(d Design, m metrics.Resolved, mi int, control, treatment capp
 		if perr != nil {
 			return stats.Comparison{}, perr.Error()
 		}
-		if m.UsesCUPED() {
+		switch {
+		case d.stratify > 1 && stratifies(m):
+			cmp, err = stats.CompareStratified(method, strata(d.stratify, control, treatment, mi, m.UsesCUPED()), opt)
+		case m.UsesCUPED():
 			yc, xc := control.withCovariate(mi)
 			yt, xt := treatment.withCovariate(mi)
 			cmp, err = stats.CompareCUPED(method, yc, xc, yt, xt, opt)
-		} else {
+		default:
 			cmp, err = stats.Compare(method, control.values(mi), treatment.values(mi), opt)
 		}
 	}
@@ -420,7 +448,7 @@ func checkSRM(d Design, s Sample) (SRMSummary, error) {
 		return SRMSummary{}, fmt.Errorf("srm: %w", err)
 	}
 	sum.Gate, sum.PValue, sum.ChiSquare, sum.DF = r.Gate, r.PValue, r.ChiSquare, r.DF
-	return sum, nil
+	return checkPhaseSRM(d, s, sum)
 }
 
 // ApplyFDR sets p_value_fdr by Benjamini–Hochberg across all comparisons of

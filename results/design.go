@@ -64,6 +64,9 @@ func LoadDesign(ctx context.Context, db *gorm.DB, orgID, experimentID string, wi
 		Metrics: resolved, Window: NewWindow(cfg.CreatedAt, windowEnd, limits.RetentionDays), Limits: limits,
 		Sequential: cfg.Sequential(),
 	}
+	if d.Phases, err = store.Phases(ctx, orgID, experimentID, d.Window.Start, d.Window.End); err != nil {
+		return Planned{}, err
+	}
 	if cfg.SequentialTuning != nil {
 		d.NStar = *cfg.SequentialTuning
 	}

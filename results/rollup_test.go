@@ -5,6 +5,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -468,6 +469,9 @@ func sameSample(a, b results.Sample) string {
 		y := b.Arms[name]
 		if y == nil || x.Crossover != y.Crossover || !reflect.DeepEqual(x.UserIDs, y.UserIDs) {
 			return fmt.Sprintf("arm %s: users or crossover differ", name)
+		}
+		if len(x.First) != len(x.UserIDs) || !slices.EqualFunc(x.First, y.First, time.Time.Equal) || !slices.EqualFunc(x.CrossoverFirst, y.CrossoverFirst, time.Time.Equal) {
+			return fmt.Sprintf("arm %s: first exposures differ (or are missing)", name)
 		}
 		for _, pair := range [][2][][]float64{{x.Values, y.Values}, {x.Pre, y.Pre}, {x.Den, y.Den}} {
 			if diff := sameBits(pair[0], pair[1]); diff != "" {

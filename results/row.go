@@ -84,6 +84,11 @@ type RowAnalysis struct {
 	ScoreCoverage map[string]float64 `json:"score_coverage,omitempty"`
 	OrphanScores  *int64             `json:"orphan_scores,omitempty"`
 
+	// StratifiedPhases is the number of phases the effect was estimated
+	// over, phase by phase (stats.CompareStratified), when the allocation
+	// changed during the window; absent when users were compared pooled.
+	StratifiedPhases int `json:"stratified_phases,omitempty"`
+
 	Warnings       []string            `json:"warnings,omitempty"`
 	NonInferiority *NonInferiorityView `json:"non_inferiority,omitempty"`
 }

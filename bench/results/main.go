@@ -17,16 +17,23 @@
 //     run after the nightly runs does; and the process's peak RSS (VmHWM)
 //     after them;
 //   - with -phases, the run's steps one by one outside the workflow
-//     (aggregation, statistics, coverage count).
+//     (aggregation, statistics, coverage count);
+//   - with -ramp, the same -runs full runs again after a second version
+//     that changes the allocation (its targeting, so the data's 50/50
+//     split still holds) is dated to the middle of the window: the same
+//     data in two phases, so the SRM check runs per phase and the
+//     welch_t and z_test metrics are stratified (docs/results.md,
+//     "Phases"), against the one-phase runs of the same session.
 //
 // Loading 1,000,000 users takes minutes: -keep keeps the schema and prints
 // its name, -schema NAME times a kept one again.
 //
-// Usage: DATABASE_URL=postgres://... go run ./bench/results [-users 1000000] [-runs 2] [-phases] [-keep | -schema bench_...]
+// Usage: DATABASE_URL=postgres://... go run ./bench/results [-users 1000000] [-runs 2] [-phases] [-ramp] [-keep | -schema bench_...]
 package main
 
 import (
 	"context"
+	"encoding/json"
 	"flag"
 	"fmt"
 	"log"
@@ -41,6 +48,7 @@ import (
 
 	"github.com/expd/expd/activities"
 	"github.com/expd/expd/bench/benchseed"
+	"github.com/expd/expd/experiments"
 	"github.com/expd/expd/metrics"
 	"github.com/expd/expd/results"
 	"github.com/expd/expd/worker"
@@ -54,13 +62,14 @@ func main() {
 	schema := flag.String("schema", "", "time a schema kept by an earlier -keep run instead of loading one")
 	runs := flag.Int("runs", 2, "full runs to time (the first rolls up the ended days)")
 	phases := flag.Bool("phases", false, "also time the run's steps one by one")
+	ramp := flag.Bool("ramp", false, "then change the allocation mid-window and time -runs runs over the two phases")
 	flag.Parse()
-	if err := run(*users, *perUser, *keep, *schema, *runs, *phases); err != nil {
+	if err := run(*users, *perUser, *keep, *schema, *runs, *phases, *ramp); err != nil {
 		log.Fatal(err)
 	}
 }
 
-func run(users, perUser int, keep bool, schema string, runs int, phases bool) error {
+func run(users, perUser int, keep bool, schema string, runs int, phases, ramp bool) error {
 	ctx := context.Background()
 	base := os.Getenv("DATABASE_URL")
 	if base == "" {
@@ -104,7 +113,21 @@ func run(users, perUser int, keep bool, schema string, runs int, phases bool) er
 	var fulls []time.Duration
 	var outs []workflows.ExperimentResultsResult
 	var rolled []int64
-	for i := 0; i < runs; i++ {
+	var labels []string
+	total := runs
+	if ramp {
+		total = 2 * runs
+	}
+	for i := 0; i < total; i++ {
+		label := "one phase"
+		if i >= runs {
+			label = "two phases"
+		}
+		if ramp && i == runs {
+			if err := changeAllocation(ctx, db, f); err != nil {
+				return err
+			}
+		}
 		began := time.Now()
 		full, out, err := timeFullRun(ctx, db, f)
 		if err != nil {
@@ -114,8 +137,8 @@ func run(users, perUser int, keep bool, schema string, runs int, phases bool) er
 		if err := db.Raw("SELECT count(*) FROM result_rollup_days WHERE experiment_id = ? AND rolled_at >= ?", f.expID, began).Scan(&n).Error; err != nil {
 			return err
 		}
-		fulls, outs, rolled = append(fulls, full), append(outs, out), append(rolled, n)
-		log.Printf("full run %d: %s", i+1, full.Round(time.Millisecond))
+		fulls, outs, rolled, labels = append(fulls, full), append(outs, out), append(rolled, n), append(labels, label)
+		log.Printf("full run %d (%s): %s", i+1, label, full.Round(time.Millisecond))
 		// Manual runs are keyed by their second.
 		time.Sleep(time.Second)
 	}
@@ -134,12 +157,57 @@ func run(users, perUser int, keep bool, schema string, runs int, phases bool) er
 	fmt.Printf("bare SQL aggregation (rows read out): %s\n", bareRead.Round(time.Millisecond))
 	for i, full := range fulls {
 		out := outs[i]
-		fmt.Printf("full run %d (workflow):               %s  (%d users, %d rows, SRM %s; days rolled up by it: %d)\n",
-			i+1, full.Round(time.Millisecond), out.Users, out.Rows, out.SRMGate, rolled[i])
+		fmt.Printf("full run %d (workflow, %s):   %s  (%d users, %d rows, SRM %s; days rolled up by it: %d)\n",
+			i+1, labels[i], full.Round(time.Millisecond), out.Users, out.Rows, out.SRMGate, rolled[i])
 		fmt.Printf("  ratio full / bare (rows read out):  %.2f\n", full.Seconds()/bareRead.Seconds())
 		fmt.Printf("  ratio full / bare (in database):    %.2f\n", full.Seconds()/bareCount.Seconds())
 	}
+	if ramp {
+		// Steady state: the fastest run of each kind after the first
+		// (which rolls up the ended days).
+		best := func(from, to int) time.Duration {
+			b := fulls[from]
+			for _, d := range fulls[from:to] {
+				b = min(b, d)
+			}
+			return b
+		}
+		one, two := best(min(1, runs-1), runs), best(runs, 2*runs)
+		fmt.Printf("two phases / one phase (fastest steady-state runs): %s / %s = %.2f\n", two.Round(time.Millisecond), one.Round(time.Millisecond), two.Seconds()/one.Seconds())
+	}
 	fmt.Printf("peak RSS of the process (worker in-process): %s\n", peakRSS())
+	return nil
+}
+
+// changeAllocation stores a second version of the experiment whose
+// allocation differs from the first by its targeting (everyone still
+// matches, and the data's 50/50 split stays the weights in force), dated
+// to the middle of the window: the runs that follow see two phases of
+// about half the users each.
+func changeAllocation(ctx context.Context, db *gorm.DB, f fixture) error {
+	store := experiments.Store{DB: db}
+	exp, err := store.Get(ctx, f.orgID, f.expID)
+	if err != nil {
+		return err
+	}
+	if exp.Version > 1 {
+		return nil // a kept schema already ramped
+	}
+	cfg := exp.Config
+	cfg.Targeting = json.RawMessage(`{}`)
+	next, err := store.Update(ctx, f.orgID, f.expID, "bench", cfg)
+	if err != nil {
+		return fmt.Errorf("change the allocation: %w", err)
+	}
+	mid := f.window.Start.Add(f.window.End.Sub(f.window.Start) / 2)
+	if err := db.Model(&experiments.VersionRow{}).Where("experiment_id = ? AND version = ?", f.expID, next.Version).Update("created_at", mid).Error; err != nil {
+		return err
+	}
+	phases, err := store.Phases(ctx, f.orgID, f.expID, f.window.Start, time.Now())
+	if err != nil {
+		return err
+	}
+	log.Printf("allocation changed at %s: %d phases", mid.Format(time.RFC3339), len(phases))
 	return nil
 }
 

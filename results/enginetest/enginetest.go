@@ -172,6 +172,32 @@ func Run(t *testing.T, db *gorm.DB, newEngine func(t *testing.T) Engine) {
 		}
 	})
 
+	t.Run("first exposures and phases", func(t *testing.T) {
+		checkFirstExposures(t, sample, at)
+		// Two phases split at the users' exposure: the crossover user,
+		// exposed a millisecond earlier, is phase 1's only user.
+		split := at.Add(time.Millisecond)
+		d := results.Design{OrgID: org.ID, ExperimentID: exp.ID, Control: arms[0], Allocation: cfg.Allocation,
+			Metrics: ms, Window: w, Limits: plans.Get(plans.Business), Sequential: true, Phases: []experiments.Phase{
+				{Number: 1, Start: w.Start, End: split, Version: 1, Weights: map[string]float64{arms[0]: 50, arms[1]: 50}},
+				{Number: 2, Start: split, End: w.End, Version: 2, Weights: map[string]float64{arms[0]: 50, arms[1]: 50}},
+			}}
+		got, err := results.Analyze(d, sample, at, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want, err := results.Analyze(d, f.expected(ms, sample), at, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := sameJSON(got.SRM, want.SRM); err != nil {
+			t.Errorf("SRM over two phases: %v", err)
+		}
+		if ph := got.SRM.SRMPhases; ph == nil || ph.Phases[0].Observed[arms[0]] != 1 || ph.Phases[1].Settling != 2*perArm {
+			t.Errorf("SRM over two phases: %+v; want the crossover user in phase 1 and the %d others settling in phase 2", ph, 2*perArm)
+		}
+	})
+
 	t.Run("score metrics", func(t *testing.T) {
 		checkScoreMetrics(t, e, f, db, org.ID, exp.ID, w, at)
 	})
@@ -339,6 +365,30 @@ func checkReadNewCalls(t *testing.T, events ingest.EventStore, f fixture, orgID,
 	}
 }
 
+// checkFirstExposures requires every user's first exposure in the
+// window (the fixture's users at a millisecond past at, the crossover
+// user at at), in the arm's user order.
+func checkFirstExposures(t *testing.T, s results.Sample, at time.Time) {
+	t.Helper()
+	for name, arm := range s.Arms {
+		if len(arm.First) != len(arm.UserIDs) {
+			t.Fatalf("arm %s: %d first exposures for %d users", name, len(arm.First), len(arm.UserIDs))
+		}
+		for u, first := range arm.First {
+			if !first.Equal(at.Add(time.Millisecond)) {
+				t.Errorf("arm %s, user %s: first exposure %s; want %s", name, arm.UserIDs[u], first, at.Add(time.Millisecond))
+			}
+		}
+		want := []time.Time{}
+		if name == resultstest.Arms[0] {
+			want = append(want, at)
+		}
+		if !slices.EqualFunc(arm.CrossoverFirst, want, time.Time.Equal) {
+			t.Errorf("arm %s: crossover users' first exposures %v; want %v", name, arm.CrossoverFirst, want)
+		}
+	}
+}
+
 // config is resultstest.Config with a metric of every kind; a kind
 // without one fails the suite, so a new kind comes with its case here.
 func config(t *testing.T) experiments.Config {
@@ -364,13 +414,14 @@ func config(t *testing.T) experiments.Config {
 // model call two days before (the CUPED pre-period, before the window),
 // a crossover user and one exposed to a variant outside the allocation.
 type fixture struct {
+	at     time.Time // the exposures' instant (resultstest.Events)
 	users  []resultstest.User
 	pre    map[string][]float64 // user -> pre-period latencies
 	events []ingest.EventRow
 }
 
 func newFixture(orgID, experimentID string, at time.Time) fixture {
-	f := fixture{users: resultstest.Users(perArm, 7), pre: map[string][]float64{}}
+	f := fixture{at: at, users: resultstest.Users(perArm, 7), pre: map[string][]float64{}}
 	f.events = resultstest.Events(orgID, experimentID, f.users, at)
 	event := func(id string, typ vocab.RecordType, user, variant string, ts time.Time, latency float64) ingest.EventRow {
 		e := ingest.EventRow{OrgID: orgID, EventID: id, Type: typ, ExperimentID: experimentID, UserID: user,
@@ -424,9 +475,10 @@ func (f fixture) expected(ms []metrics.Resolved, got results.Sample) results.Sam
 		a := &results.Arm{UserIDs: g.UserIDs, Values: make([][]float64, len(ms)), Pre: make([][]float64, len(ms)),
 			Den: make([][]float64, len(ms)), Calls: make([]stats.Calls, len(ms))}
 		if name == resultstest.Arms[0] {
-			a.Crossover = 1
+			a.Crossover, a.CrossoverFirst = 1, []time.Time{f.at}
 		}
 		for _, id := range g.UserIDs {
+			a.First = append(a.First, f.at.Add(time.Millisecond))
 			u := byID[id]
 			prior := resultstest.User{ID: u.ID, Variant: u.Variant, Latencies: f.pre[u.ID]}
 			for mi, m := range ms {

@@ -198,3 +198,67 @@ func Backdate(t testing.TB, db *gorm.DB, experimentID string, d time.Duration) {
 		t.Fatal(err)
 	}
 }
+
+// Ramp moves an experiment's history to [start, now): version 1 (and the
+// experiment's creation) at start, then a new version with alloc at
+// change, as if its weights had been changed then.
+func Ramp(t testing.TB, db *gorm.DB, orgID string, exp experiments.Experiment, start, change time.Time, alloc []bucketing.Slice) experiments.Experiment {
+	t.Helper()
+	cfg := exp.Config
+	cfg.Allocation = alloc
+	next, err := experiments.Store{DB: db}.Update(t.Context(), orgID, exp.ID, "resultstest", cfg)
+	if err != nil {
+		t.Fatalf("change the allocation: %v", err)
+	}
+	if err := db.Model(&experiments.Row{}).Where("id = ?", exp.ID).Update("created_at", start.UTC()).Error; err != nil {
+		t.Fatal(err)
+	}
+	for v, at := range map[int]time.Time{exp.Version: start, next.Version: change} {
+		if err := db.Model(&experiments.VersionRow{}).Where("experiment_id = ? AND version = ?", exp.ID, v).Update("created_at", at.UTC()).Error; err != nil {
+			t.Fatal(err)
+		}
+	}
+	return next
+}
+
+// PhasedExposures are the exposures of users first exposed over each
+// phase [bounds[k], bounds[k+1]), n[k] of them, evenly spread, each
+// assigned at random (seeded) by that phase's weights; every fifth user
+// of a phase comes back in the next one, in the same arm. drop, when set,
+// loses a user's exposures (an arm's exposures lost in a phase).
+func PhasedExposures(orgID, experimentID string, seed uint64, bounds []time.Time, n []int, allocs [][]bucketing.Slice, drop func(phase int, variant string, i int) bool) []ingest.EventRow {
+	rng := rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15))
+	var out []ingest.EventRow
+	exposure := func(id, user, variant string, ts time.Time) ingest.EventRow {
+		return ingest.EventRow{OrgID: orgID, EventID: experimentID + "-" + id, Type: vocab.TypeExposure, ExperimentID: experimentID, UserID: user,
+			Variant: variant, Ts: ts.UTC(), ReceivedAt: ts.UTC(), Source: ingest.SourceAPI}
+	}
+	for k := range n {
+		span := bounds[k+1].Sub(bounds[k])
+		var total float64
+		for _, s := range allocs[k] {
+			total += s.Weight
+		}
+		for i := range n[k] {
+			variant, x := allocs[k][len(allocs[k])-1].Variant, rng.Float64()*total
+			for _, s := range allocs[k] {
+				if x < s.Weight {
+					variant = s.Variant
+					break
+				}
+				x -= s.Weight
+			}
+			if drop != nil && drop(k, variant, i) {
+				continue
+			}
+			user := fmt.Sprintf("p%d-%d", k, i)
+			frac := (float64(i) + 0.5) / float64(n[k])
+			out = append(out, exposure(user+"-x", user, variant, bounds[k].Add(time.Duration(float64(span)*frac)).Truncate(time.Millisecond)))
+			if i%5 == 0 && k+1 < len(n) {
+				back := bounds[k+1].Add(time.Duration(float64(bounds[k+2].Sub(bounds[k+1])) * frac)).Truncate(time.Millisecond)
+				out = append(out, exposure(user+"-back", user, variant, back))
+			}
+		}
+	}
+	return out
+}
