@@ -49,12 +49,12 @@ func (a *Activities) LoadRunPlan(ctx context.Context, in RunInput) (RunPlan, err
 	}
 	if plan.Skip == results.SkipNotCreated {
 		// Recorded so the run's status and the results route say why it
-		// has nothing (typically a manual run started in the second the
-		// experiment was created: its window ends at that whole second).
+		// has nothing (a nightly day before the experiment, or a manual
+		// run id for an instant before it).
 		at := a.now()
 		skipped := results.Run{ExperimentID: in.ExperimentID, ComputedFor: key.ComputedFor, OrgID: in.OrgID, Kind: key.Kind,
 			WorkflowID: in.WorkflowID, WindowStart: key.WindowEnd, WindowEnd: key.WindowEnd, StartedAt: at, FinishedAt: &at}
-		reason := plan.Skip + " (" + key.WindowEnd.Format(time.RFC3339) + "): nothing to count; a manual run counts up to its whole second, so start it again"
+		reason := plan.Skip + " (" + key.WindowEnd.Format(time.RFC3339) + "): nothing to count"
 		return plan, results.RecordSkippedRun(ctx, a.DB, skipped, reason)
 	}
 	if plan.Skip != "" {

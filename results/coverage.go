@@ -69,7 +69,7 @@ func describeLeftOut(r string, w Window) string {
 		}
 		return "stamped before the window's start " + w.Start.Format(time.RFC3339Nano) + " (" + start + ")"
 	case LeftAfterEnd:
-		return "stamped at or after the window's end " + w.End.Format(time.RFC3339Nano) + " (the run's end: a manual run counts up to its whole second; or the experiment's ship)"
+		return "stamped at or after the window's end " + w.End.Format(time.RFC3339Nano) + " (the run's end: a manual run counts up to the whole second after it was asked for; or the experiment's ship)"
 	case LeftUnexposed:
 		return "their user had no exposure in the window at or before the event"
 	case LeftUnattributed:

@@ -32,10 +32,16 @@ func NightlyKey(t time.Time) Key {
 	return Key{ComputedFor: day.Format(dayLayout), Kind: KindNightly, WindowEnd: day.AddDate(0, 0, 1)}
 }
 
-// ManualKey is a manual run at instant t, kept to the second: two requests
-// within one second are the same run.
+// ManualKey is a manual run asked for at instant t: its window ends at
+// the next whole second (t itself when it is one), so everything stamped
+// up to t counts, and the run's workflow waits for that second before it
+// reads (docs/results.md, "Runs"). Two requests within one second are the
+// same run.
 func ManualKey(t time.Time) Key {
 	at := t.UTC().Truncate(time.Second)
+	if at.Before(t) {
+		at = at.Add(time.Second)
+	}
 	return Key{ComputedFor: manualPrefix + at.Format(time.RFC3339), Kind: KindManual, WindowEnd: at}
 }
 

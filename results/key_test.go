@@ -33,11 +33,14 @@ func TestParseKeyRejectsMalformed(t *testing.T) {
 	}
 }
 
-func TestManualKeyKeepsWholeSecondsInUTC(t *testing.T) {
+func TestManualKeyRoundsUpToTheNextWholeSecondInUTC(t *testing.T) {
 	at := time.Date(2025, 1, 2, 4, 5, 6, 789, time.FixedZone("x", 3600))
 	k := ManualKey(at)
-	if k.ComputedFor != "manual-2025-01-02T03:05:06Z" || !k.WindowEnd.Equal(at.Truncate(time.Second)) {
-		t.Fatalf("ManualKey = %+v", k)
+	if k.ComputedFor != "manual-2025-01-02T03:05:07Z" || !k.WindowEnd.Equal(at.Truncate(time.Second).Add(time.Second)) || k.WindowEnd.Before(at) {
+		t.Fatalf("ManualKey = %+v: want the window to end at the next whole second, after the request", k)
+	}
+	if whole := ManualKey(at.Truncate(time.Second)); whole.ComputedFor != "manual-2025-01-02T03:05:06Z" {
+		t.Errorf("ManualKey of a whole second = %+v; want that second", whole)
 	}
 	back, err := ParseKey(k.ComputedFor)
 	if err != nil || back != k {

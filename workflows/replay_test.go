@@ -26,6 +26,7 @@ import (
 	"github.com/expd/expd/billing"
 	"github.com/expd/expd/internal/temporaltest"
 	"github.com/expd/expd/orgs"
+	"github.com/expd/expd/results"
 	"github.com/expd/expd/webhooks"
 	expdworker "github.com/expd/expd/worker"
 	"github.com/expd/expd/workflows"
@@ -114,7 +115,12 @@ type historyScenario struct {
 func historyScenarios() []historyScenario {
 	ev := billing.Event{ID: "evt_replay", Type: billing.EventSubscriptionUpdated, Created: time.Unix(1_700_000_000, 0).UTC(),
 		OrgID: "org-1", SubscriptionID: "sub_1", Status: "active", Plan: "pro"}
+	// A manual run asked for within a second: its window ends at the next
+	// whole second, which the workflow waits for (a timer in the history).
+	soon := results.ManualKey(time.Now().Add(1500 * time.Millisecond)).ComputedFor
 	return []historyScenario{
+		{file: manualWaitHistory, id: "results/exp-a/" + soon, workflow: workflows.ExperimentResults,
+			input: workflows.ExperimentResultsInput{OrgID: "org-1", ExperimentID: "exp-a", ComputedFor: soon}},
 		{file: "experiment_results.json", id: "results/exp-a/manual-2026-01-02T10:00:00Z", workflow: workflows.ExperimentResults,
 			input: workflows.ExperimentResultsInput{OrgID: "org-1", ExperimentID: "exp-a", ComputedFor: "manual-2026-01-02T10:00:00Z"}},
 		{file: "experiment_lifecycle.json", id: workflows.ExperimentWorkflowID(lifecycleExperiment), workflow: workflows.Experiment,
@@ -154,6 +160,48 @@ func historyScenarios() []historyScenario {
 			input: workflows.DeliverEventInput{Event: webhooks.Event{ID: webhooks.EventID("replay"), OrgID: "org-1", Type: webhooks.EventExperimentStopped,
 				ExperimentID: "exp-a", OccurredAt: time.Unix(1_700_000_000, 0).UTC(), Data: json.RawMessage(`{"experiment_id":"exp-a"}`)}}},
 	}
+}
+
+// manualWaitHistory is a manual run recorded with the wait for its
+// window's end (workflow version "manual-wait").
+const manualWaitHistory = "experiment_results_manual_wait.json"
+
+// The recorded manual run waited, on a durable timer, for the whole
+// second its window ends at before loading its plan; the histories
+// recorded before the wait replay without one (TestReplayRecordedHistories).
+func TestManualRunHistoryWaitsForItsWindowsEnd(t *testing.T) {
+	f, err := os.Open(filepath.Join(historiesDir, manualWaitHistory))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	h, err := client.HistoryFromJSON(f, client.HistoryJSONOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	in := h.Events[0].GetWorkflowExecutionStartedEventAttributes().GetInput().GetPayloads()
+	var run workflows.ExperimentResultsInput
+	if len(in) != 1 || json.Unmarshal(in[0].GetData(), &run) != nil {
+		t.Fatalf("input of %s: %v", manualWaitHistory, in)
+	}
+	key, err := results.ParseKey(run.ComputedFor)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var fired time.Time
+	for _, ev := range h.Events {
+		switch ev.GetEventType() {
+		case enums.EVENT_TYPE_TIMER_FIRED:
+			fired = ev.GetEventTime().AsTime()
+		case enums.EVENT_TYPE_ACTIVITY_TASK_SCHEDULED:
+			if fired.IsZero() || fired.Before(key.WindowEnd) {
+				t.Fatalf("%s: activity %s scheduled before the window's end %s (timer fired at %v)",
+					manualWaitHistory, ev.GetActivityTaskScheduledEventAttributes().GetActivityType().GetName(), key.WindowEnd, fired)
+			}
+			return
+		}
+	}
+	t.Fatalf("%s schedules no activity", manualWaitHistory)
 }
 
 // TestRecordHistories rewrites testdata/histories from runs on the

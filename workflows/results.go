@@ -9,6 +9,7 @@ import (
 	"github.com/expd/expd/activities"
 	"github.com/expd/expd/audit"
 	"github.com/expd/expd/guardrails"
+	"github.com/expd/expd/results"
 	"github.com/expd/expd/webhooks"
 )
 
@@ -83,6 +84,19 @@ func ExperimentResults(ctx workflow.Context, in ExperimentResultsInput) (Experim
 	run := activities.RunInput{OrgID: in.OrgID, ExperimentID: in.ExperimentID, ComputedFor: in.ComputedFor,
 		WorkflowID: workflow.GetInfo(ctx).WorkflowExecution.ID}
 	out := ExperimentResultsResult{ComputedFor: in.ComputedFor}
+	// A manual run's window ends at the whole second after its request
+	// (results.ManualKey): wait for that instant, so that everything
+	// stamped before the request is counted and the version in force at
+	// the window's end is final. Runs started before this did not wait.
+	if workflow.GetVersion(ctx, "manual-wait", workflow.DefaultVersion, 1) == 1 {
+		if key, err := results.ParseKey(in.ComputedFor); err == nil && key.Kind == results.KindManual {
+			if wait := key.WindowEnd.Sub(workflow.Now(ctx)); wait > 0 {
+				if err := workflow.Sleep(ctx, wait); err != nil {
+					return out, err
+				}
+			}
+		}
+	}
 
 	var plan activities.RunPlan
 	if err := workflow.ExecuteActivity(workflow.WithActivityOptions(ctx, stepOptions), a.LoadRunPlan, run).Get(ctx, &plan); err != nil {
