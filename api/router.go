@@ -126,6 +126,8 @@ func NewRouter(deps Deps) *gin.Engine {
 	dash.GET("/experiments/:id/calls", h.listCalls)                        // calls.go
 	dash.GET("/experiments/:id/traffic", h.traffic)                        // traffic.go
 	dash.GET("/experiments/:id/results", h.getResults)                     // results.go
+	dash.GET("/experiments/:id/power", h.experimentPower)                  // power.go
+	dash.POST("/power", h.draftPower)                                      // power.go
 	dash.POST("/experiments/:id/runs", h.startRun)                         // runs.go
 	dash.GET("/experiments/:id/runs/:run_id", h.getRun)                    // runs.go
 	dash.GET("/metrics", h.listMetrics)                                    // metrics.go

@@ -54,7 +54,7 @@ func init() {
 	commands = map[string]command{
 		"login":       {"login [--url URL] [--token TOKEN]", "store the server address and a management token (or identity session token) for later commands", runLogin},
 		"logout":      {"logout", "forget the stored credentials", runLogout},
-		"experiments": {"experiments list|get|create|update|patch|start|stop|ship ...", "manage experiments", runExperiments},
+		"experiments": {"experiments list|get|create|update|patch|start|stop|ship|power ...", "manage experiments; power: the minimum detectable effect or the days needed", runExperiments},
 		"results":     {"results EXPERIMENT [--day D]", "show an experiment's results: a table and a CI plot per metric", runResults},
 		"runs":        {"runs start EXPERIMENT [--wait] [--day D] | runs get EXPERIMENT RUN | runs backfill --from D --to D", "start a results run (or a nightly day, or a range for the org) and follow it", runRuns},
 		"events":      {"events import FILE", "import historical events (NDJSON) with a progress bar", runEvents},

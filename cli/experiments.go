@@ -53,6 +53,8 @@ func runExperiments(ctx context.Context, e *env, args []string) error {
 		return experimentsSetStatus(ctx, e, sub, args)
 	case "ship":
 		return experimentsShip(ctx, e, args)
+	case "power":
+		return experimentsPower(ctx, e, args)
 	}
 	return usagef("unknown subcommand %q; usage: expd %s", sub, e.usage)
 }

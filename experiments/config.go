@@ -216,3 +216,18 @@ func instant(errs *validate.Errors, field string, raw json.RawMessage) *time.Tim
 	}
 	return &t
 }
+
+// Where the N* in force comes from (Config.NStar).
+const (
+	NStarFromSequentialTuning = "sequential_tuning"
+	NStarFromDefault          = "default"
+)
+
+// NStar is the sequential tuning in force (the total users at which the
+// always-valid sequence is tightest) and where it comes from.
+func (c *Config) NStar() (float64, string) {
+	if c.SequentialTuning != nil {
+		return *c.SequentialTuning, NStarFromSequentialTuning
+	}
+	return stats.DefaultNStar, NStarFromDefault
+}
