@@ -392,3 +392,15 @@ func (s *Store) Traffic(ctx context.Context, orgID, experimentID string, from, t
 	}
 	return ingest.TrafficDays(from, to, variants, counts), nil
 }
+
+// ExposedUsers is results.Aggregator's ExposedUsers: the org's distinct
+// exposed users in [from, to), across the cluster.
+func (s *Store) ExposedUsers(ctx context.Context, orgID string, from, to time.Time) (int64, error) {
+	var n uint64
+	err := s.conn.QueryRow(ctx, "SELECT uniqExact(user_id) FROM "+s.t(s.events)+
+		" WHERE org_id = ? AND type = 'exposure' AND ts >= ? AND ts < ?", orgID, micros(from), micros(to)).Scan(&n)
+	if err != nil {
+		return 0, fmt.Errorf("count exposed users: %w", err)
+	}
+	return int64(n), nil
+}

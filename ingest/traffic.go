@@ -71,3 +71,16 @@ func TrafficDays(from, to time.Time, variants []string, counts []TrafficCount) [
 	}
 	return days
 }
+
+// ExposedUsers counts the org's distinct exposed users (of any of its
+// experiments) with an exposure in [from, to): a user of several
+// experiments counts once.
+func ExposedUsers(ctx context.Context, db *gorm.DB, orgID string, from, to time.Time) (int64, error) {
+	var n int64
+	err := db.WithContext(ctx).Table("events").Select("COUNT(DISTINCT user_id)").
+		Where("org_id = ? AND type = ? AND ts >= ? AND ts < ?", orgID, vocab.TypeExposure, from.UTC(), to.UTC()).Scan(&n).Error
+	if err != nil {
+		return 0, fmt.Errorf("count exposed users: %w", err)
+	}
+	return n, nil
+}

@@ -114,9 +114,9 @@ func (r Reader) forConfig(ctx context.Context, orgID string, cfg *experiments.Co
 
 // recent pools the per-user values of ms over the org's started
 // experiments in the last RecentDays days (at most MaxRecentExpts, the
-// most recently created), and counts their distinct exposed users: a user
-// of several experiments counts once in the traffic, once per experiment
-// in the values (each experiment measured the user apart).
+// most recently created: a user of several counts once per experiment,
+// each having measured the user apart), and takes the traffic from
+// RecentUsers.
 func (r Reader) recent(ctx context.Context, orgID string, ms []metrics.Resolved, now time.Time) (Data, error) {
 	data := Data{Source: SourceOrgRecent, Metrics: ms, Days: RecentDays}
 	pooled := &results.Arm{Values: make([][]float64, len(ms)), Den: make([][]float64, len(ms))}
@@ -125,8 +125,6 @@ func (r Reader) recent(ctx context.Context, orgID string, ms []metrics.Resolved,
 	if err != nil {
 		return data, err
 	}
-	seen := map[string]bool{}
-	var crossover int64
 	earliest := now
 	read := 0
 	for _, e := range list { // newest first
@@ -148,14 +146,10 @@ func (r Reader) recent(ctx context.Context, orgID string, ms []metrics.Resolved,
 		if err != nil {
 			return data, fmt.Errorf("power: aggregate recent experiment %s: %w", e.ID, err)
 		}
+		if w.Start.Before(earliest) {
+			earliest = w.Start
+		}
 		for _, a := range s.Arms {
-			if len(a.UserIDs) > 0 && w.Start.Before(earliest) {
-				earliest = w.Start
-			}
-			for _, u := range a.UserIDs {
-				seen[u] = true
-			}
-			crossover += a.Crossover
 			for mi := range ms {
 				if mi >= len(a.Values) {
 					continue
@@ -167,8 +161,20 @@ func (r Reader) recent(ctx context.Context, orgID string, ms []metrics.Resolved,
 			}
 		}
 	}
-	data.Users = int64(len(seen)) + crossover
+	if data.Users, err = r.RecentUsers(ctx, orgID, now); err != nil {
+		return data, err
+	}
 	// An org younger than the span has had fewer days of traffic.
 	data.Days = math.Max(minDataDays, math.Min(RecentDays, now.Sub(earliest).Hours()/hoursPerDay))
 	return data, nil
+}
+
+// RecentUsers is the org's recent traffic: its distinct exposed users
+// over the last RecentDays days, a user of several experiments once.
+func (r Reader) RecentUsers(ctx context.Context, orgID string, now time.Time) (int64, error) {
+	n, err := r.Aggregator.ExposedUsers(ctx, orgID, now.AddDate(0, 0, -RecentDays), now)
+	if err != nil {
+		return 0, fmt.Errorf("power: the org's recent traffic: %w", err)
+	}
+	return n, nil
 }

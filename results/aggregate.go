@@ -123,6 +123,10 @@ type Aggregator interface {
 	// Traffic counts unique exposed users per UTC day and variant, every
 	// day from from's date through to's present (ingest.Traffic).
 	Traffic(ctx context.Context, orgID, experimentID string, from, to time.Time, variants []string) ([]ingest.TrafficDay, error)
+	// ExposedUsers counts the org's distinct exposed users, over all its
+	// experiments, with an exposure in [from, to) (ingest.ExposedUsers):
+	// the org's recent traffic a power computation and N* start from.
+	ExposedUsers(ctx context.Context, orgID string, from, to time.Time) (int64, error)
 }
 
 // SQL aggregates in expd's database (PostgreSQL or SQLite).
@@ -143,6 +147,11 @@ func (s SQL) Coverage(ctx context.Context, orgID, experimentID string, w Window,
 // Traffic is ingest.Traffic on s.DB.
 func (s SQL) Traffic(ctx context.Context, orgID, experimentID string, from, to time.Time, variants []string) ([]ingest.TrafficDay, error) {
 	return ingest.Traffic(ctx, s.DB, orgID, experimentID, from, to, variants)
+}
+
+// ExposedUsers is ingest.ExposedUsers on s.DB.
+func (s SQL) ExposedUsers(ctx context.Context, orgID string, from, to time.Time) (int64, error) {
+	return ingest.ExposedUsers(ctx, s.DB, orgID, from, to)
 }
 
 // collect reads the per-user rows of q into a Sample, then, for quantile

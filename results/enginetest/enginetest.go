@@ -239,6 +239,20 @@ func Run(t *testing.T, db *gorm.DB, newEngine func(t *testing.T) Engine) {
 		if n := days[1].Variants["retired"]; n != 1 {
 			t.Errorf("traffic of retired on %s: %d users; want 1", days[1].Day, n)
 		}
+		// The org's distinct exposed users: crossover and retired users
+		// once each; nothing outside the range.
+		exposed := map[string]bool{}
+		for _, ev := range f.events {
+			if ev.Type == vocab.TypeExposure {
+				exposed[ev.UserID] = true
+			}
+		}
+		if n, err := e.Aggregator.ExposedUsers(ctx, org.ID, at.AddDate(0, 0, -1), at.AddDate(0, 0, 1)); err != nil || n != int64(len(exposed)) {
+			t.Errorf("ExposedUsers = %d, %v; want %d", n, err, len(exposed))
+		}
+		if n, err := e.Aggregator.ExposedUsers(ctx, org.ID, at.AddDate(0, 0, -3), at.AddDate(0, 0, -1)); err != nil || n != 0 {
+			t.Errorf("ExposedUsers before the exposures = %d, %v; want 0", n, err)
+		}
 	})
 
 	t.Run("erasure and purge", func(t *testing.T) {
