@@ -228,7 +228,6 @@ func TestDraftPowerFromOrgData(t *testing.T) {
 
 	// A three-arm draft: each pair gets its share of the traffic.
 	cfg["allocation"] = []map[string]any{{"variant": "control", "weight": 50}, {"variant": "concise", "weight": 25}, {"variant": "long", "weight": 25}}
-	cfg["variants"] = nil
 	f.env.Do(t, "POST", "/v1/power?days=7", cfg, testenv.Bearer(f.org.MemberToken)...).ExpectJSON(t, http.StatusOK, &got)
 	if len(got.Metrics) != 2 || got.Metrics[1].Variant != "long" || !closeTo(got.Metrics[1].PairUsersPerDay, 0.75*powerUsers) || !closeTo(got.Metrics[1].TreatmentShare, 1.0/3) {
 		t.Fatalf("three arms: %+v", got.Metrics)

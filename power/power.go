@@ -192,7 +192,7 @@ func (d Data) compute(out *Metric, m metrics.Resolved, mi int, variant string, q
 	}
 	design := stats.PowerDesign{TreatmentShare: out.TreatmentShare, NStar: d.NStar}
 	if m.MethodDefault == string(stats.ZTest) {
-		design.Proportion, design.Baseline = true, out.Baseline
+		out.Proportion, design.Proportion, design.Baseline = true, true, out.Baseline
 		if !(out.Baseline > 0 && out.Baseline < 1) {
 			return fmt.Sprintf("the control rate is %v: a rate of 0 or 1 has no variance to plan with", out.Baseline)
 		}
