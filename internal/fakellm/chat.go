@@ -17,17 +17,28 @@ profile update sign in again browser cache clear cookies restart app device vers
 // brevity words in a system message halve the answer.
 var brevity = []string{"brief", "concise", "short", "two sentences"}
 
-// Answer is the fake's answer to messages from model: its words, and the
-// usage it reports. The quick start's simulated users read the words.
-func Answer(model Model, messages []Message) (text string, promptTokens, completionTokens int) {
-	req := request{Model: model.Name, Messages: messages}
+// reply is the fake's answer to a request and the usage it reports.
+type reply struct {
+	text                         string
+	promptTokens, completionToks int
+	finish                       string // stop, or length when max_tokens cut it
+}
+
+// answer makes the reply: the model's words (halved when a system or
+// developer message asks for brevity, cut to max_tokens), drawn by the
+// request's hash.
+func answer(model Model, req request) reply {
 	n := model.AnswerWords
 	words := 0
-	for _, m := range messages {
+	for _, m := range req.Messages {
 		words += len(strings.Fields(m.Content))
-		if m.Role == "system" && asksBrevity(m.Content) {
+		if (m.Role == "system" || m.Role == "developer") && asksBrevity(m.Content) {
 			n = (n + 1) / 2
 		}
+	}
+	finish := "stop"
+	if limit := req.maxTokens(); limit > 0 && tokens(n, model.TokensPerWord) > limit {
+		n, finish = max(1, int(float64(limit)/model.TokensPerWord)), "length"
 	}
 	h := requestHash(req)
 	out := make([]string, n)
@@ -43,7 +54,8 @@ func Answer(model Model, messages []Message) (text string, promptTokens, complet
 		}
 		out[i] = w
 	}
-	return strings.Join(out, " "), tokens(words, model.TokensPerWord), tokens(n, model.TokensPerWord)
+	return reply{text: strings.Join(out, " "), promptTokens: tokens(words, model.TokensPerWord),
+		completionToks: tokens(n, model.TokensPerWord), finish: finish}
 }
 
 func asksBrevity(system string) bool {
@@ -61,7 +73,8 @@ func asksBrevity(system string) bool {
 func (h *Handler) complete(w http.ResponseWriter, r *http.Request, req request, model Model, scale float64) {
 	model.FirstToken = time.Duration(float64(model.FirstToken) * scale)
 	model.PerToken = time.Duration(float64(model.PerToken) * scale)
-	text, prompt, completion := Answer(model, req.Messages)
+	rep := answer(model, req)
+	text, prompt, completion := rep.text, rep.promptTokens, rep.completionToks
 	id := fmt.Sprintf("chatcmpl-fake-%016x", requestHash(req))
 	usage := map[string]any{"prompt_tokens": prompt, "completion_tokens": completion, "total_tokens": prompt + completion}
 	created := time.Now().Unix()
@@ -71,7 +84,7 @@ func (h *Handler) complete(w http.ResponseWriter, r *http.Request, req request, 
 		}
 		writeJSON(w, map[string]any{
 			"id": id, "object": "chat.completion", "created": created, "model": model.Name,
-			"choices": []any{map[string]any{"index": 0, "finish_reason": "stop", "logprobs": nil,
+			"choices": []any{map[string]any{"index": 0, "finish_reason": rep.finish, "logprobs": nil,
 				"message": map[string]any{"role": "assistant", "content": text, "refusal": nil}}},
 			"usage": usage,
 		})
@@ -108,7 +121,7 @@ func (h *Handler) complete(w http.ResponseWriter, r *http.Request, req request, 
 		}
 		send(chunk(delta, nil))
 	}
-	send(chunk(map[string]any{}, "stop"))
+	send(chunk(map[string]any{}, rep.finish))
 	if req.StreamOptions.IncludeUsage {
 		send(map[string]any{"id": id, "object": "chat.completion.chunk", "created": created, "model": model.Name,
 			"choices": []any{}, "usage": usage})

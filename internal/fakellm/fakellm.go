@@ -14,10 +14,12 @@
 //	fake-mini  20 ms        0.5 ms            1.3              40            1 request in 25
 //	fake-pro   60 ms        1 ms              1.3              80            none
 //
-// An answer is AnswerWords words (half as many when the system message asks
-// for brevity: "brief", "concise", "short" or "two sentences"), drawn from a
-// fixed vocabulary by a hash of the model and the messages: the same request
-// always gets the same answer. Usage: prompt tokens are the words of every
+// An answer is AnswerWords words (half as many when a system or developer
+// message asks for brevity: "brief", "concise", "short" or "two
+// sentences"; cut to max_tokens or max_completion_tokens, with
+// finish_reason "length"), drawn from a fixed vocabulary by a hash of the
+// model and the messages: the same request always gets the same answer.
+// Content may be a string or a list of parts (their text parts are read). Usage: prompt tokens are the words of every
 // message times the model's tokens per word, completion tokens the answer's
 // words times the same, each rounded up. Latency: the first-token latency,
 // then the per-token latency for each completion token (a stream sends its
@@ -167,10 +169,44 @@ func (h *Handler) PromptTokens() int64 {
 	return h.promptTokens
 }
 
-// Message is a chat message.
+// Message is a chat message; its content is a string or, as the OpenAI
+// clients may send it, a list of parts whose text parts are read.
 type Message struct {
-	Role    string `json:"role"`
-	Content string `json:"content"`
+	Role    string
+	Content string
+}
+
+// UnmarshalJSON reads content as a string or a list of parts.
+func (m *Message) UnmarshalJSON(b []byte) error {
+	var raw struct {
+		Role    string          `json:"role"`
+		Content json.RawMessage `json:"content"`
+	}
+	if err := json.Unmarshal(b, &raw); err != nil {
+		return err
+	}
+	m.Role, m.Content = raw.Role, ""
+	if len(raw.Content) == 0 || string(raw.Content) == "null" {
+		return nil
+	}
+	if raw.Content[0] == '"' {
+		return json.Unmarshal(raw.Content, &m.Content)
+	}
+	var parts []struct {
+		Type string `json:"type"`
+		Text string `json:"text"`
+	}
+	if err := json.Unmarshal(raw.Content, &parts); err != nil {
+		return fmt.Errorf("content: want a string or a list of parts: %w", err)
+	}
+	var texts []string
+	for _, p := range parts {
+		if p.Type == "text" {
+			texts = append(texts, p.Text)
+		}
+	}
+	m.Content = strings.Join(texts, "\n")
+	return nil
 }
 
 type request struct {
@@ -178,9 +214,20 @@ type request struct {
 	Messages       []Message       `json:"messages"`
 	ResponseFormat json.RawMessage `json:"response_format"`
 	Stream         bool            `json:"stream"`
+	MaxTokens      int             `json:"max_tokens"`
+	MaxCompletion  int             `json:"max_completion_tokens"`
 	StreamOptions  struct {
 		IncludeUsage bool `json:"include_usage"`
 	} `json:"stream_options"`
+}
+
+// maxTokens is the completion token limit asked for (0: none);
+// max_completion_tokens is the newer name of max_tokens.
+func (r request) maxTokens() int {
+	if r.MaxCompletion > 0 {
+		return r.MaxCompletion
+	}
+	return r.MaxTokens
 }
 
 // lastUser is the content of the last user message.

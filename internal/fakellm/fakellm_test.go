@@ -190,3 +190,28 @@ func TestModels(t *testing.T) {
 		t.Fatalf("models %+v, %v", list, err)
 	}
 }
+
+// Content as a list of parts reads as its text; max_tokens cuts the
+// answer with finish_reason "length".
+func TestPartsAndMaxTokens(t *testing.T) {
+	s := fakellm.New(t, "")
+	s.ScaleModelLatency(0)
+	read := func(body string) completion {
+		var c completion
+		resp := post(t, s, "x", body)
+		if err := json.NewDecoder(resp.Body).Decode(&c); err != nil || resp.StatusCode != 200 {
+			t.Fatalf("status %d, %v: %s", resp.StatusCode, err, body)
+		}
+		return c
+	}
+	plain := read(chat("fake-pro", "Be brief.", "Where is my order?", ""))
+	parts := read(`{"model": "fake-pro", "messages": [{"role": "developer", "content": [{"type": "text", "text": "Be brief."}]},
+		{"role": "user", "content": [{"type": "text", "text": "Where is my order?"}]}]}`)
+	if n := len(strings.Fields(parts.Choices[0].Message.Content)); n != 40 || *parts.Usage != *plain.Usage {
+		t.Fatalf("parts: %d words, usage %+v; want 40 words and usage %+v", n, *parts.Usage, *plain.Usage)
+	}
+	cut := read(chat("fake-pro", "Be brief.", "Where is my order?", `, "max_tokens": 13`))
+	if n := len(strings.Fields(cut.Choices[0].Message.Content)); n != 10 || cut.Usage.CompletionTokens != 13 || *cut.Choices[0].FinishReason != "length" {
+		t.Fatalf("max_tokens 13: %d words, usage %+v, finish %q; want 10 words, 13 tokens, length", n, *cut.Usage, *cut.Choices[0].FinishReason)
+	}
+}
