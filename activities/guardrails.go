@@ -33,15 +33,8 @@ func (a *Activities) ActOnGuardrails(ctx context.Context, in RunInput) (Guardrai
 	if err != nil {
 		return GuardrailsResult{}, err
 	}
-	run, err := results.LoadRun(ctx, a.DB, in.OrgID, in.ExperimentID, in.ComputedFor)
-	if errors.Is(err, results.ErrRunNotFound) {
-		return GuardrailsResult{}, nil
-	}
-	if err != nil {
-		return GuardrailsResult{}, err
-	}
-	rows, err := results.LoadRows(ctx, a.DB, in.OrgID, in.ExperimentID, in.ComputedFor)
-	if err != nil {
+	run, rows, ok, err := a.publishedRun(ctx, in)
+	if err != nil || !ok {
 		return GuardrailsResult{}, err
 	}
 	ref := guardrails.Run{OrgID: in.OrgID, ExperimentID: in.ExperimentID, ComputedFor: in.ComputedFor, WorkflowID: in.WorkflowID}

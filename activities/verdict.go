@@ -2,9 +2,7 @@ package activities
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
-	"fmt"
 
 	"github.com/expd/expd/results"
 	"github.com/expd/expd/verdict"
@@ -19,32 +17,36 @@ type VerdictResult struct {
 	DaysToMDE      *float64         `json:"days_to_mde"`
 }
 
-// DecideVerdict decides a published run's verdict (verdict.Decide) and
-// stores it on the run. Idempotent: the same rows give the same verdict.
-// A run that no longer exists has none.
+// DecideVerdict decides a published run's verdict and stores it on the
+// run (verdict.DecideAndStore, which the backfill of older runs calls
+// too). Idempotent: the same rows give the same verdict. A run that no
+// longer exists has none.
 func (a *Activities) DecideVerdict(ctx context.Context, in RunInput) (VerdictResult, error) {
-	run, err := results.LoadRun(ctx, a.DB, in.OrgID, in.ExperimentID, in.ComputedFor)
-	if errors.Is(err, results.ErrRunNotFound) {
-		return VerdictResult{}, nil
-	}
-	if err != nil {
+	run, rows, ok, err := a.publishedRun(ctx, in)
+	if err != nil || !ok {
 		return VerdictResult{}, err
 	}
-	rows, err := results.LoadRows(ctx, a.DB, in.OrgID, in.ExperimentID, in.ComputedFor)
+	v, err := verdict.DecideAndStore(ctx, a.DB, run, rows)
 	if err != nil {
-		return VerdictResult{}, err
-	}
-	vin, err := verdict.Load(ctx, a.DB, run, rows)
-	if err != nil {
-		return VerdictResult{}, err
-	}
-	v := verdict.Decide(vin)
-	b, err := json.Marshal(v)
-	if err != nil {
-		return VerdictResult{}, fmt.Errorf("encode verdict: %w", err)
-	}
-	if err := results.SaveVerdict(ctx, a.DB, in.ExperimentID, in.ComputedFor, b); err != nil {
 		return VerdictResult{}, err
 	}
 	return VerdictResult{Recommendation: v.Recommendation, Variant: v.Variant, Reasons: v.Reasons, DaysToMDE: v.DaysToMDE}, nil
+}
+
+// publishedRun loads the run a post-publication step reads and its rows;
+// ok is false when the run no longer exists (the step then has nothing
+// to do). The verdict and the guardrails steps both read runs this way.
+func (a *Activities) publishedRun(ctx context.Context, in RunInput) (run results.Run, rows []results.Row, ok bool, err error) {
+	run, err = results.LoadRun(ctx, a.DB, in.OrgID, in.ExperimentID, in.ComputedFor)
+	if errors.Is(err, results.ErrRunNotFound) {
+		return run, nil, false, nil
+	}
+	if err != nil {
+		return run, nil, false, err
+	}
+	rows, err = results.LoadRows(ctx, a.DB, in.OrgID, in.ExperimentID, in.ComputedFor)
+	if err != nil {
+		return run, nil, false, err
+	}
+	return run, rows, true, nil
 }

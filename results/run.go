@@ -162,3 +162,16 @@ func SaveVerdict(ctx context.Context, db *gorm.DB, experimentID, computedFor str
 	}
 	return nil
 }
+
+// RunsWithoutVerdict lists up to limit published runs (completed, with
+// rows) that have no stored verdict: those published before verdicts
+// existed. The verdict backfill reads them.
+func RunsWithoutVerdict(ctx context.Context, db *gorm.DB, limit int) ([]Run, error) {
+	var out []Run
+	err := db.WithContext(ctx).Where("status = ? AND row_count > 0 AND verdict IS NULL", StatusCompleted).
+		Order("experiment_id, computed_for").Limit(limit).Find(&out).Error
+	if err != nil {
+		return nil, fmt.Errorf("list runs without a verdict: %w", err)
+	}
+	return out, nil
+}

@@ -8,7 +8,8 @@ import (
 	"github.com/expd/expd/database"
 )
 
-// runMigrate is `expd migrate`: applies pending migrations and exits.
+// runMigrate is `expd migrate`: applies pending migrations, stores the
+// verdicts older runs lack, and exits.
 func runMigrate(ctx context.Context, cfg Config, args []string) error {
 	fs := newFlagSet("migrate")
 	dataDir := fs.String("data-dir", ".expd", "data dir of the SQLite database when DATABASE_URL is unset")
@@ -22,11 +23,12 @@ func runMigrate(ctx context.Context, cfg Config, args []string) error {
 	if err != nil {
 		return err
 	}
-	applied, err := database.Migrate(db)
+	applied, decided, err := migrate(ctx, db)
 	if err != nil {
 		return err
 	}
 	fmt.Printf("applied %d migration(s): %v\n", len(applied), applied)
+	fmt.Printf("stored the verdict of %d run(s) published before verdicts\n", decided)
 	if cfg.ClickHouseURL == "" {
 		return nil
 	}

@@ -25,6 +25,7 @@ import (
 	"github.com/expd/expd/ratelimit"
 	"github.com/expd/expd/sdkcache"
 	"github.com/expd/expd/telemetry"
+	"github.com/expd/expd/verdict"
 	"github.com/expd/expd/webhooks"
 	"github.com/expd/expd/worker"
 )
@@ -37,18 +38,32 @@ func openMigratedDB(cfg Config, dataDir string, autoMigrate bool) (*gorm.DB, err
 		return nil, err
 	}
 	if autoMigrate {
-		applied, err := database.Migrate(db)
+		applied, decided, err := migrate(context.Background(), db)
 		if err != nil {
 			return nil, fmt.Errorf("migrate: %w", err)
 		}
-		if len(applied) > 0 {
-			slog.Info("applied migrations", "versions", applied)
+		if len(applied) > 0 || decided > 0 {
+			slog.Info("applied migrations", "versions", applied, "verdicts_backfilled", decided)
 		}
 	}
 	if err := database.CheckMigrated(db); err != nil {
 		return nil, err
 	}
 	return db, nil
+}
+
+// migrate applies the pending schema migrations, then stores the verdict
+// of every published run that has none (runs published before verdicts
+// existed), so every read of a verdict is a stored read. Both steps are
+// idempotent; `expd migrate` and expd dev's start run them.
+func migrate(ctx context.Context, db *gorm.DB) (applied []int, verdicts int, err error) {
+	if applied, err = database.Migrate(db); err != nil {
+		return applied, 0, err
+	}
+	if verdicts, err = verdict.Backfill(ctx, db); err != nil {
+		return applied, verdicts, fmt.Errorf("verdict backfill: %w", err)
+	}
+	return applied, verdicts, nil
 }
 
 // openEvents connects to the ClickHouse of CLICKHOUSE_URL (nil, nil when
