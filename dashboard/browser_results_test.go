@@ -1,10 +1,12 @@
 package dashboard_test
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/chromedp/chromedp"
 
+	"github.com/expd/expd/experiments"
 	"github.com/expd/expd/internal/testenv"
 	"github.com/expd/expd/results/resultstest"
 	"github.com/expd/expd/stats"
@@ -44,4 +46,35 @@ func TestBrowserResultsPageFitsAt1280(t *testing.T) {
 	}
 	checkA11y(t, ctx, "results at 1,280 px")
 	screenshot(t, ctx, "dashboard-results-1280.png")
+
+	// Ship behind its confirmation: cancelled, nothing changes; confirmed,
+	// the experiment is shipped and the page says so.
+	status := func() (string, string) {
+		t.Helper()
+		got, err := experiments.Store{DB: env.DB}.Get(t.Context(), org.ID, exp.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return got.Status, got.ShippedVariant
+	}
+	must(t, ctx, chromedp.SetValue(chromedp.ID("ship-variant"), "treatment"), chromedp.Click(chromedp.ID("ship")),
+		chromedp.WaitVisible(chromedp.ID("confirm")))
+	if text := value(t, ctx, chromedp.Evaluate[string](`document.getElementById("consequence").textContent`)); !strings.Contains(text, "every user gets treatment's config from now on") {
+		t.Fatalf("the confirmation does not say what users will get: %q", text)
+	}
+	checkA11y(t, ctx, "ship confirmation")
+	must(t, ctx, chromedp.Click(chromedp.ID("cancel")), chromedp.WaitVisible(chromedp.ID("comparisons")))
+	if st, _ := status(); st != "running" {
+		t.Fatalf("a cancelled confirmation changed the status to %s", st)
+	}
+	must(t, ctx, chromedp.SetValue(chromedp.ID("ship-variant"), "treatment"), chromedp.Click(chromedp.ID("ship")),
+		chromedp.WaitVisible(chromedp.ID("confirm")), chromedp.Click(chromedp.ID("confirm")),
+		chromedp.WaitVisible(chromedp.Search(`//span[@id="status"][text()="shipped: treatment"]`)))
+	if st, v := status(); st != "shipped" || v != "treatment" {
+		t.Fatalf("after the confirmed ship: %s %q", st, v)
+	}
+	if n := value(t, ctx, chromedp.Evaluate[int](`document.querySelectorAll("#ship, #stop, #start").length`)); n != 0 {
+		t.Fatalf("%d lifecycle buttons after shipping, want none (shipping is final)", n)
+	}
+	checkA11y(t, ctx, "results after shipping")
 }

@@ -111,6 +111,7 @@ func (d *Dashboard) Routes(r gin.IRouter) {
 	s.GET("/experiments/:id/calls", d.callsPage)
 	s.POST("/experiments/:id/calls/review", d.checkCSRF, d.reviewCall)
 	s.POST("/experiments/:id/runs", d.checkCSRF, d.runNow)
+	s.POST("/experiments/:id/lifecycle", d.requireAdmin, d.checkCSRF, d.lifecycle)
 	s.GET("/experiments/:id/runs/:run_id/status", d.runStatus)
 	s.GET("/evaluators", d.evaluatorsPage)
 	s.GET("/evaluators/:id", d.evaluatorPage)

@@ -48,6 +48,7 @@ type formData struct {
 	Preview     *preview
 
 	Statuses, Kinds, Categories, Methods, EventTypes []string
+	Goals, Directions, GuardrailActions, MarginTypes []string
 }
 
 type variantRow struct {
@@ -57,11 +58,69 @@ type variantRow struct {
 type builtinRow struct {
 	experiments.Metric
 	Checked bool
+	Rules   metricRules
 }
 
 type metricRow struct {
 	Name, Kind, Category, Method, Version, EventType, Field, BusinessMetric string
 	Shared                                                                  bool
+	Rules                                                                   metricRules
+}
+
+// metricRules are the inputs every metric, built-in or custom, has beyond
+// its definition: the goal (the direction in which it gets better), a
+// guardrail rule (GAction "": none) and a non-inferiority margin
+// (NIValue "": none), as typed.
+type metricRules struct {
+	Goal                   string
+	GAction, GBad, GMax    string
+	GRelative              bool
+	NIValue, NIType, NIBad string
+}
+
+// rulesOf shows a metric's goal, guardrail and margin in the form.
+func rulesOf(m experiments.Metric) metricRules {
+	r := metricRules{Goal: m.Goal, NIType: experiments.MarginRelative}
+	if g := m.Guardrail; g != nil {
+		r.GAction, r.GBad, r.GMax, r.GRelative = g.Action, g.BadDirection, exactNum(g.MaxChange), g.Relative
+	}
+	if nm := m.NonInferiorityMargin; nm != nil {
+		r.NIValue, r.NIType, r.NIBad = exactNum(nm.Value), nm.Type, nm.BadDirection
+	}
+	return r
+}
+
+// readRules takes the rule inputs of the metric whose inputs start with p.
+func readRules(c *gin.Context, p string) metricRules {
+	return metricRules{Goal: c.PostForm(p + "goal"),
+		GAction: c.PostForm(p + "g_action"), GBad: c.PostForm(p + "g_bad"), GMax: strings.TrimSpace(c.PostForm(p + "g_max")),
+		GRelative: c.PostForm(p+"g_relative") == "on",
+		NIValue:   strings.TrimSpace(c.PostForm(p + "ni_value")), NIType: c.PostForm(p + "ni_type"), NIBad: c.PostForm(p + "ni_bad")}
+}
+
+// apply sets m's goal, guardrail and margin from the form; an input that
+// does not parse is reported on it (p is its id prefix). The rest is left
+// to the domain validation.
+func (r metricRules) apply(f *formData, p string, m *experiments.Metric) {
+	m.Goal, m.Guardrail, m.NonInferiorityMargin = r.Goal, nil, nil
+	if r.GAction != "" {
+		g := &experiments.Guardrail{Action: r.GAction, BadDirection: r.GBad, Relative: r.GRelative}
+		if v, err := strconv.ParseFloat(r.GMax, 64); err == nil {
+			g.MaxChange = v
+		} else {
+			f.addError(p+"g_max", "must be a number (the change allowed in the bad direction; a fraction of control when relative: 0.05 is 5%)")
+		}
+		m.Guardrail = g
+	}
+	if r.NIValue != "" {
+		nm := &experiments.Margin{Type: r.NIType, BadDirection: r.NIBad}
+		if v, err := strconv.ParseFloat(r.NIValue, 64); err == nil {
+			nm.Value = v
+		} else {
+			f.addError(p+"ni_value", "must be a number (how much worse the treatment may be; a fraction of control when relative)")
+		}
+		m.NonInferiorityMargin = nm
+	}
 }
 
 type fieldMessage struct{ ID, Text string }
@@ -89,11 +148,15 @@ func newForm() *formData {
 	f := &formData{Status: experiments.StatusRunning, BucketCount: "10000",
 		Statuses: []string{experiments.StatusDraft, experiments.StatusRunning, experiments.StatusStopped},
 		Kinds:    vocab.Strings(vocab.KindNames(true)), Categories: []string{"primary", "secondary", "guardrail"},
-		Methods:    vocab.Strings(stats.Methods),
-		EventTypes: vocab.Strings(vocab.RecordTypes),
+		Methods:          vocab.Strings(stats.Methods),
+		EventTypes:       vocab.Strings(vocab.RecordTypes),
+		Goals:            []string{"", experiments.GoalIncrease, experiments.GoalDecrease},
+		Directions:       []string{"", experiments.GuardrailIncrease, experiments.GuardrailDecrease},
+		GuardrailActions: []string{"", experiments.GuardrailStop, experiments.GuardrailAlert},
+		MarginTypes:      []string{experiments.MarginRelative, experiments.MarginAbsolute},
 	}
 	for _, m := range metrics.Builtins() {
-		f.Builtins = append(f.Builtins, builtinRow{Metric: m})
+		f.Builtins = append(f.Builtins, builtinRow{Metric: m, Rules: rulesOf(m)})
 	}
 	return f
 }
@@ -103,7 +166,7 @@ func (f *formData) fill(cfg experiments.Config) {
 	f.Name, f.Description, f.Salt, f.Control, f.Status = cfg.Name, cfg.Description, cfg.Salt, cfg.Control, cfg.Status
 	f.BucketCount = strconv.FormatUint(uint64(cfg.BucketCount), 10)
 	for _, s := range cfg.Allocation {
-		row := variantRow{Name: s.Variant, Weight: fmtNum(s.Weight)}
+		row := variantRow{Name: s.Variant, Weight: exactNum(s.Weight)}
 		if v, ok := cfg.Variants[s.Variant]; ok {
 			row.Prompt = v.Prompt
 			if len(v.Variables) > 0 {
@@ -115,11 +178,11 @@ func (f *formData) fill(cfg experiments.Config) {
 	}
 	for _, m := range cfg.Metrics {
 		if i := f.builtinIndex(m.Name); i >= 0 {
-			f.Builtins[i].Checked = true
+			f.Builtins[i].Checked, f.Builtins[i].Rules = true, rulesOf(m)
 			continue
 		}
 		row := metricRow{Name: m.Name, Kind: string(m.Kind), Category: m.Category, Method: m.MethodDefault,
-			Version: strconv.Itoa(m.MetricVersion), Shared: m.SharedOrgWide != nil && *m.SharedOrgWide}
+			Version: strconv.Itoa(m.MetricVersion), Shared: m.SharedOrgWide != nil && *m.SharedOrgWide, Rules: rulesOf(m)}
 		if m.Source != nil {
 			row.EventType, row.Field, row.BusinessMetric = string(m.Source.EventType), m.Source.Field, m.Source.BusinessMetric
 		}
@@ -145,7 +208,8 @@ func (f *formData) addSpares() {
 		f.Variants = append(f.Variants, variantRow{})
 	}
 	for range spareMetrics {
-		f.Custom = append(f.Custom, metricRow{Kind: string(vocab.Mean), Category: "secondary", Method: string(stats.WelchT), Version: "1", EventType: string(vocab.TypeModelCall)})
+		f.Custom = append(f.Custom, metricRow{Kind: string(vocab.Mean), Category: "secondary", Method: string(stats.WelchT), Version: "1",
+			EventType: string(vocab.TypeModelCall), Rules: metricRules{NIType: experiments.MarginRelative}})
 	}
 }
 
@@ -165,12 +229,14 @@ func (f *formData) read(c *gin.Context) {
 	}
 	for i := range f.Builtins {
 		f.Builtins[i].Checked = c.PostForm("b-"+f.Builtins[i].Name) == "on"
+		f.Builtins[i].Rules = readRules(c, "b-"+f.Builtins[i].Name+"-")
 	}
 	for i := range maxFormRows {
 		p := fmt.Sprintf("m%d-", i)
 		row := metricRow{Name: strings.TrimSpace(c.PostForm(p + "name")), Kind: c.PostForm(p + "kind"), Category: c.PostForm(p + "category"),
 			Method: c.PostForm(p + "method"), Version: strings.TrimSpace(c.PostForm(p + "version")), Shared: c.PostForm(p+"shared") == "on",
-			EventType: c.PostForm(p + "event_type"), Field: strings.TrimSpace(c.PostForm(p + "field")), BusinessMetric: strings.TrimSpace(c.PostForm(p + "business_metric"))}
+			EventType: c.PostForm(p + "event_type"), Field: strings.TrimSpace(c.PostForm(p + "field")), BusinessMetric: strings.TrimSpace(c.PostForm(p + "business_metric")),
+			Rules: readRules(c, p)}
 		if row.Name != "" {
 			f.Custom = append(f.Custom, row)
 		}
@@ -184,6 +250,12 @@ func (f *formData) read(c *gin.Context) {
 func (f *formData) config(prev *experiments.Config) (experiments.Config, []string) {
 	cfg := experiments.Config{Name: f.Name, Description: f.Description, Salt: f.Salt, Control: f.Control, Status: f.Status,
 		Allocation: []bucketing.Slice{}, Variants: map[string]experiments.Variant{}, Metrics: []experiments.Metric{}}
+	if prev != nil {
+		// What the form does not show stays as stored: a save must not
+		// drop the targeting, the inference mode or the schedule.
+		cfg.Targeting, cfg.Inference, cfg.PlannedEndDate, cfg.SequentialTuning = prev.Targeting, prev.Inference, prev.PlannedEndDate, prev.SequentialTuning
+		cfg.StartAt, cfg.StopAt = prev.StartAt, prev.StopAt
+	}
 	if n, err := strconv.ParseUint(f.BucketCount, 10, 32); err == nil {
 		cfg.BucketCount = uint32(n)
 	} else if f.BucketCount != "" {
@@ -211,25 +283,34 @@ func (f *formData) config(prev *experiments.Config) (experiments.Config, []strin
 			continue
 		}
 		m := b.Metric
-		if prev != nil { // keep the version an experiment already measures
-			for _, pm := range prev.Metrics {
-				if pm.Name == m.Name {
-					m = pm
-				}
-			}
+		if pm, ok := stored(prev, m.Name); ok { // keep the version an experiment already measures
+			m = pm
 		}
+		b.Rules.apply(f, "b-"+b.Name+"-", &m)
 		cfg.Metrics = append(cfg.Metrics, m)
 		keys = append(keys, "b-"+b.Name)
 	}
 	for i, r := range f.Custom {
+		// What the form does not show (CUPED, quantile, denominator, MDE,
+		// a score source) stays as stored; what it shows is as typed.
+		m, _ := stored(prev, r.Name)
+		var kept *experiments.MetricSource
+		if m.Source != nil && string(m.Source.EventType) == r.EventType {
+			kept = m.Source
+		}
 		shared := r.Shared
-		m := experiments.Metric{Name: r.Name, Kind: vocab.Kind(r.Kind), Category: r.Category, MethodDefault: r.Method, SharedOrgWide: &shared}
+		m.Name, m.Kind, m.Category, m.MethodDefault, m.SharedOrgWide, m.Source = r.Name, vocab.Kind(r.Kind), r.Category, r.Method, &shared, nil
+		m.MetricVersion = 0
 		if n, err := strconv.Atoi(r.Version); err == nil {
 			m.MetricVersion = n
 		}
 		if r.EventType != "" {
 			m.Source = &experiments.MetricSource{EventType: vocab.RecordType(r.EventType), Field: r.Field, BusinessMetric: r.BusinessMetric}
+			if kept != nil {
+				m.Source.Score, m.Source.ScoreSource = kept.Score, kept.ScoreSource
+			}
 		}
+		r.Rules.apply(f, fmt.Sprintf("m%d-", i), &m)
 		cfg.Metrics = append(cfg.Metrics, m)
 		keys = append(keys, fmt.Sprintf("m%d", i))
 	}
@@ -239,10 +320,38 @@ func (f *formData) config(prev *experiments.Config) (experiments.Config, []strin
 	return cfg, keys
 }
 
+// stored is the metric of that name in the stored config prev (nil: a
+// new experiment).
+func stored(prev *experiments.Config, name string) (experiments.Metric, bool) {
+	if prev != nil {
+		for _, pm := range prev.Metrics {
+			if pm.Name == name {
+				return pm, true
+			}
+		}
+	}
+	return experiments.Metric{}, false
+}
+
 var (
 	allocationField = regexp.MustCompile(`^allocation\[(\d+)\]\.?(\w*)`)
-	metricField     = regexp.MustCompile(`^metrics\[(\d+)\]\.(?:source\.)?(\w+)`)
+	metricField     = regexp.MustCompile(`^metrics\[(\d+)\]\.(?:source\.)?([\w.]+)`)
 )
+
+// ruleInputs maps the rule fields of a metric (as problem+json names them)
+// to the suffix of their input's id.
+var ruleInputs = map[string]string{
+	"goal":                                 "goal",
+	"guardrail":                            "g_action",
+	"guardrail.action":                     "g_action",
+	"guardrail.bad_direction":              "g_bad",
+	"guardrail.max_change":                 "g_max",
+	"guardrail.relative":                   "g_relative",
+	"non_inferiority_margin":               "ni_value",
+	"non_inferiority_margin.value":         "ni_value",
+	"non_inferiority_margin.type":          "ni_type",
+	"non_inferiority_margin.bad_direction": "ni_bad",
+}
 
 // showErrors places the domain's field errors next to their inputs.
 func (f *formData) showErrors(err error, metricKeys []string) {
@@ -281,10 +390,14 @@ func (f *formData) inputOf(field string, metricKeys []string) string {
 			return "metrics"
 		}
 		key := metricKeys[i]
+		if id, ok := ruleInputs[m[2]]; ok {
+			return key + "-" + id
+		}
 		if strings.HasPrefix(key, "b-") {
 			return key
 		}
-		switch m[2] {
+		name, _, _ := strings.Cut(m[2], ".")
+		switch name {
 		case "method_default":
 			return key + "-method"
 		case "metric_version":
@@ -292,7 +405,7 @@ func (f *formData) inputOf(field string, metricKeys []string) string {
 		case "shared_org_wide":
 			return key + "-shared"
 		}
-		return key + "-" + m[2]
+		return key + "-" + name
 	}
 	switch field {
 	case "name", "description", "salt", "bucket_count", "control", "status", "allocation", "metrics":
@@ -412,3 +525,31 @@ func (d *Dashboard) editPost(c *gin.Context) {
 
 // randomSalt proposes a salt for a new experiment.
 func randomSalt() string { return strings.NewReplacer("-", "x", "_", "y").Replace(randomToken(12)) }
+
+// ruleView is what the "rules" template of form.html shows: one metric's
+// rule inputs, whose ids start with P.
+type ruleView struct {
+	F *formData
+	P string
+	R metricRules
+}
+
+// RulesOf hands the "rules" template a metric's rule inputs.
+func (f *formData) RulesOf(prefix string, r metricRules) ruleView {
+	return ruleView{F: f, P: prefix, R: r}
+}
+
+// HasRuleErrors tells whether an input whose id starts with prefix has an
+// error, so its collapsed rules open.
+func (f *formData) HasRuleErrors(prefix string) bool {
+	for id := range f.Errors {
+		if strings.HasPrefix(id, prefix) {
+			return true
+		}
+	}
+	return false
+}
+
+// exactNum shows a stored number in an input exactly (fmtNum rounds for
+// reading), so saving the form unchanged stores the same number.
+func exactNum(v float64) string { return strconv.FormatFloat(v, 'f', -1, 64) }

@@ -47,6 +47,11 @@ type resultsData struct {
 	Dist     *dist         // the distribution asked for, if any
 	Workflow string
 	Limits   plans.Limit
+	Buttons  lifecycleButtons // shown to admins only
+	// Events is the lifecycle timeline (audit log), oldest first;
+	// MoreEvents: older entries were left out.
+	Events     []lifecycleEvent
+	MoreEvents bool
 }
 
 type runOption struct {
@@ -121,6 +126,10 @@ func (d *Dashboard) resultsPage(c *gin.Context) {
 		d.fail(c, err)
 		return
 	}
+	if data.Events, data.MoreEvents, err = lifecycleEvents(ctx, d.deps.DB, orgID(c), exp.ID); err != nil {
+		d.fail(c, err)
+		return
+	}
 	if len(days) == 0 {
 		data.Empty = c.Query("run")
 	}
@@ -139,6 +148,11 @@ func (d *Dashboard) resultsPage(c *gin.Context) {
 			return
 		}
 	}
+	suggested := ""
+	if data.Verdict != nil && data.Verdict.Recommendation == verdict.Ship {
+		suggested = data.Verdict.Variant
+	}
+	data.Buttons = buttonsFor(exp, suggested)
 	d.render(c, http.StatusOK, "results", exp.Name, "experiments", data)
 }
 

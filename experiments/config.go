@@ -101,6 +101,12 @@ type Margin struct {
 	BadDirection string  `json:"bad_direction"` // "increase" or "decrease"; defaults to the opposite of the metric's goal
 }
 
+// Types of a non-inferiority margin.
+const (
+	MarginAbsolute = "absolute" // on the metric's scale
+	MarginRelative = "relative" // a fraction of control
+)
+
 // Goals of a metric: the direction in which it gets better.
 const (
 	GoalIncrease = "increase"

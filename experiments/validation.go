@@ -265,7 +265,7 @@ func badDirection(errs *validate.Errors, field string, dir *string, goal string)
 }
 
 var (
-	marginTypes = set("absolute", "relative")
+	marginTypes = set(MarginAbsolute, MarginRelative)
 	goals       = set(GoalIncrease, GoalDecrease)
 )
 
