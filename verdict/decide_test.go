@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
+	"strings"
 	"testing"
 
 	"github.com/expd/expd/experiments"
@@ -213,5 +214,24 @@ func TestJudgeFollowsTheShownInterval(t *testing.T) {
 	}
 	if j := verdict.Judge(results.Row{Undefined: "no users"}, experiments.GoalIncrease); j.Outcome != verdict.NoTest {
 		t.Fatalf("undefined: %+v", j)
+	}
+}
+
+// A primary metric the run has no row for is a no_test call without an
+// interval, so without a scale (the results answer's schema allows only
+// relative or absolute when one is given).
+func TestPrimaryWithoutARowHasNoScale(t *testing.T) {
+	conversion := metric("conversion", "primary", experiments.GoalIncrease)
+	other := metric("revenue", "secondary", experiments.GoalIncrease)
+	v := verdict.Decide(input([]experiments.Metric{conversion, other}, row("revenue", "b", 0.1, 0.05, 0.15, 0.001)))
+	if len(v.Arms) != 1 || len(v.Arms[0].Primary) != 1 || v.Arms[0].Primary[0].Outcome != verdict.NoTest {
+		t.Fatalf("arms: %+v", v.Arms)
+	}
+	b, _ := json.Marshal(v.Arms[0].Primary[0])
+	if strings.Contains(string(b), `"scale"`) {
+		t.Fatalf("a call without a row has a scale: %s", b)
+	}
+	if v.Recommendation == verdict.Ship {
+		t.Fatalf("shipped without a primary row: %+v", v)
 	}
 }

@@ -30,8 +30,10 @@ const (
 // Judgement is a row read against its metric's goal, on the interval the
 // row shows: the relative lift's when defined, else the absolute effect's.
 type Judgement struct {
-	Outcome  string  `json:"outcome"`
-	Scale    string  `json:"scale"`
+	Outcome string `json:"outcome"`
+	// Scale is absent for a primary metric the run has no row for (the
+	// verdict's no_test call): there is no interval to have a scale.
+	Scale    string  `json:"scale,omitempty"`
 	Estimate float64 `json:"estimate"`
 	CILow    float64 `json:"ci_low"`
 	CIHigh   float64 `json:"ci_high"`
