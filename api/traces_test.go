@@ -43,7 +43,7 @@ func genAISpans(t *testing.T, expRef string, at time.Time) []sdktrace.ReadOnlySp
 		attribute.String("gen_ai.operation.name", "chat"), attribute.String("gen_ai.provider.name", "openai"),
 		attribute.String("gen_ai.request.model", "gpt-4o"), attribute.String("gen_ai.response.model", "gpt-4o-2024-08-06"),
 		attribute.Int("gen_ai.usage.input_tokens", 120), attribute.Int("gen_ai.usage.output_tokens", 30),
-		attribute.StringSlice("gen_ai.response.finish_reasons", []string{"stop"}),
+		attribute.StringSlice("gen_ai.response.finish_reasons", []string{"stop", "length"}),
 		attribute.Float64("gen_ai.response.time_to_first_chunk", 0.095),
 		attribute.String(otlp.AttrExperiment, expRef), attribute.String(otlp.AttrVariant, "control"), attribute.String(otlp.AttrUser, "u1")))
 	ok.AddEvent("gen_ai.content.prompt", trace.WithAttributes(attribute.String("gen_ai.prompt", "Hi")))
@@ -117,12 +117,13 @@ func TestTracesFromTheOpenTelemetrySDK(t *testing.T) {
 	if ok.Type != "model_call" || ok.ExperimentID != f.exp.ID || ok.UserID != "u1" || ok.Variant != "control" ||
 		*ok.Model != "gpt-4o-2024-08-06" || *ok.LatencyMs != 812.5 || *ok.InputTokens != 120 || *ok.OutputTokens != 30 ||
 		*ok.TotalTokens != 150 || *ok.TimeToFirstTokenMs != 95 || ok.Error != nil || *ok.Prompt != "Hi" || *ok.Response != "Hello" ||
-		!ok.Ts.Equal(at) || ok.Source != ingest.SourceAPI {
+		!ok.Ts.Equal(at) || ok.Source != ingest.SourceAPI || *ok.Provider != "openai" || *ok.FinishReasons != "stop,length" {
 		t.Errorf("chat span stored as %+v / %+v", ok, ok.ModelCall)
 	}
 	failed := calls[spanEventID(spans[1])]
 	if failed.UserID != "u2" || failed.Variant != "concise" || failed.Error == nil || *failed.Error != "rate_limit_error" ||
-		*failed.Model != "claude-x" || *failed.LatencyMs != 40 || failed.InputTokens != nil {
+		*failed.Model != "claude-x" || *failed.LatencyMs != 40 || failed.InputTokens != nil ||
+		*failed.Provider != "anthropic" || failed.FinishReasons != nil {
 		t.Errorf("failed span stored as %+v / %+v", failed, failed.ModelCall)
 	}
 

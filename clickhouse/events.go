@@ -129,9 +129,9 @@ func scanEvent(rows driver.Rows) (ingest.EventRow, error) {
 	var typ string
 	var ts, received int64
 	dest := []any{&r.OrgID, &r.EventID, &typ, &r.ExperimentID, &r.UserID, &r.Variant, &ts, &received, &r.ConfigVersion}
-	m := &r.ModelCall // in vocab.ModelCallFields order (TestScanOrder)
-	dest = append(dest, &m.Model, &m.LatencyMs, &m.InputTokens, &m.OutputTokens, &m.TotalTokens, &m.CostUSD,
-		&m.TimeToFirstTokenMs, &m.Error, &m.Prompt, &m.Response)
+	for _, f := range vocab.ModelCallFields {
+		dest = append(dest, f.Dest(&r.ModelCall))
+	}
 	dest = append(dest, &r.BusinessMetric, &r.Value, &r.Source)
 	if err := rows.Scan(dest...); err != nil {
 		return r, err

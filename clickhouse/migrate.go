@@ -11,8 +11,6 @@ import (
 	"strings"
 
 	"github.com/ClickHouse/clickhouse-go/v2/lib/driver"
-
-	"github.com/expd/expd/vocab"
 )
 
 //go:embed migrations/*.sql
@@ -52,7 +50,7 @@ func migrations() ([]migration, error) {
 		if err != nil {
 			return nil, err
 		}
-		text := strings.ReplaceAll(string(b), "{model_call_columns}", modelCallColumns())
+		text := string(b)
 		m := migration{version: v, name: base}
 		for _, d := range distributedLine.FindAllStringSubmatch(text, -1) {
 			m.distributed = append(m.distributed, distributedTable{name: d[1], key: strings.TrimSpace(d[2])})
@@ -75,23 +73,6 @@ func stripComments(st string) string {
 		}
 	}
 	return strings.TrimSpace(strings.Join(keep, "\n"))
-}
-
-// modelCallColumns are the events' model-call columns, one per
-// vocab.ModelCallFields entry, all Nullable (absent: NULL).
-func modelCallColumns() string {
-	cols := make([]string, len(vocab.ModelCallFields))
-	for i, f := range vocab.ModelCallFields {
-		t := "String"
-		switch f.Type() {
-		case vocab.FloatField:
-			t = "Float64"
-		case vocab.IntegerField:
-			t = "Int64"
-		}
-		cols[i] = f.Name + " Nullable(" + t + ")"
-	}
-	return strings.Join(cols, ",\n  ")
 }
 
 // LatestVersion is the schema version this build needs.
@@ -137,6 +118,12 @@ func (s *Store) migrateNode(ctx context.Context, node driver.Conn, ms []migratio
 			continue
 		}
 		for _, st := range m.statements {
+			if add := addColumnStatement.FindStringSubmatch(st); add != nil {
+				if err := s.addColumn(ctx, node, add[1], add[2], add[3]); err != nil {
+					return fmt.Errorf("clickhouse migration %s: %w", m.name, err)
+				}
+				continue
+			}
 			st = strings.Replace(st, "IF NOT EXISTS ", "IF NOT EXISTS "+quoteIdent(s.database)+".", 1)
 			if err := node.Exec(ctx, st); err != nil {
 				return fmt.Errorf("clickhouse migration %s: %w", m.name, err)
@@ -161,6 +148,30 @@ func (s *Store) migrateNode(ctx context.Context, node driver.Conn, ms []migratio
 		}
 		if err != nil {
 			return fmt.Errorf("record clickhouse migration %s: %w", m.name, err)
+		}
+	}
+	return nil
+}
+
+var addColumnStatement = regexp.MustCompile(`^ALTER TABLE (\w+) ADD COLUMN (\w+) (.+)$`)
+
+// addColumn adds column to table on node, and on a cluster to the
+// Distributed table over a _local one, where it is not there yet.
+func (s *Store) addColumn(ctx context.Context, node driver.Conn, table, column, typ string) error {
+	tables := []string{table}
+	if s.cluster != "" && strings.HasSuffix(table, "_local") {
+		tables = append(tables, strings.TrimSuffix(table, "_local"))
+	}
+	for _, t := range tables {
+		var has uint8
+		if err := node.QueryRow(ctx, "SELECT count() > 0 FROM system.columns WHERE database = ? AND table = ? AND name = ?", s.database, t, column).Scan(&has); err != nil {
+			return fmt.Errorf("read columns of %s: %w", t, err)
+		}
+		if has == 1 {
+			continue
+		}
+		if err := node.Exec(ctx, "ALTER TABLE "+s.t(t)+" ADD COLUMN "+quoteIdent(column)+" "+typ); err != nil {
+			return fmt.Errorf("add column %s.%s: %w", t, column, err)
 		}
 	}
 	return nil

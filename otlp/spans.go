@@ -118,6 +118,8 @@ func modelCall(sp *tracepb.Span, a attrs, exp, variant, user string) ingest.Even
 	}
 	m.Error = callError(sp, a)
 	m.Prompt, m.Response = content(sp, a)
+	m.Provider = a.firstText("gen_ai.provider.name", "gen_ai.system")
+	m.FinishReasons = a.joined("gen_ai.response.finish_reasons")
 	return ev
 }
 
@@ -238,6 +240,27 @@ func (a attrs) integer(keys ...string) *int64 {
 	}
 	n := int64(*f)
 	return &n
+}
+
+// joined is a string-array attribute (or a single string) as its
+// elements joined by commas; nil when absent or empty.
+func (a attrs) joined(key string) *string {
+	var parts []string
+	switch v := a[key].GetValue().(type) {
+	case *commonpb.AnyValue_StringValue:
+		parts = []string{v.StringValue}
+	case *commonpb.AnyValue_ArrayValue:
+		for _, e := range v.ArrayValue.GetValues() {
+			if s, ok := e.GetValue().(*commonpb.AnyValue_StringValue); ok && s.StringValue != "" {
+				parts = append(parts, s.StringValue)
+			}
+		}
+	}
+	if len(parts) == 0 || parts[0] == "" {
+		return nil
+	}
+	s := strings.Join(parts, ",")
+	return &s
 }
 
 // rendered is a content attribute as text: a string as it is (often JSON

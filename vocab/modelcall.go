@@ -17,13 +17,15 @@ type ModelCall struct {
 	Error              *string  `json:"error" gorm:"column:error"`
 	Prompt             *string  `json:"prompt" gorm:"column:prompt"`
 	Response           *string  `json:"response" gorm:"column:response"`
+	Provider           *string  `json:"provider" gorm:"column:provider"`
+	FinishReasons      *string  `json:"finish_reasons" gorm:"column:finish_reasons"`
 }
 
 // MetricUse says how a metric may read a model-call field.
 type MetricUse int
 
 const (
-	NotReadable MetricUse = iota // text a metric cannot read (model, prompt, response)
+	NotReadable MetricUse = iota // text a metric cannot read (model, prompt, response, provider, finish_reasons)
 	Numeric                      // its value (per user and, for quantiles, per call)
 	Indicator                    // 1 when set and non-empty, else 0 (error)
 )
@@ -36,24 +38,30 @@ type Field struct {
 	Metric   MetricUse
 	Required bool // a model_call event must carry it
 	MaxBytes int  // text fields: the longest accepted value
-	text     func(*ModelCall) *string
-	number   func(*ModelCall) *float64
-	integer  func(*ModelCall) *int64
+	// The field's address in a ModelCall: read through it, and scanned
+	// into by engines that read rows column by column.
+	text    func(*ModelCall) **string
+	number  func(*ModelCall) **float64
+	integer func(*ModelCall) **int64
 }
 
 // ModelCallFields is every model-call field, in the order the events
 // read and the messages list them.
 var ModelCallFields = []Field{
-	text("model", MaxModelLen, func(m *ModelCall) *string { return m.Model }),
-	{Name: "latency_ms", Metric: Numeric, Required: true, number: func(m *ModelCall) *float64 { return m.LatencyMs }},
-	{Name: "input_tokens", Metric: Numeric, integer: func(m *ModelCall) *int64 { return m.InputTokens }},
-	{Name: "output_tokens", Metric: Numeric, integer: func(m *ModelCall) *int64 { return m.OutputTokens }},
-	{Name: "total_tokens", Metric: Numeric, integer: func(m *ModelCall) *int64 { return m.TotalTokens }},
-	{Name: "cost_usd", Metric: Numeric, number: func(m *ModelCall) *float64 { return m.CostUSD }},
-	{Name: "time_to_first_token_ms", Metric: Numeric, number: func(m *ModelCall) *float64 { return m.TimeToFirstTokenMs }},
-	{Name: "error", Metric: Indicator, MaxBytes: MaxErrorLen, text: func(m *ModelCall) *string { return m.Error }},
-	text("prompt", MaxTextBytes, func(m *ModelCall) *string { return m.Prompt }),
-	text("response", MaxTextBytes, func(m *ModelCall) *string { return m.Response }),
+	text("model", MaxModelLen, func(m *ModelCall) **string { return &m.Model }),
+	{Name: "latency_ms", Metric: Numeric, Required: true, number: func(m *ModelCall) **float64 { return &m.LatencyMs }},
+	{Name: "input_tokens", Metric: Numeric, integer: func(m *ModelCall) **int64 { return &m.InputTokens }},
+	{Name: "output_tokens", Metric: Numeric, integer: func(m *ModelCall) **int64 { return &m.OutputTokens }},
+	{Name: "total_tokens", Metric: Numeric, integer: func(m *ModelCall) **int64 { return &m.TotalTokens }},
+	{Name: "cost_usd", Metric: Numeric, number: func(m *ModelCall) **float64 { return &m.CostUSD }},
+	{Name: "time_to_first_token_ms", Metric: Numeric, number: func(m *ModelCall) **float64 { return &m.TimeToFirstTokenMs }},
+	{Name: "error", Metric: Indicator, MaxBytes: MaxErrorLen, text: func(m *ModelCall) **string { return &m.Error }},
+	text("prompt", MaxTextBytes, func(m *ModelCall) **string { return &m.Prompt }),
+	text("response", MaxTextBytes, func(m *ModelCall) **string { return &m.Response }),
+	// Added later (migration 0350): at the end, where ALTER TABLE puts
+	// them in every engine's table.
+	text("provider", MaxModelLen, func(m *ModelCall) **string { return &m.Provider }),
+	text("finish_reasons", MaxFinishReasonsLen, func(m *ModelCall) **string { return &m.FinishReasons }),
 }
 
 // Bounds of the text fields (docs/ingest.md).
@@ -61,9 +69,12 @@ const (
 	MaxModelLen  = 256
 	MaxErrorLen  = 4 << 10
 	MaxTextBytes = 64 << 10 // prompt and response each
+	// finish_reasons: the reasons of a call's choices, comma-separated
+	// ("stop", "length", "stop,length" for two choices).
+	MaxFinishReasonsLen = 256
 )
 
-func text(name string, max int, get func(*ModelCall) *string) Field {
+func text(name string, max int, get func(*ModelCall) **string) Field {
 	return Field{Name: name, MaxBytes: max, text: get}
 }
 
@@ -123,17 +134,29 @@ func (f Field) Type() FieldType {
 func (f Field) Set(m *ModelCall) bool {
 	switch {
 	case f.text != nil:
-		return f.text(m) != nil
+		return *f.text(m) != nil
 	case f.number != nil:
-		return f.number(m) != nil
+		return *f.number(m) != nil
 	default:
-		return f.integer(m) != nil
+		return *f.integer(m) != nil
 	}
 }
 
 // Value is the field of m as a database argument: its pointer, nil when
 // unset.
 func (f Field) Value(m *ModelCall) any {
+	switch {
+	case f.text != nil:
+		return *f.text(m)
+	case f.number != nil:
+		return *f.number(m)
+	default:
+		return *f.integer(m)
+	}
+}
+
+// Dest is the address of the field in m, for a row scan into it.
+func (f Field) Dest(m *ModelCall) any {
 	switch {
 	case f.text != nil:
 		return f.text(m)
@@ -152,13 +175,13 @@ func (f Field) Check(errs *validate.Errors, m *ModelCall) {
 	}
 	switch {
 	case f.text != nil:
-		errs.OptionalText(f.Name, f.text(m), f.MaxBytes)
+		errs.OptionalText(f.Name, *f.text(m), f.MaxBytes)
 	case f.number != nil:
-		if v := f.number(m); v != nil && *v < 0 {
+		if v := *f.number(m); v != nil && *v < 0 {
 			errs.Add(f.Name, "must be >= 0")
 		}
 	default:
-		if v := f.integer(m); v != nil && *v < 0 {
+		if v := *f.integer(m); v != nil && *v < 0 {
 			errs.Add(f.Name, "must be >= 0")
 		}
 	}

@@ -22,6 +22,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/uuid"
 	"gorm.io/gorm"
 
 	"github.com/expd/expd/experiments"
@@ -299,6 +300,42 @@ func Run(t *testing.T, db *gorm.DB, newEngine func(t *testing.T) Engine) {
 			t.Errorf("an event repeated in one batch: Insert = %d, %v; want it stored once", n, err)
 		}
 	})
+
+	t.Run("every model-call field round-trips", func(t *testing.T) {
+		other := testenv.NewOrg(t, db, testenv.Signer(t)) // its own org: the purge above counts this one's
+		row := fullModelCall(other.ID, uuid.NewString(), at)
+		if n, err := e.Events.Insert(ctx, []ingest.EventRow{row}); err != nil || n != 1 {
+			t.Fatalf("Insert = %d, %v; want 1", n, err)
+		}
+		got, found, err := e.Events.ReadCall(ctx, other.ID, row.EventID)
+		if err != nil || !found {
+			t.Fatalf("ReadCall = found %v, %v", found, err)
+		}
+		for _, fd := range vocab.ModelCallFields {
+			if !fd.Set(&got.ModelCall) {
+				t.Errorf("field %s not stored", fd.Name)
+			}
+		}
+		if err := sameJSON(got.ModelCall, row.ModelCall); err != nil {
+			t.Errorf("read back %v", err)
+		}
+	})
+}
+
+// fullModelCall is a model call with every field of vocab.ModelCallFields
+// set (the test fails to compile or to pass when a field is added and not
+// set here).
+func fullModelCall(orgID, experimentID string, at time.Time) ingest.EventRow {
+	text := func(s string) *string { return &s }
+	num := func(f float64) *float64 { return &f }
+	count := func(n int64) *int64 { return &n }
+	return ingest.EventRow{OrgID: orgID, EventID: "full-call", Type: vocab.TypeModelCall, ExperimentID: experimentID,
+		UserID: "u", Variant: "control", Ts: at, ReceivedAt: at, Source: ingest.SourceAPI,
+		ModelCall: vocab.ModelCall{
+			Model: text("gpt-4o-mini"), LatencyMs: num(812.5), InputTokens: count(120), OutputTokens: count(30),
+			TotalTokens: count(150), CostUSD: num(0.0021), TimeToFirstTokenMs: num(95), Error: text("rate_limit_error"),
+			Prompt: text("Hi ✓"), Response: text("Hello"), Provider: text("openai"), FinishReasons: text("stop,length"),
+		}}
 }
 
 // checkReadCalls pages through the experiment's model calls of one arm,

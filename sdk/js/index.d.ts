@@ -99,6 +99,11 @@ export interface ModelPrice {
 }
 
 /** Options of Client.score. */
+export interface AsUserOptions {
+  /** An experiment (name or id) whose variant the baggage carries for OpenTelemetry GenAI spans. */
+  experiment?: string;
+}
+
 export interface ScoreOptions {
   /** Who scored: 'human' (default), 'judge' or 'code' (the last two need a secret key). */
   source?: 'human' | 'judge' | 'code';
@@ -165,7 +170,11 @@ export declare class Client {
   /** Inside asUser: the id of the last model call measured in it, else null. */
   lastCallId(): string | null;
   flush(timeoutMs?: number): Promise<boolean>;
-  asUser<R>(userId: string, fn: () => R, attributes?: Attributes | null): R;
+  /**
+   * Run fn with the user bound; with @opentelemetry/api present, also with W3C baggage expd.user
+   * (and expd.experiment, expd.variant when options.experiment names an experiment the user is in).
+   */
+  asUser<R>(userId: string, fn: () => R, attributes?: Attributes | null, options?: AsUserOptions): R;
   wrap<P extends object>(providerClient: P, experiment: string): P;
   interceptModelCall<R>(experiment: string, userId: string, fn: (call: ModelCall) => R | Promise<R>,
     options?: ModelCallOptions): Promise<R>;

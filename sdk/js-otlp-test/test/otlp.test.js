@@ -79,6 +79,8 @@ for (const [encoding, Exporter] of [['OTLP/JSON', JSONExporter], ['protobuf', Pr
     assert.equal(chat.output_tokens, 7);
     assert.equal(chat.prompt, 'What is 2+2?');
     assert.equal(chat.response, '4');
+    assert.equal(chat.provider, 'openai');
+    assert.equal(chat.finish_reasons, 'stop');
     const failed = byId[id(spans[1])];
     assert.equal(failed.variant, 'treatment');
     assert.equal(failed.error, 'upstream timeout');

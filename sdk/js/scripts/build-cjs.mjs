@@ -24,7 +24,8 @@ function optional(name) {
 const nodeCrypto = optional('node:crypto');
 const nodeAsyncHooks = optional('node:async_hooks');
 const nodeFs = optional('node:fs');
-module.exports = { nodeCrypto, nodeAsyncHooks, nodeFs };
+const otelApi = optional('@opentelemetry/api');
+module.exports = { nodeCrypto, nodeAsyncHooks, nodeFs, otelApi };
 `;
 
 function convert(name, text) {

@@ -8,6 +8,7 @@ import { InvalidScore, newScore } from './scores.js';
 import { EventSender } from './sender.js';
 import { SpillFile } from './spill.js';
 import { bindUser, currentAttributes, lastCallId } from './user.js';
+import { BAGGAGE_EXPERIMENT, BAGGAGE_USER, BAGGAGE_VARIANT, withBaggage } from './baggage.js';
 import { wrapProvider } from './wrap.js';
 
 export const DEFAULT_BASE_URL = 'https://api.expd.dev';
@@ -207,9 +208,20 @@ export class Client {
   /**
    * Run fn with userId (and the attributes targeting reads) bound for wrapped
    * calls and that user's assignments (AsyncLocalStorage: it follows awaits).
+   * Where the application has @opentelemetry/api, fn also runs with W3C
+   * baggage expd.user and, when options.experiment names an experiment the
+   * user is in, expd.experiment and expd.variant (peeked: no exposure), so
+   * GenAI spans reach POST /v1/traces attributed (docs/ingest.md).
    */
-  asUser(userId, fn, attributes = null) {
-    return bindUser(String(userId), fn, attributes);
+  asUser(userId, fn, attributes = null, options = {}) {
+    const user = String(userId);
+    const entries = [[BAGGAGE_USER, user]];
+    const experiment = options?.experiment;
+    if (experiment != null) {
+      const decision = this.peekDetail(experiment, user, attributes);
+      if (decision?.inExperiment) entries.push([BAGGAGE_EXPERIMENT, String(experiment)], [BAGGAGE_VARIANT, decision.variant]);
+    }
+    return bindUser(user, () => withBaggage(entries, fn), attributes);
   }
 
   /**

@@ -15,3 +15,5 @@ async function optional(name) {
 export const nodeCrypto = await optional('node:crypto');
 export const nodeAsyncHooks = await optional('node:async_hooks');
 export const nodeFs = await optional('node:fs');
+// The application's OpenTelemetry API, when it has one (baggage.js).
+export const otelApi = await optional('@opentelemetry/api');

@@ -8,7 +8,7 @@ import os
 from datetime import datetime
 from typing import Any, Dict, Iterable, Mapping, Optional, Tuple, Union
 
-from . import _lifecycle
+from . import _baggage, _lifecycle
 from ._backoff import Backoff
 from ._config import Experiment
 from ._decision import Decision
@@ -322,10 +322,25 @@ class Client:
 
     # --- model calls -----------------------------------------------------------
 
-    def as_user(self, user_id: str, attributes: Optional[Mapping[str, Any]] = None):
+    def as_user(self, user_id: str, attributes: Optional[Mapping[str, Any]] = None,
+                experiment: Optional[str] = None):
         """``with client.as_user(user_id, attributes):`` binds the user (and the attributes targeting
-        reads) for wrapped calls and assignments of that user in this thread or task."""
-        return bound_user(user_id, attributes)
+        reads) for wrapped calls and assignments of that user in this thread or task.
+
+        Where the application has the OpenTelemetry API, the block also runs
+        with W3C baggage ``expd.user`` and, when ``experiment`` names an
+        experiment the user is in, ``expd.experiment`` and ``expd.variant``
+        (decided without an exposure), so GenAI spans reach ``POST /v1/traces``
+        attributed (docs/ingest.md, "OTLP traces").
+        """
+        user_id = user_id if type(user_id) is str else str(user_id)
+        baggage = [(_baggage.USER, user_id)]
+        found = self._experiment(experiment) if experiment is not None and _baggage.available() else None
+        if found is not None:
+            decision = found.decide(user_id, attributes)
+            if decision is not None and decision.in_experiment:
+                baggage += [(_baggage.EXPERIMENT, experiment), (_baggage.VARIANT, decision.variant)]
+        return bound_user(user_id, attributes, baggage)
 
     @property
     def last_call_id(self) -> Optional[str]:

@@ -10,7 +10,9 @@ from __future__ import annotations
 
 import contextvars
 from contextlib import contextmanager
-from typing import Any, Iterator, Mapping, Optional
+from typing import Any, Iterable, Iterator, Mapping, Optional, Tuple
+
+from . import _baggage
 
 
 class _Binding:
@@ -26,12 +28,18 @@ _current: "contextvars.ContextVar[Optional[_Binding]]" = contextvars.ContextVar(
 
 
 @contextmanager
-def bound_user(user_id: str, attributes: Optional[Mapping[str, Any]] = None) -> Iterator[str]:
-    """Bind ``user_id`` (and their targeting attributes) for the current thread or asyncio task until the block exits."""
+def bound_user(user_id: str, attributes: Optional[Mapping[str, Any]] = None,
+               baggage: Iterable[Tuple[str, str]] = ()) -> Iterator[str]:
+    """Bind ``user_id`` (and their targeting attributes) for the current thread or asyncio task until the block exits.
+
+    ``baggage`` entries join the OpenTelemetry context's baggage for the block, where the API is present.
+    """
     token = _current.set(_Binding(user_id, attributes))
+    otel_token = _baggage.attach(baggage)
     try:
         yield user_id
     finally:
+        _baggage.detach(otel_token)
         _current.reset(token)
 
 

@@ -10,6 +10,7 @@ const { InvalidScore, newScore } = require('./scores.cjs');
 const { EventSender } = require('./sender.cjs');
 const { SpillFile } = require('./spill.cjs');
 const { bindUser, currentAttributes, lastCallId } = require('./user.cjs');
+const { BAGGAGE_EXPERIMENT, BAGGAGE_USER, BAGGAGE_VARIANT, withBaggage } = require('./baggage.cjs');
 const { wrapProvider } = require('./wrap.cjs');
 
 const DEFAULT_BASE_URL = 'https://api.expd.dev';
@@ -209,9 +210,20 @@ class Client {
   /**
    * Run fn with userId (and the attributes targeting reads) bound for wrapped
    * calls and that user's assignments (AsyncLocalStorage: it follows awaits).
+   * Where the application has @opentelemetry/api, fn also runs with W3C
+   * baggage expd.user and, when options.experiment names an experiment the
+   * user is in, expd.experiment and expd.variant (peeked: no exposure), so
+   * GenAI spans reach POST /v1/traces attributed (docs/ingest.md).
    */
-  asUser(userId, fn, attributes = null) {
-    return bindUser(String(userId), fn, attributes);
+  asUser(userId, fn, attributes = null, options = {}) {
+    const user = String(userId);
+    const entries = [[BAGGAGE_USER, user]];
+    const experiment = options?.experiment;
+    if (experiment != null) {
+      const decision = this.peekDetail(experiment, user, attributes);
+      if (decision?.inExperiment) entries.push([BAGGAGE_EXPERIMENT, String(experiment)], [BAGGAGE_VARIANT, decision.variant]);
+    }
+    return bindUser(user, () => withBaggage(entries, fn), attributes);
   }
 
   /**
