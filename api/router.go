@@ -94,7 +94,10 @@ func NewRouter(deps Deps) *gin.Engine {
 	starter := workflowclient.Starter{Client: deps.Temporal, TaskQueue: deps.TaskQueue, EvaluatorPoll: deps.EvaluatorPoll}
 	h := &handlers{deps: deps, experiments: experiments.Store{DB: deps.DB}, workflows: starter,
 		ingest: sources}
-	h.cases = usecases.Service{DB: deps.DB, Workflows: starter, SDK: deps.SDK, Ingest: sources, Logger: deps.Logger, KeyRotated: deps.KeyRotated}
+	h.cases = usecases.Service{DB: deps.DB, Workflows: starter, SDK: deps.SDK, Ingest: sources, Logger: deps.Logger, KeyRotated: deps.KeyRotated,
+		RecentUsers: func(ctx context.Context, orgID string) (int64, error) {
+			return h.powerReader().RecentUsers(ctx, orgID, time.Now().UTC())
+		}}
 
 	r := gin.New()
 	r.HandleMethodNotAllowed = true

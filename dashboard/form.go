@@ -8,6 +8,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/gin-gonic/gin"
 
@@ -15,6 +16,7 @@ import (
 	"github.com/expd/expd/bucketing"
 	"github.com/expd/expd/experiments"
 	"github.com/expd/expd/metrics"
+	"github.com/expd/expd/power"
 	"github.com/expd/expd/stats"
 	"github.com/expd/expd/validate"
 	"github.com/expd/expd/vocab"
@@ -40,12 +42,16 @@ type formData struct {
 	BucketCount string
 	Control     string
 	Status      string
-	Variants    []variantRow
-	Builtins    []builtinRow
-	Custom      []metricRow
-	Errors      map[string][]string
-	Summary     []fieldMessage // every error, for the list at the top
-	Preview     *preview
+	// ExpectedUsers is expected_users as typed; TuningFixed makes it
+	// read-only (the experiment has started: N* is fixed).
+	ExpectedUsers string
+	TuningFixed   bool
+	Variants      []variantRow
+	Builtins      []builtinRow
+	Custom        []metricRow
+	Errors        map[string][]string
+	Summary       []fieldMessage // every error, for the list at the top
+	Preview       *preview
 
 	Statuses, Kinds, Categories, Methods, EventTypes []string
 	Goals, Directions, GuardrailActions, MarginTypes []string
@@ -165,6 +171,9 @@ func newForm() *formData {
 func (f *formData) fill(cfg experiments.Config) {
 	f.Name, f.Description, f.Salt, f.Control, f.Status = cfg.Name, cfg.Description, cfg.Salt, cfg.Control, cfg.Status
 	f.BucketCount = strconv.FormatUint(uint64(cfg.BucketCount), 10)
+	if cfg.ExpectedUsers != nil {
+		f.ExpectedUsers = fmtNum(*cfg.ExpectedUsers)
+	}
 	for _, s := range cfg.Allocation {
 		row := variantRow{Name: s.Variant, Weight: exactNum(s.Weight)}
 		if v, ok := cfg.Variants[s.Variant]; ok {
@@ -218,6 +227,7 @@ func (f *formData) read(c *gin.Context) {
 	f.Name, f.Description = strings.TrimSpace(c.PostForm("name")), c.PostForm("description")
 	f.Salt, f.BucketCount = strings.TrimSpace(c.PostForm("salt")), strings.TrimSpace(c.PostForm("bucket_count"))
 	f.Control, f.Status = strings.TrimSpace(c.PostForm("control")), c.PostForm("status")
+	f.ExpectedUsers = strings.TrimSpace(c.PostForm("expected_users"))
 	f.Variants, f.Custom = nil, nil
 	for i := range maxFormRows {
 		p := fmt.Sprintf("v%d-", i)
@@ -260,6 +270,13 @@ func (f *formData) config(prev *experiments.Config) (experiments.Config, []strin
 		cfg.BucketCount = uint32(n)
 	} else if f.BucketCount != "" {
 		f.addError("bucket_count", "must be a whole number")
+	}
+	if f.ExpectedUsers != "" {
+		if n, err := strconv.ParseFloat(f.ExpectedUsers, 64); err == nil {
+			cfg.ExpectedUsers = &n
+		} else {
+			f.addError("expected_users", "must be a whole number of users")
+		}
 	}
 	for i, v := range f.Variants {
 		w, err := strconv.ParseFloat(v.Weight, 64)
@@ -408,7 +425,7 @@ func (f *formData) inputOf(field string, metricKeys []string) string {
 		return key + "-" + name
 	}
 	switch field {
-	case "name", "description", "salt", "bucket_count", "control", "status", "allocation", "metrics":
+	case "name", "description", "salt", "bucket_count", "control", "status", "allocation", "metrics", "expected_users":
 		return field
 	}
 	return "form"
@@ -419,6 +436,16 @@ func (d *Dashboard) newPage(c *gin.Context) {
 	f := newForm()
 	f.Salt = randomSalt()
 	f.Variants = []variantRow{{Name: "control", Weight: "50"}, {Name: "treatment", Weight: "50"}}
+	// Prefilled with the org's recent traffic, the users a power answer
+	// for a draft plans with (docs/power.md); none yet: left empty.
+	recent, err := power.Reader{DB: d.deps.DB, Aggregator: d.deps.Aggregator}.RecentUsers(c.Request.Context(), orgID(c), time.Now().UTC())
+	if err != nil {
+		d.fail(c, err)
+		return
+	}
+	if recent >= experiments.MinSequentialTuning {
+		f.ExpectedUsers = strconv.FormatInt(min(recent, experiments.MaxSequentialTuning), 10)
+	}
 	f.addSpares()
 	d.render(c, http.StatusOK, "form", "New experiment", "experiments", f)
 }
@@ -466,6 +493,7 @@ func (d *Dashboard) editPage(c *gin.Context) {
 	}
 	f := newForm()
 	f.Edit, f.ID, f.Version = true, exp.ID, exp.Version
+	f.TuningFixed = experiments.TuningFixed(exp.Status)
 	f.fill(exp.Config)
 	f.addSpares()
 	d.render(c, http.StatusOK, "form", "Edit "+exp.Name, "experiments", f)
@@ -482,6 +510,7 @@ func (d *Dashboard) editPost(c *gin.Context) {
 	}
 	f := newForm()
 	f.Edit, f.ID, f.Version = true, exp.ID, exp.Version
+	f.TuningFixed = experiments.TuningFixed(exp.Status)
 	f.read(c)
 	// Frozen bucketing inputs are shown read-only; the stored ones count.
 	f.Salt, f.BucketCount = exp.Salt, strconv.FormatUint(uint64(exp.BucketCount), 10)

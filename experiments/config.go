@@ -31,10 +31,15 @@ type Config struct {
 	// Inference is "sequential" (the default when empty: always-valid
 	// intervals and p-values, safe to read every day) or "fixed_horizon"
 	// (read once at PlannedEndDate, YYYY-MM-DD). SequentialTuning is N*,
-	// the total users at which the sequence is tightest (default 5,000).
+	// the total users at which the sequence is tightest; ExpectedUsers the
+	// total sample size the team expects, N* when SequentialTuning is not
+	// given (NStar). Both are fixed once the experiment has started
+	// (Store.update): N* chosen after looking at the data breaks the
+	// sequence's guarantee.
 	Inference        string   `json:"inference,omitempty"`
 	PlannedEndDate   string   `json:"planned_end_date,omitempty"`
 	SequentialTuning *float64 `json:"sequential_tuning,omitempty"`
+	ExpectedUsers    *float64 `json:"expected_users,omitempty"`
 	// Lifecycle (docs/lifecycle.md): when the experiment's workflow starts
 	// and stops it, and what it serves once shipped.
 	StartAt        *time.Time `json:"start_at,omitempty"`
@@ -226,14 +231,20 @@ func instant(errs *validate.Errors, field string, raw json.RawMessage) *time.Tim
 // Where the N* in force comes from (Config.NStar).
 const (
 	NStarFromSequentialTuning = "sequential_tuning"
+	NStarFromExpectedUsers    = "expected_users"
 	NStarFromDefault          = "default"
 )
 
 // NStar is the sequential tuning in force (the total users at which the
-// always-valid sequence is tightest) and where it comes from.
+// always-valid sequence is tightest) and where it comes from:
+// sequential_tuning, else expected_users (the sequence is then tightest
+// where the experiment is expected to end), else stats.DefaultNStar.
 func (c *Config) NStar() (float64, string) {
-	if c.SequentialTuning != nil {
+	switch {
+	case c.SequentialTuning != nil:
 		return *c.SequentialTuning, NStarFromSequentialTuning
+	case c.ExpectedUsers != nil:
+		return *c.ExpectedUsers, NStarFromExpectedUsers
 	}
 	return stats.DefaultNStar, NStarFromDefault
 }

@@ -233,3 +233,34 @@ func IsTransitionError(err error) bool {
 
 // IsStatus tells whether s is a lifecycle status.
 func IsStatus(s string) bool { return allStatuses[s] }
+
+// fixTuning keeps N*'s inputs (sequential_tuning, expected_users) as they
+// were when the experiment started: an update that leaves one out (or
+// nulls it) keeps it, one that changes it is refused. An always-valid
+// sequence tuned after the data were seen is no longer always valid.
+func fixTuning(errs *validate.Errors, cfg *Config, cur Experiment) {
+	if !TuningFixed(cur.Status) {
+		return // not started: the team may still plan
+	}
+	for _, f := range []struct {
+		name string
+		next **float64
+		cur  *float64
+	}{
+		{"sequential_tuning", &cfg.SequentialTuning, cur.SequentialTuning},
+		{"expected_users", &cfg.ExpectedUsers, cur.ExpectedUsers},
+	} {
+		switch {
+		case *f.next == nil:
+			*f.next = f.cur
+		case f.cur == nil || **f.next != *f.cur:
+			errs.Add(f.name, "cannot change once the experiment has started: N* is fixed at the start, or the always-valid intervals lose their guarantee (omit it to keep it)")
+		}
+	}
+}
+
+// TuningFixed tells whether an experiment in status has started, so its
+// N* inputs no longer change (fixTuning).
+func TuningFixed(status string) bool {
+	return status == StatusRunning || status == StatusStopped || status == StatusShipped
+}

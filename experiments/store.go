@@ -141,6 +141,7 @@ func (s Store) update(ctx context.Context, orgID, idOrName, actor string, ifMatc
 		if err := requestable(cfg.Status); err != nil {
 			errs.Add("status", "%s", validate.Fields(err)[0].Reason)
 		}
+		fixTuning(&errs, &cfg, cur)
 		if err := errs.Err(); err != nil {
 			return err
 		}

@@ -2,6 +2,7 @@ package experiments
 
 import (
 	"fmt"
+	"math"
 	"regexp"
 	"slices"
 	"strings"
@@ -299,6 +300,10 @@ func (c *Config) validateInference(errs *validate.Errors) {
 	}
 	if t := c.SequentialTuning; t != nil && !(*t >= MinSequentialTuning && *t <= MaxSequentialTuning) {
 		errs.Add("sequential_tuning", "must be a number of users from %d to %d", MinSequentialTuning, MaxSequentialTuning)
+	}
+	// expected_users becomes N* (NStar): the same bounds.
+	if n := c.ExpectedUsers; n != nil && !(*n >= MinSequentialTuning && *n <= MaxSequentialTuning && *n == math.Trunc(*n)) {
+		errs.Add("expected_users", "must be a whole number of users from %d to %d", MinSequentialTuning, MaxSequentialTuning)
 	}
 }
 

@@ -67,8 +67,6 @@ func LoadDesign(ctx context.Context, db *gorm.DB, orgID, experimentID string, wi
 	if d.Phases, err = store.Phases(ctx, orgID, experimentID, d.Window.Start, d.Window.End); err != nil {
 		return Planned{}, err
 	}
-	if cfg.SequentialTuning != nil {
-		d.NStar = *cfg.SequentialTuning
-	}
+	d.NStar, _ = cfg.NStar()
 	return Planned{Version: cfg.Version, Design: d}, nil
 }

@@ -12,6 +12,7 @@ import (
 // CreateExperiment stores cfg as a new experiment of the org (version 1).
 func (s Service) CreateExperiment(ctx context.Context, orgID, actor string, cfg experiments.Config) (experiments.Experiment, error) {
 	metrics.FillGoals(&cfg)
+	s.expectRecentUsers(ctx, orgID, &cfg)
 	exp, err := s.experiments().Create(ctx, orgID, actor, cfg)
 	if err != nil {
 		return exp, err
@@ -93,4 +94,27 @@ func (s Service) signalOwed(ctx context.Context, orgID string, exp experiments.E
 	if err != nil && !errors.Is(err, workflowclient.ErrNotConnected) {
 		s.Logger.WarnContext(ctx, "experiment workflow signal left to the reconcile", "org_id", orgID, "experiment_id", exp.ID, "error", err)
 	}
+}
+
+// expectRecentUsers gives a new config that sets neither sequential_tuning
+// nor expected_users the org's recent traffic as expected_users, so its
+// N* fits the org's scale rather than stats.DefaultNStar; stored in the
+// config, it is fixed from the start like a value the team gave. Fewer
+// users than experiments.MinSequentialTuning, or a count that fails,
+// leave the default (logged: creating an experiment does not depend on
+// the analytics engine).
+func (s Service) expectRecentUsers(ctx context.Context, orgID string, cfg *experiments.Config) {
+	if cfg.SequentialTuning != nil || cfg.ExpectedUsers != nil || s.RecentUsers == nil {
+		return
+	}
+	n, err := s.RecentUsers(ctx, orgID)
+	if err != nil {
+		s.Logger.WarnContext(ctx, "recent traffic for expected_users", "org_id", orgID, "error", err)
+		return
+	}
+	if n < experiments.MinSequentialTuning {
+		return
+	}
+	v := float64(min(n, experiments.MaxSequentialTuning))
+	cfg.ExpectedUsers = &v
 }

@@ -33,6 +33,10 @@ type Service struct {
 	// KeyRotated, when set, hears of every key a rotation issues, after it
 	// is live (expd dev keeps its credentials file current with it).
 	KeyRotated func(ctx context.Context, orgID string, key RotatedKey)
+	// RecentUsers, when set, counts the org's recent traffic (distinct
+	// exposed users, power.Reader.RecentUsers): a new experiment that sets
+	// neither N* input expects that many users (CreateExperiment).
+	RecentUsers func(ctx context.Context, orgID string) (int64, error)
 }
 
 func (s Service) experiments() experiments.Store { return experiments.Store{DB: s.DB} }
