@@ -13,6 +13,7 @@ import (
 	"github.com/expd/expd/audit"
 	"github.com/expd/expd/bucketing"
 	"github.com/expd/expd/experiments"
+	"github.com/expd/expd/results"
 )
 
 // maxLifecycleEvents bounds the timeline: the newest entries of the
@@ -92,4 +93,51 @@ func splitWords(alloc []bucketing.Slice) string {
 		parts = append(parts, s.Variant+" "+s.Share)
 	}
 	return strings.Join(parts, ", ")
+}
+
+// phaseRow is one phase of a run's window as the results page lists it
+// (docs/results.md, "Phases"): an allocation change starts a phase.
+type phaseRow struct {
+	Number     int
+	Start, End time.Time
+	Version    int
+	Split      string // the phase's computed shares
+	Observed   string // users first exposed in it, by variant (several phases only)
+	Settling   int64
+	SRM        string // its sample-ratio test, adjusted over the phases
+	Failed     bool
+}
+
+// phasesOf lists the run's phases: the experiment's allocation phases
+// over the run's window from experiments.Store.Phases (what the results
+// route lists as phases), with each phase's SRM test when the run made
+// one per phase.
+func phasesOf(phases []experiments.Phase, srm results.SRMSummary) []phaseRow {
+	tests := map[int]results.PhaseSRM{}
+	failed := map[int]bool{}
+	if srm.SRMPhases != nil {
+		for _, t := range srm.Phases {
+			tests[t.Phase] = t
+		}
+		for _, n := range srm.FailedPhases {
+			failed[n] = true
+		}
+	}
+	out := make([]phaseRow, len(phases))
+	for i, p := range phases {
+		row := phaseRow{Number: p.Number, Start: p.Start, End: p.End, Version: p.Version, Split: splitWords(p.Allocation), Failed: failed[p.Number]}
+		if t, ok := tests[p.Number]; ok {
+			var parts []string
+			for _, s := range p.Allocation {
+				parts = append(parts, s.Variant+" "+fmtInt(t.Observed[s.Variant]))
+			}
+			row.Observed, row.Settling = strings.Join(parts, ", "), t.Settling
+			row.SRM = "p " + fmtP(t.PValue)
+			if t.PAdjusted != nil {
+				row.SRM += ", adjusted " + fmtP(*t.PAdjusted)
+			}
+		}
+		out[i] = row
+	}
+	return out
 }

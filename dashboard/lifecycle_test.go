@@ -7,6 +7,7 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/expd/expd/internal/testenv"
 	"github.com/expd/expd/results/resultstest"
@@ -105,4 +106,28 @@ func TestLifecycleButtonsConfirmAndAreAdminOnly(t *testing.T) {
 	// Shipping is final: the domain's refusal, in words, nothing changed.
 	p = admin.post(path, lifecycle, url.Values{"action": {"ship"}, "variant": {"control"}, "confirm": {"yes"}})
 	expect(t, p, http.StatusConflict, "Not possible in this state", "shipping is final")
+}
+
+// A weight change starts a phase: the results page lists the run's
+// phases (from the stored versions, as the results route does) and the
+// timeline says what the change did to each arm's share.
+func TestResultsPageShowsPhasesAndWeightChanges(t *testing.T) {
+	env := testenv.New(t)
+	org := env.NewOrg(t)
+	exp := resultstest.Experiment(t, env.DB, org.ID, resultstest.Config("phases-page"))
+	time.Sleep(1100 * time.Millisecond) // the second version starts a phase one second later
+	r := env.Do(t, http.MethodPatch, "/v1/experiments/"+exp.ID, `{"allocation": [{"variant": "control", "weight": 75}, {"variant": "treatment", "weight": 25}]}`,
+		append([]string{"Content-Type", "application/merge-patch+json"}, testenv.Bearer(org.AdminToken)...)...)
+	if r.Status != http.StatusOK {
+		t.Fatalf("patch: %d %s", r.Status, r.Body)
+	}
+	time.Sleep(1100 * time.Millisecond) // the run's window ends after the change (publishRun ends it at the whole second)
+	publishRun(t, env.DB, org.ID, exp.ID, "manual-2026-11-20T10:00:00Z", stats.GatePass, resultstest.Metrics, []string{"treatment"})
+	p := newVisitor(t, env, org.MemberToken).get("/experiments/" + exp.ID)
+	expect(t, p, http.StatusOK, `id="phases"`, "Phases of this run's window",
+		`<th scope="row">1</th>`, `<td>control 50%, treatment 50%</td>`, `<th scope="row">2</th>`, `<td>control 75%, treatment 25%</td>`,
+		"<strong>weights changed</strong> · version 2: control 50%, treatment 50% → control 75%, treatment 25%")
+	if n := strings.Count(p.Body, `<th scope="row">`); n < 2 {
+		t.Fatalf("%d row headers", n)
+	}
 }

@@ -52,6 +52,7 @@ type resultsData struct {
 	// MoreEvents: older entries were left out.
 	Events     []lifecycleEvent
 	MoreEvents bool
+	Phases     []phaseRow // of the shown run's window
 }
 
 type runOption struct {
@@ -189,6 +190,11 @@ func (d *Dashboard) loadRun(c *gin.Context, data *resultsData, computedFor strin
 	}
 	data.Limits = plans.Get(plans.Name(org.Plan))
 	data.Run, data.RunLabel = &run, runLabel(computedFor)
+	phases, err := experiments.Store{DB: d.deps.DB}.Phases(ctx, orgID(c), data.Exp.ID, run.WindowStart, run.WindowEnd)
+	if err != nil {
+		return err
+	}
+	data.Phases = phasesOf(phases, data.SRM)
 	if data.Workflow == "" {
 		data.Workflow = d.workflowURL(run.WorkflowID)
 	}
