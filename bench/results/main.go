@@ -23,12 +23,17 @@
 //     split still holds) is dated to the middle of the window: the same
 //     data in two phases, so the SRM check runs per phase and the
 //     welch_t and z_test metrics are stratified (docs/results.md,
-//     "Phases"), against the one-phase runs of the same session.
+//     "Phases"), against the one-phase runs of the same session;
+//   - with -power, the power answers over the same data (package power,
+//     docs/power.md): GET /v1/experiments/{id}/power's (the experiment's
+//     own data, days=14) and POST /v1/power's (a draft of the same config
+//     planned from the org's recent data), -runs times each, against the
+//     full runs and the bare SQL of the same session.
 //
 // Loading 1,000,000 users takes minutes: -keep keeps the schema and prints
 // its name, -schema NAME times a kept one again.
 //
-// Usage: DATABASE_URL=postgres://... go run ./bench/results [-users 1000000] [-runs 2] [-phases] [-ramp] [-keep | -schema bench_...]
+// Usage: DATABASE_URL=postgres://... go run ./bench/results [-users 1000000] [-runs 2] [-phases] [-ramp] [-power] [-keep | -schema bench_...]
 package main
 
 import (
@@ -50,6 +55,7 @@ import (
 	"github.com/expd/expd/bench/benchseed"
 	"github.com/expd/expd/experiments"
 	"github.com/expd/expd/metrics"
+	"github.com/expd/expd/power"
 	"github.com/expd/expd/results"
 	"github.com/expd/expd/worker"
 	"github.com/expd/expd/workflows"
@@ -63,13 +69,14 @@ func main() {
 	runs := flag.Int("runs", 2, "full runs to time (the first rolls up the ended days)")
 	phases := flag.Bool("phases", false, "also time the run's steps one by one")
 	ramp := flag.Bool("ramp", false, "then change the allocation mid-window and time -runs runs over the two phases")
+	powerAnswers := flag.Bool("power", false, "also time the power answers (the experiment's and a draft's) over the same data")
 	flag.Parse()
-	if err := run(*users, *perUser, *keep, *schema, *runs, *phases, *ramp); err != nil {
+	if err := run(*users, *perUser, *keep, *schema, *runs, *phases, *ramp, *powerAnswers); err != nil {
 		log.Fatal(err)
 	}
 }
 
-func run(users, perUser int, keep bool, schema string, runs int, phases, ramp bool) error {
+func run(users, perUser int, keep bool, schema string, runs int, phases, ramp, powerAnswers bool) error {
 	ctx := context.Background()
 	base := os.Getenv("DATABASE_URL")
 	if base == "" {
@@ -147,6 +154,12 @@ func run(users, perUser int, keep bool, schema string, runs int, phases, ramp bo
 			return err
 		}
 	}
+	var powers []powerTiming
+	if powerAnswers {
+		if powers, err = timePower(ctx, db, f, runs); err != nil {
+			return err
+		}
+	}
 	count2, read2, err := timeBareSQL(ctx, db, f)
 	if err != nil {
 		return err
@@ -174,6 +187,11 @@ func run(users, perUser int, keep bool, schema string, runs int, phases, ramp bo
 		}
 		one, two := best(min(1, runs-1), runs), best(runs, 2*runs)
 		fmt.Printf("two phases / one phase (fastest steady-state runs): %s / %s = %.2f\n", two.Round(time.Millisecond), one.Round(time.Millisecond), two.Seconds()/one.Seconds())
+	}
+	for _, p := range powers {
+		fmt.Printf("power, %s: %s fastest of %d  (%s)\n", p.label, p.best.Round(time.Millisecond), runs, p.note)
+		fmt.Printf("  ratio power / full run 1:              %.2f\n", p.best.Seconds()/fulls[0].Seconds())
+		fmt.Printf("  ratio power / bare (rows read out):    %.2f\n", p.best.Seconds()/bareRead.Seconds())
 	}
 	fmt.Printf("peak RSS of the process (worker in-process): %s\n", peakRSS())
 	return nil
@@ -355,4 +373,56 @@ func timeFullRun(ctx context.Context, db *gorm.DB, f fixture) (time.Duration, wo
 	var out workflows.ExperimentResultsResult
 	err = run.Get(ctx, &out)
 	return time.Since(start), out, err
+}
+
+// powerTiming is the fastest of -runs power answers of one kind.
+type powerTiming struct {
+	label, note string
+	best        time.Duration
+}
+
+// timePower times the two power answers over the fixture's data, as the
+// routes compute them: the experiment's (its own data, days=14) and a
+// draft's of the same config (the org's recent data).
+func timePower(ctx context.Context, db *gorm.DB, f fixture, runs int) ([]powerTiming, error) {
+	r := power.Reader{DB: db, Aggregator: results.SQL{DB: db}}
+	exp, err := experiments.Store{DB: db}.Get(ctx, f.orgID, f.expID)
+	if err != nil {
+		return nil, err
+	}
+	q := power.Question{Days: power.DefaultDays}
+	kinds := []struct {
+		label  string
+		answer func() (power.Answer, error)
+	}{
+		{"experiment (GET /v1/experiments/{id}/power?days=14)", func() (power.Answer, error) {
+			return r.ForExperiment(ctx, f.orgID, exp, q, "", time.Now().UTC())
+		}},
+		{"draft (POST /v1/power?days=14)", func() (power.Answer, error) {
+			return r.ForDraft(ctx, f.orgID, &exp.Config, q, "", time.Now().UTC())
+		}},
+	}
+	var out []powerTiming
+	for _, k := range kinds {
+		t := powerTiming{label: k.label}
+		for i := range max(runs, 1) {
+			began := time.Now()
+			a, err := k.answer()
+			if err != nil {
+				return nil, fmt.Errorf("power, %s: %w", k.label, err)
+			}
+			d := time.Since(began)
+			if i == 0 || d < t.best {
+				t.best = d
+			}
+			if len(a.Metrics) == 0 || a.Metrics[0].FixedHorizon == nil {
+				return nil, fmt.Errorf("power, %s: no numbers: %+v", k.label, a.Metrics)
+			}
+			m := a.Metrics[0]
+			t.note = fmt.Sprintf("%d exposed users, %s vs control: fixed-horizon MDE %.4g, sequential %.4g, sequential cost %.2fx", a.ExposedUsers, m.Variant, m.FixedHorizon.MDE, m.Sequential.MDE, *m.SequentialCost)
+			log.Printf("power %d, %s: %s", i+1, k.label, d.Round(time.Millisecond))
+		}
+		out = append(out, t)
+	}
+	return out, nil
 }
