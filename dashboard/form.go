@@ -172,7 +172,7 @@ func (f *formData) fill(cfg experiments.Config) {
 	f.Name, f.Description, f.Salt, f.Control, f.Status = cfg.Name, cfg.Description, cfg.Salt, cfg.Control, cfg.Status
 	f.BucketCount = strconv.FormatUint(uint64(cfg.BucketCount), 10)
 	if cfg.ExpectedUsers != nil {
-		f.ExpectedUsers = fmtNum(*cfg.ExpectedUsers)
+		f.ExpectedUsers = exactNum(*cfg.ExpectedUsers)
 	}
 	for _, s := range cfg.Allocation {
 		row := variantRow{Name: s.Variant, Weight: exactNum(s.Weight)}

@@ -98,7 +98,7 @@ func TestFormSavedUnchangedKeepsEveryMetricsRules(t *testing.T) {
 	cfg := map[string]any{
 		"name": "form-rules", "salt": "form-rules-salt", "bucket_count": 10000,
 		"allocation": []map[string]any{{"variant": "control", "weight": 1}, {"variant": "treatment", "weight": 2}},
-		"inference":  "fixed_horizon", "planned_end_date": "2027-01-31", "targeting": map[string]any{"plan": "pro"},
+		"inference":  "fixed_horizon", "planned_end_date": "2027-01-31", "targeting": map[string]any{"plan": "pro"}, "expected_users": 1234567,
 		"metrics": []map[string]any{
 			{"name": "latency_ms", "kind": "mean", "category": "guardrail", "method_default": "welch_t", "metric_version": 1, "shared_org_wide": false,
 				"source": map[string]any{"event_type": "model_call", "field": "latency_ms"}, "goal": "decrease",
