@@ -153,10 +153,15 @@ func Compute(d Data, q Question, inference string) Answer {
 			if s.Variant == d.Control {
 				continue
 			}
-			out := Metric{Metric: m.Name, Variant: s.Variant, TreatmentShare: s.Weight / (wc + s.Weight)}
-			if total > 0 {
-				out.PairUsersPerDay = rate * (wc + s.Weight) / total
+			out := Metric{Metric: m.Name, Variant: s.Variant}
+			if !(wc > 0 && s.Weight > 0) {
+				// A parked arm (weight 0) gets no new users to plan with.
+				out.Problem = "the variant or control has weight 0: no new users to plan with"
+				a.Metrics = append(a.Metrics, out)
+				continue
 			}
+			out.TreatmentShare = s.Weight / (wc + s.Weight)
+			out.PairUsersPerDay = rate * (wc + s.Weight) / total
 			out.Problem = d.compute(&out, m, mi, s.Variant, q)
 			a.Metrics = append(a.Metrics, out)
 		}
