@@ -9,18 +9,26 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping as _AbcMapping
-from typing import Any, List, Mapping, Optional, Tuple
+from typing import Any, Dict, List, Mapping, Optional, Tuple
 
 Usage = Tuple[Optional[int], Optional[int], Optional[int]]
+
+
+# Whether a type is a Mapping, remembered per type: the ABC's isinstance
+# runs Python-level __instancecheck__ code on every call, and a response
+# is read field by field (a dozen reads per model call).
+_is_mapping: Dict[type, bool] = {dict: True}
 
 
 def field(obj: Any, name: str) -> Any:
     """``obj[name]`` for mappings, ``obj.name`` otherwise; None when absent."""
     if obj is None:
         return None
-    # Plain dicts first, and the ABC rather than typing.Mapping, whose
-    # isinstance goes through typing's slow __instancecheck__ on every call.
-    if type(obj) is dict or isinstance(obj, _AbcMapping):
+    kind = type(obj)
+    mapping = _is_mapping.get(kind)
+    if mapping is None:
+        mapping = _is_mapping[kind] = isinstance(obj, _AbcMapping)
+    if mapping:
         return obj.get(name)
     return getattr(obj, name, None)
 

@@ -117,7 +117,8 @@ class EventSender:
         if dropped:
             self._log_drop()
             return False
-        if full:
+        # Event.set takes a lock even when already set: skip it then.
+        if full and not self._wake.is_set():
             self._wake.set()
         return True
 
