@@ -4,6 +4,8 @@
 FROM golang:1.26 AS build
 WORKDIR /src
 COPY go.mod go.sum ./
+# go.mod replaces the Go client module (sdk/go) with the checkout's copy.
+COPY sdk/go/go.mod sdk/go/
 RUN go mod download
 COPY . .
 RUN CGO_ENABLED=0 go build -tags noembedded -trimpath -ldflags="-s -w" -o /out/expd ./cmd/expd

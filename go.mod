@@ -5,6 +5,7 @@ go 1.26.8
 require (
 	github.com/MicahParks/keyfunc/v3 v3.9.1
 	github.com/chromedp/chromedp v0.23.0
+	github.com/expd/expd/sdk/go v0.0.0
 	github.com/getkin/kin-openapi v0.152.0
 	github.com/gin-gonic/gin v1.12.0
 	github.com/golang-jwt/jwt/v5 v5.3.1
@@ -274,3 +275,7 @@ require (
 	sigs.k8s.io/randfill v1.0.0 // indirect
 	sigs.k8s.io/structured-merge-diff/v6 v6.4.0 // indirect
 )
+
+// The Go client (its own, dependency-free module) is built from this
+// checkout: the server uses its targeting package.
+replace github.com/expd/expd/sdk/go => ./sdk/go

@@ -4,7 +4,7 @@ import (
 	"errors"
 	"fmt"
 
-	"github.com/expd/expd/targeting"
+	"github.com/expd/expd/sdk/go/targeting"
 )
 
 // ReasonCode says which rule of Evaluate decided a user's variant: the

@@ -5,7 +5,7 @@ import (
 	"testing"
 
 	"github.com/expd/expd/bucketing"
-	"github.com/expd/expd/targeting"
+	"github.com/expd/expd/sdk/go/targeting"
 )
 
 // The weight-change scenario of the sticky filters (10,000 users, 3,000

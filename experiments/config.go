@@ -7,8 +7,8 @@ import (
 	"time"
 
 	"github.com/expd/expd/bucketing"
+	"github.com/expd/expd/sdk/go/targeting"
 	"github.com/expd/expd/stats"
-	"github.com/expd/expd/targeting"
 	"github.com/expd/expd/validate"
 	"github.com/expd/expd/vocab"
 )

@@ -13,6 +13,7 @@ import (
 	"github.com/expd/expd/bucketing"
 	"github.com/expd/expd/scores"
 	"github.com/expd/expd/stats"
+	"github.com/expd/expd/targeting"
 	"github.com/expd/expd/validate"
 	"github.com/expd/expd/vocab"
 )
@@ -87,7 +88,7 @@ func (c *Config) Validate() error {
 	c.validateAllocation(&errs)
 	if _, bad := c.TargetingCondition(); len(bad) > 0 {
 		for _, fe := range bad {
-			errs.Add(strings.TrimSuffix("targeting."+fe.Field, "."), "%s", fe.Reason)
+			errs.Add(targeting.ProblemField(fe), "%s", fe.Reason)
 		}
 	}
 	c.validateVariants(&errs)

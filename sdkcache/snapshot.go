@@ -8,7 +8,7 @@ import (
 	"github.com/expd/expd/bucketing"
 	"github.com/expd/expd/experiments"
 	"github.com/expd/expd/plans"
-	"github.com/expd/expd/targeting"
+	"github.com/expd/expd/sdk/go/targeting"
 )
 
 // Snapshot is one org as the SDK routes see it at one config_version. It is

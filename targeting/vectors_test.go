@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	conditions "github.com/expd/expd/sdk/go/targeting"
 	"github.com/expd/expd/targeting"
 )
 
@@ -45,7 +46,7 @@ func readVectors(t *testing.T) vectors {
 
 func TestVectorCases(t *testing.T) {
 	for _, c := range readVectors(t).Cases {
-		cond, errs := targeting.Compile(c.Condition)
+		cond, errs := conditions.Compile(c.Condition)
 		if len(errs) > 0 {
 			t.Errorf("%s: Compile: %v", c.Name, errs)
 			continue
@@ -58,10 +59,10 @@ func TestVectorCases(t *testing.T) {
 
 func TestVectorInvalidConditions(t *testing.T) {
 	for _, c := range readVectors(t).Invalid {
-		_, errs := targeting.Compile(c.Condition)
+		_, errs := conditions.Compile(c.Condition)
 		fields := make([]string, len(errs))
 		for i, e := range errs {
-			fields[i] = strings.TrimSuffix("targeting."+e.Field, ".")
+			fields[i] = targeting.ProblemField(e)
 		}
 		if !slices.Contains(fields, c.Field) {
 			t.Errorf("%s: errors name %v, want %s", c.Name, fields, c.Field)
@@ -71,7 +72,7 @@ func TestVectorInvalidConditions(t *testing.T) {
 
 func TestVectorRegexes(t *testing.T) {
 	for _, c := range readVectors(t).Regex {
-		re, err := targeting.CompileRegex(c.Pattern)
+		re, err := conditions.CompileRegex(c.Pattern)
 		if (err == nil) != c.Valid {
 			t.Errorf("%q: CompileRegex error %v, want valid %v", c.Pattern, err, c.Valid)
 			continue

@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"sync/atomic"
+
+	"github.com/expd/expd/sdk/go/targeting"
 )
 
 // Variant is a variant's configured prompt and custom variables.
@@ -27,8 +29,8 @@ type experiment struct {
 	Variants    map[string]Variant `json:"variants"`
 
 	ranges    BucketMap
-	closed    ReasonCode // closedBy(Status)
-	targeting *condition // nil: everyone
+	closed    ReasonCode           // closedBy(Status)
+	targeting *targeting.Condition // nil: everyone
 	prefix    string
 	gen       uint64 // this parse: assignments cached in the exposure log are valid for it only
 }
@@ -69,8 +71,8 @@ func parseConfig(body []byte, etag string) (*snapshot, error) {
 		if len(e.Targeting) > 0 && string(e.Targeting) != "null" {
 			// The server refuses invalid conditions; one that does not
 			// compile here matches no one rather than everyone.
-			if e.targeting, _ = parseCondition(e.Targeting); e.targeting == nil {
-				e.targeting = matchNobody
+			if e.targeting, _ = targeting.Parse(e.Targeting); e.targeting == nil {
+				e.targeting = targeting.Nobody
 			}
 		}
 		e.ranges = NewBucketMap(e.BucketMap)

@@ -2,10 +2,12 @@ package expd
 
 import (
 	"testing"
+
+	"github.com/expd/expd/sdk/go/targeting"
 )
 
 // The shared targeting vectors (testdata/targeting/vectors.json of the
-// repository), as the server's targeting package runs them.
+// repository) on the client's targeting package, which the server uses too.
 func TestTargetingVectors(t *testing.T) {
 	var f struct {
 		Cases []struct {
@@ -29,7 +31,7 @@ func TestTargetingVectors(t *testing.T) {
 		t.Fatalf("too few cases: %d, %d, %d", len(f.Cases), len(f.Invalid), len(f.Regex))
 	}
 	for _, c := range f.Cases {
-		cond, errs := compileCondition(c.Condition)
+		cond, errs := targeting.Compile(c.Condition)
 		if len(errs) > 0 {
 			t.Errorf("%s: compile: %v", c.Name, errs)
 		} else if got := cond.Match(c.Attributes); got != c.Match {
@@ -37,12 +39,12 @@ func TestTargetingVectors(t *testing.T) {
 		}
 	}
 	for _, c := range f.Invalid {
-		if _, errs := compileCondition(c.Condition); len(errs) == 0 {
+		if _, errs := targeting.Compile(c.Condition); len(errs) == 0 {
 			t.Errorf("%s: compiled, want refused", c.Name)
 		}
 	}
 	for _, c := range f.Regex {
-		re, err := compileRegex(c.Pattern)
+		re, err := targeting.CompileRegex(c.Pattern)
 		if (err == nil) != c.Valid {
 			t.Errorf("%q: error %v, want valid %v", c.Pattern, err, c.Valid)
 			continue

@@ -5,7 +5,7 @@ import (
 	"fmt"
 
 	"github.com/expd/expd/bucketing"
-	"github.com/expd/expd/targeting"
+	"github.com/expd/expd/sdk/go/targeting"
 )
 
 // Decisions pin down bucketing.Evaluate (bucketing/doc.go, "Decision") for

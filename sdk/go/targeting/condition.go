@@ -1,69 +1,73 @@
-package expd
-
-// Targeting conditions (docs/targeting.md of the repository): the server's
-// targeting package, copied so that this module has no dependencies; the
-// shared vectors (testdata/targeting/vectors.json) keep the copies equal.
+// Package targeting compiles and evaluates an experiment's targeting
+// condition: a MongoDB-style condition over user attributes in GrowthBook's
+// condition syntax, with the semantics of docs/targeting.md. It is pure and
+// standard library only: the Go client evaluates with it and the server
+// (module github.com/expd/expd) validates and evaluates with it too, so the
+// two cannot differ. The other clients' copies
+// (sdk/python/expd/_targeting.py, sdk/js/src/targeting.js) must agree
+// exactly; the shared vectors in testdata/targeting/vectors.json pin them
+// down.
+package targeting
 
 import (
 	"encoding/json"
 	"fmt"
-	"regexp"
 	"slices"
 	"strconv"
 	"strings"
 )
 
-// maxConditionDepth bounds the nesting of a condition, so evaluating one cannot
+// MaxDepth bounds the nesting of a condition, so evaluating one cannot
 // exhaust a client's stack.
-const maxConditionDepth = 16
+const MaxDepth = 16
 
-// conditionError is one invalid part of a condition; Field is its path inside
+// FieldError is one invalid part of a condition; Field is its path inside
 // the condition ("$and[1].plan.$in"), "" for the condition itself.
-type conditionError struct {
+type FieldError struct {
 	Field  string
 	Reason string
 }
 
-func (e conditionError) Error() string { return e.Field + ": " + e.Reason }
+func (e FieldError) Error() string { return e.Field + ": " + e.Reason }
 
-// condition is a compiled condition. A nil *condition matches everyone.
-type condition struct {
+// Condition is a compiled condition. A nil *Condition matches everyone.
+type Condition struct {
 	match func(any) bool
 }
 
-// matchNobody is the condition no one satisfies.
-var matchNobody = &condition{match: never}
+// Nobody is the condition no one satisfies.
+var Nobody = &Condition{match: never}
 
 // Match tells whether attrs (JSON-like values: nil, bool, numbers, string,
 // []any, map[string]any) satisfy the condition.
-func (c *condition) Match(attrs map[string]any) bool {
+func (c *Condition) Match(attrs map[string]any) bool {
 	return c == nil || c.match(attrs)
 }
 
-// parseCondition compiles a condition from its JSON, or lists every invalid part.
+// Parse compiles a condition from its JSON, or lists every invalid part.
 // An empty object is the condition that matches everyone.
-func parseCondition(raw []byte) (*condition, []conditionError) {
+func Parse(raw []byte) (*Condition, []FieldError) {
 	var v any
 	if err := json.Unmarshal(raw, &v); err != nil {
-		return nil, []conditionError{{"", "is not valid JSON: " + err.Error()}}
+		return nil, []FieldError{{"", "is not valid JSON: " + err.Error()}}
 	}
-	return compileCondition(v)
+	return Compile(v)
 }
 
-// compileCondition compiles a condition already decoded from JSON.
-func compileCondition(v any) (*condition, []conditionError) {
+// Compile compiles a condition already decoded from JSON.
+func Compile(v any) (*Condition, []FieldError) {
 	c := compiler{}
 	m := c.cond(v, "", 0)
 	if len(c.errs) > 0 {
 		return nil, c.errs
 	}
-	return &condition{match: m}, nil
+	return &Condition{match: m}, nil
 }
 
-type compiler struct{ errs []conditionError }
+type compiler struct{ errs []FieldError }
 
 func (c *compiler) fail(at, format string, args ...any) {
-	c.errs = append(c.errs, conditionError{at, fmt.Sprintf(format, args...)})
+	c.errs = append(c.errs, FieldError{at, fmt.Sprintf(format, args...)})
 }
 
 func join(at, key string) string {
@@ -83,8 +87,8 @@ func (c *compiler) cond(v any, at string, depth int) func(any) bool {
 		c.fail(at, "must be an object of attribute paths and $and, $or, $nor, $not")
 		return never
 	}
-	if depth > maxConditionDepth {
-		c.fail(at, "nests deeper than %d levels", maxConditionDepth)
+	if depth > MaxDepth {
+		c.fail(at, "nests deeper than %d levels", MaxDepth)
 		return never
 	}
 	parts := make([]func(any) bool, 0, len(obj))
@@ -135,10 +139,10 @@ func (c *compiler) cond(v any, at string, depth int) func(any) bool {
 func (c *compiler) value(v any, at string, depth int) func(any) bool {
 	obj, ok := v.(map[string]any)
 	if !ok || !hasOperator(obj) {
-		return func(a any) bool { return jsonEqual(a, v) }
+		return func(a any) bool { return Equal(a, v) }
 	}
-	if depth > maxConditionDepth {
-		c.fail(at, "nests deeper than %d levels", maxConditionDepth)
+	if depth > MaxDepth {
+		c.fail(at, "nests deeper than %d levels", MaxDepth)
 		return never
 	}
 	parts := make([]func(any) bool, 0, len(obj))
@@ -169,9 +173,9 @@ var typeNames = []string{"string", "number", "boolean", "array", "object", "null
 func (c *compiler) operator(op string, arg any, at string, depth int) func(any) bool {
 	switch op {
 	case "$eq":
-		return func(a any) bool { return jsonEqual(a, arg) }
+		return func(a any) bool { return Equal(a, arg) }
 	case "$ne":
-		return func(a any) bool { return !jsonEqual(a, arg) }
+		return func(a any) bool { return !Equal(a, arg) }
 	case "$lt", "$lte", "$gt", "$gte":
 		if !isNumber(arg) && !isString(arg) {
 			c.fail(at, "must be a number or a string")
@@ -251,7 +255,7 @@ func (c *compiler) operator(op string, arg any, at string, depth int) func(any) 
 			c.fail(at, "must be a string")
 			return nil
 		}
-		re, err := compileRegex(pattern)
+		re, err := CompileRegex(pattern)
 		if err != nil {
 			c.fail(at, "%v", err)
 			return nil
@@ -269,7 +273,7 @@ func (c *compiler) operator(op string, arg any, at string, depth int) func(any) 
 			c.fail(at, "must be a version string")
 			return nil
 		}
-		want := paddedVersion(v)
+		want := PaddedVersion(v)
 		var test func(int) bool
 		if op == "$veq" || op == "$vne" {
 			eq := op == "$veq"
@@ -279,7 +283,7 @@ func (c *compiler) operator(op string, arg any, at string, depth int) func(any) 
 		}
 		return func(a any) bool {
 			s, ok := a.(string)
-			return ok && test(compareStrings(paddedVersion(s), want))
+			return ok && test(compareStrings(PaddedVersion(s), want))
 		}
 	}
 	c.fail(at, "is not a supported operator")
@@ -371,7 +375,7 @@ func arrayIndex(s string) (int, bool) {
 }
 
 func in(a any, list []any) bool {
-	listed := func(e any) bool { return slices.ContainsFunc(list, func(l any) bool { return jsonEqual(e, l) }) }
+	listed := func(e any) bool { return slices.ContainsFunc(list, func(l any) bool { return Equal(e, l) }) }
 	if elems, ok := a.([]any); ok {
 		// An array attribute is in the list when any of its elements is.
 		return slices.ContainsFunc(elems, listed)
@@ -428,10 +432,10 @@ func typeOf(v any) string {
 	return "unknown"
 }
 
-// jsonEqual is deep equality of JSON values: numbers by value, strings by
+// Equal is deep equality of JSON values: numbers by value, strings by
 // code points, arrays in order, objects by key regardless of order; no
 // conversion between types.
-func jsonEqual(a, b any) bool {
+func Equal(a, b any) bool {
 	switch x := a.(type) {
 	case nil:
 		return b == nil
@@ -443,7 +447,7 @@ func jsonEqual(a, b any) bool {
 		return ok && x == y
 	case []any:
 		y, ok := b.([]any)
-		return ok && slices.EqualFunc(x, y, jsonEqual)
+		return ok && slices.EqualFunc(x, y, Equal)
 	case map[string]any:
 		y, ok := b.(map[string]any)
 		if !ok || len(x) != len(y) {
@@ -451,7 +455,7 @@ func jsonEqual(a, b any) bool {
 		}
 		for k, v := range x {
 			w, ok := y[k]
-			if !ok || !jsonEqual(v, w) {
+			if !ok || !Equal(v, w) {
 				return false
 			}
 		}
@@ -491,12 +495,12 @@ func compare(a, b any) (r int, comparable bool) {
 // order (JavaScript's < compares UTF-16 units, so its copy differs).
 func compareStrings(s, t string) int { return strings.Compare(s, t) }
 
-// paddedVersion makes version strings comparable as strings, as
+// PaddedVersion makes version strings comparable as strings, as
 // GrowthBook's paddedVersionString does: a leading "v" and build metadata
 // ("+...") dropped, parts split at "." and "-", "~" appended to a bare
 // three-part version (so 1.0.0 sorts after 1.0.0-rc.1), and each all-digit
 // part left-padded with spaces to 5 characters.
-func paddedVersion(v string) string {
+func PaddedVersion(v string) string {
 	v = strings.TrimPrefix(v, "v")
 	if i := strings.IndexByte(v, '+'); i >= 0 {
 		v = v[:i]
@@ -533,206 +537,4 @@ func sortedKeys(m map[string]any) []string {
 	}
 	slices.Sort(keys)
 	return keys
-}
-
-// maxRegexLen bounds a $regex pattern, in characters.
-const maxRegexLen = 512
-
-// maxRepeat bounds {n,m}: RE2 refuses more than 1000.
-const maxRepeat = 1000
-
-// Escapes allowed outside a character class: the ASCII classes \d \D \w
-// \W (ASCII in Go, in JavaScript and in Python with re.ASCII), \n \r \t,
-// and the syntax characters (the only identity escapes JavaScript's u
-// mode allows).
-const (
-	escapes      = `dDwWnrt^$\.*+?()[]{}|/`
-	classEscapes = escapes + "-"
-)
-
-// compileRegex checks that pattern lies in the subset that Go, Python and
-// JavaScript evaluate identically (docs/targeting.md, "$regex") and
-// compiles it as every client does: "." matches every character
-// (dotall), $ only the end of the text, no flags.
-func compileRegex(pattern string) (*regexp.Regexp, error) {
-	if err := checkRegex(pattern); err != nil {
-		return nil, err
-	}
-	return regexp.Compile("(?s)" + pattern)
-}
-
-// checkRegex tells why pattern is outside the supported subset, or nil.
-// The clients carry the same check, so a pattern outside it can never be
-// evaluated differently: literals, ".", classes [a-z] and [^...], the
-// escapes above, groups ( ) and (?: ), alternation, anchors ^ and $,
-// quantifiers * + ? {n} {n,} {n,m} (lazy ones too).
-func checkRegex(pattern string) error {
-	rs := []rune(pattern)
-	if len(rs) > maxRegexLen {
-		return fmt.Errorf("regex is longer than %d characters", maxRegexLen)
-	}
-	depth, repeatable := 0, false
-	for i := 0; i < len(rs); i++ {
-		switch c := rs[i]; c {
-		case '\\':
-			if i+1 == len(rs) {
-				return fmt.Errorf("regex ends with a lone backslash")
-			}
-			i++
-			if !strings.ContainsRune(escapes, rs[i]) {
-				return fmt.Errorf(`regex escape \%c is not supported (only \d \D \w \W \n \r \t and escaped syntax characters)`, rs[i])
-			}
-			repeatable = true
-		case '(':
-			if i+1 < len(rs) && rs[i+1] == '?' {
-				if i+2 >= len(rs) || rs[i+2] != ':' {
-					return fmt.Errorf("regex group (? is not supported: only ( ) and (?: ); no lookarounds, named groups or flags")
-				}
-				i += 2
-			}
-			depth++
-			repeatable = false
-		case ')':
-			if depth == 0 {
-				return fmt.Errorf("regex has an unbalanced )")
-			}
-			depth--
-			repeatable = true
-		case '|', '^', '$':
-			repeatable = false
-		case '*', '+', '?', '{':
-			if !repeatable {
-				return fmt.Errorf("regex quantifier %c at character %d has nothing to repeat", c, i+1)
-			}
-			if c == '{' {
-				end, err := repeatCount(rs, i)
-				if err != nil {
-					return err
-				}
-				i = end
-			}
-			if i+1 < len(rs) && rs[i+1] == '?' {
-				i++ // lazy: the same matches
-			}
-			repeatable = false
-		case '}', ']':
-			return fmt.Errorf(`regex character %c must be escaped (\%c)`, c, c)
-		case '[':
-			end, err := class(rs, i)
-			if err != nil {
-				return err
-			}
-			i = end
-			repeatable = true
-		default:
-			repeatable = true
-		}
-	}
-	if depth != 0 {
-		return fmt.Errorf("regex has an unbalanced (")
-	}
-	return nil
-}
-
-// repeatCount reads {n}, {n,} or {n,m} at rs[i] and returns the index of
-// its "}".
-func repeatCount(rs []rune, i int) (int, error) {
-	bad := fmt.Errorf(`regex { at character %d must start {n}, {n,} or {n,m} with n <= m <= %d (write \{ for the character)`, i+1, maxRepeat)
-	j := i + 1
-	n, ok := digits(rs, &j)
-	if !ok {
-		return 0, bad
-	}
-	m := n
-	if j < len(rs) && rs[j] == ',' {
-		j++
-		if j < len(rs) && rs[j] != '}' {
-			if m, ok = digits(rs, &j); !ok || m < n {
-				return 0, bad
-			}
-		}
-	}
-	if j >= len(rs) || rs[j] != '}' || m > maxRepeat {
-		return 0, bad
-	}
-	return j, nil
-}
-
-func digits(rs []rune, j *int) (int, bool) {
-	n, start := 0, *j
-	for *j < len(rs) && rs[*j] >= '0' && rs[*j] <= '9' && *j-start < 5 {
-		n = n*10 + int(rs[*j]-'0')
-		*j++
-	}
-	return n, *j > start
-}
-
-// class reads a character class at rs[i] and returns the index of its "]".
-// Inside: characters, escapes, and ranges a-b between two single characters;
-// a literal "-" is escaped or last; "[" and "]" are escaped.
-func class(rs []rune, i int) (int, error) {
-	j := i + 1
-	if j < len(rs) && rs[j] == '^' {
-		j++
-	}
-	if j < len(rs) && rs[j] == ']' {
-		return 0, fmt.Errorf(`regex class at character %d is empty (write \] for the character)`, i+1)
-	}
-	// atom reads one class member: its character, or -1 for \d \D \w \W.
-	atom := func() (rune, error) {
-		c := rs[j]
-		switch c {
-		case '\\':
-			if j+1 == len(rs) {
-				return 0, fmt.Errorf("regex ends with a lone backslash")
-			}
-			j++
-			e := rs[j]
-			if !strings.ContainsRune(classEscapes, e) {
-				return 0, fmt.Errorf(`regex escape \%c is not supported in a class`, e)
-			}
-			j++
-			switch e {
-			case 'd', 'D', 'w', 'W':
-				return -1, nil
-			case 'n':
-				return '\n', nil
-			case 'r':
-				return '\r', nil
-			case 't':
-				return '\t', nil
-			}
-			return e, nil
-		case '[':
-			return 0, fmt.Errorf(`regex character [ inside a class must be escaped (\[)`)
-		case '-':
-			if j+1 < len(rs) && rs[j+1] == ']' {
-				j++
-				return '-', nil
-			}
-			return 0, fmt.Errorf(`regex character - inside a class must be escaped (\-) unless it is last or makes a range`)
-		}
-		j++
-		return c, nil
-	}
-	for j < len(rs) && rs[j] != ']' {
-		lo, err := atom()
-		if err != nil {
-			return 0, err
-		}
-		if j+1 < len(rs) && rs[j] == '-' && rs[j+1] != ']' {
-			j++
-			hi, err := atom()
-			if err != nil {
-				return 0, err
-			}
-			if lo < 0 || hi < 0 || hi < lo {
-				return 0, fmt.Errorf("regex class range at character %d must go from a character to a greater one", j)
-			}
-		}
-	}
-	if j >= len(rs) {
-		return 0, fmt.Errorf("regex class at character %d has no closing ]", i+1)
-	}
-	return j, nil
 }
