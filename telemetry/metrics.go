@@ -65,6 +65,8 @@ var (
 
 	Refusals = factory.counter("refusals_total",
 		"Requests refused by the org's plan: reason rate_limit (429) or allowance (402), by plan.", "reason", "plan")
+	RateLimitErrors = factory.counter("ratelimit_backend_errors_total",
+		"Rate-limit checks the Redis limiter could not make (Redis unreachable or slow); each such request was allowed (fail open).")
 
 	ResultsRuns = factory.histogram("results_run_duration_seconds",
 		"Results pipeline runs by kind (nightly, manual) and final status (completed, failed), with their duration.",

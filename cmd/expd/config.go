@@ -27,6 +27,7 @@ type Config struct {
 	LogLevel          string
 	Billing           billing.Config
 	RateLimits        string        // EXPD_RATE_LIMITS
+	RedisURL          string        // REDIS_URL: per-org rate limits in this Redis, shared by every API instance; empty: in memory
 	SDKCacheMaxAge    time.Duration // EXPD_SDK_CACHE_MAX_AGE
 	MetricsAddr       string        // EXPD_METRICS_ADDR; --metrics-addr overrides
 	Logging           api.RequestLogging
@@ -56,6 +57,7 @@ func configFromEnv() Config {
 		LogLevel:        envOr("EXPD_LOG_LEVEL", "info"),
 		Billing:         billing.ConfigFromEnv(os.Getenv),
 		RateLimits:      os.Getenv("EXPD_RATE_LIMITS"),
+		RedisURL:        os.Getenv("REDIS_URL"),
 		MetricsAddr:     os.Getenv("EXPD_METRICS_ADDR"),
 	}
 }

@@ -231,12 +231,16 @@ func apiDeps(ctx context.Context, cfg Config, db *gorm.DB, ch *clickhouse.Store,
 	if err != nil {
 		return api.Deps{}, err
 	}
+	limits, err := rateLimiter(ctx, cfg, overrides)
+	if err != nil {
+		return api.Deps{}, err
+	}
 	cache := sdkcache.New(db, sdkcache.Options{MaxAge: cfg.SDKCacheMaxAge})
 	go cache.Listen(ctx)
 	deps := api.Deps{
 		DB: db, Verifier: v, Temporal: c, TaskQueue: cfg.TaskQueue, Logger: slog.Default(),
 		SDK:              cache,
-		RateLimits:       ratelimit.New(overrides, nil),
+		RateLimits:       limits,
 		Ingest:           ingest.NewWriter(db, ingest.Options{}),
 		Billing:          billing.New(cfg.Billing),
 		SvixSecret:       cfg.ClerkWebhookKey,
@@ -248,4 +252,21 @@ func apiDeps(ctx context.Context, cfg Config, db *gorm.DB, ch *clickhouse.Store,
 	}
 	useEvents(&deps, nil, db, ch)
 	return deps, nil
+}
+
+// rateLimiter is the in-memory limiter, or with REDIS_URL the Redis one
+// (closed when ctx ends), whose limit holds across API instances.
+func rateLimiter(ctx context.Context, cfg Config, overrides ratelimit.Overrides) (*ratelimit.Limiter, error) {
+	if cfg.RedisURL == "" {
+		return ratelimit.New(overrides, nil), nil
+	}
+	l, err := ratelimit.OpenRedis(cfg.RedisURL, ratelimit.DefaultRedisPrefix, overrides, slog.Default())
+	if err != nil {
+		return nil, err
+	}
+	go func() {
+		<-ctx.Done()
+		l.Close()
+	}()
+	return l, nil
 }
