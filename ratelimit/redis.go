@@ -33,7 +33,8 @@ func OpenRedis(url, prefix string, overrides Overrides, log *slog.Logger) (*Limi
 		return nil, fmt.Errorf("REDIS_URL: %w", err)
 	}
 	opts.DialTimeout, opts.ReadTimeout, opts.WriteTimeout = redisTimeout, redisTimeout, redisTimeout
-	opts.MaxRetries = -1 // a retry would only add latency to a request that fails open anyway
+	// A retry would only add latency to a request that fails open anyway.
+	opts.MaxRetries, opts.DialerRetries = -1, 1
 	if log == nil {
 		log = slog.Default()
 	}
