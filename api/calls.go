@@ -22,7 +22,7 @@ func (h *handlers) listCalls(c *gin.Context) {
 	if !ok {
 		return
 	}
-	page, err := calls.Read(c.Request.Context(), h.deps.Events, h.deps.DB, orgID(c), exp.ID, q)
+	page, err := calls.Read(c.Request.Context(), h.deps.Events, orgID(c), exp.ID, q)
 	if err != nil {
 		internalError(c, err)
 		return

@@ -10,8 +10,6 @@ import (
 	"strconv"
 	"time"
 
-	"gorm.io/gorm"
-
 	"github.com/expd/expd/ingest"
 	"github.com/expd/expd/internal/pagecursor"
 	"github.com/expd/expd/scores"
@@ -132,8 +130,9 @@ type Page struct {
 }
 
 // Read returns one page of the experiment's calls that pass q, with their
-// scores: the calls from the events store, their scores from db.
-func Read(ctx context.Context, events ingest.EventStore, db *gorm.DB, orgID, experimentID string, q Query) (Page, error) {
+// scores, both from the events store (on ClickHouse the scores live
+// there, not in the relational database).
+func Read(ctx context.Context, events ingest.EventStore, orgID, experimentID string, q Query) (Page, error) {
 	f := ingest.CallFilter{OrgID: orgID, ExperimentID: experimentID, Variant: q.Variant, Model: q.Model,
 		Error: q.Error, From: q.From, To: q.To, Limit: q.Limit + 1}
 	if q.Score != "" {
@@ -159,7 +158,7 @@ func Read(ctx context.Context, events ingest.EventStore, db *gorm.DB, orgID, exp
 	for i, r := range rows {
 		ids[i] = r.EventID
 	}
-	scored, err := scores.OfCalls(ctx, db, orgID, ids)
+	scored, err := events.ScoresOfCalls(ctx, orgID, ids)
 	if err != nil {
 		return Page{}, err
 	}

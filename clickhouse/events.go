@@ -314,27 +314,57 @@ func (s *Store) storedScores(ctx context.Context, rows []scores.Row) (map[scores
 	}
 	out := map[scores.Key]scores.Row{}
 	for org, calls := range byOrg {
-		calls = slices.Compact(slices.Sorted(slices.Values(calls)))
-		for chunk := range slices.Chunk(calls, maxIDsPerProbe) {
-			q, err := s.conn.Query(ctx, "SELECT org_id, call_id, name, source, value, ts, comment, evaluator, evaluator_version, judge_model FROM "+
-				s.t(s.scores)+" FINAL WHERE org_id = ? AND call_id IN "+quoteList(chunk), org)
-			if err != nil {
+		stored, err := s.scoresOf(ctx, org, calls)
+		if err != nil {
+			return nil, err
+		}
+		for _, r := range stored {
+			out[scores.KeyOf(&r)] = r
+		}
+	}
+	return out, nil
+}
+
+// ScoresOfCalls is EventStore.ScoresOfCalls.
+func (s *Store) ScoresOfCalls(ctx context.Context, orgID string, callIDs []string) (map[string][]scores.Row, error) {
+	stored, err := s.scoresOf(ctx, orgID, callIDs)
+	if err != nil {
+		return nil, err
+	}
+	out := make(map[string][]scores.Row, len(callIDs))
+	for _, r := range stored {
+		out[r.CallID] = append(out[r.CallID], r)
+	}
+	return out, nil
+}
+
+// scoresOf reads the stored scores of the org's calls, sorted by call,
+// name and source. FINAL keeps each key's last inserted row, the one the
+// write path let win (UpsertScoresWritten inserts only winners); a key's
+// rows share a shard (sharded by org and call), so FINAL collapses them
+// on a cluster too.
+func (s *Store) scoresOf(ctx context.Context, orgID string, callIDs []string) ([]scores.Row, error) {
+	callIDs = slices.Compact(slices.Sorted(slices.Values(callIDs)))
+	var out []scores.Row
+	for chunk := range slices.Chunk(callIDs, maxIDsPerProbe) {
+		q, err := s.conn.Query(ctx, "SELECT org_id, call_id, name, source, value, ts, received_at, comment, evaluator, evaluator_version, judge_model FROM "+
+			s.t(s.scores)+" FINAL WHERE org_id = ? AND call_id IN "+quoteList(chunk)+" ORDER BY call_id, name, source", orgID)
+		if err != nil {
+			return nil, fmt.Errorf("read stored scores: %w", err)
+		}
+		for q.Next() {
+			var r scores.Row
+			var ts, received int64
+			if err := q.Scan(&r.OrgID, &r.CallID, &r.Name, &r.Source, &r.Value, &ts, &received, &r.Comment, &r.Evaluator, &r.EvaluatorVersion, &r.JudgeModel); err != nil {
+				q.Close()
 				return nil, fmt.Errorf("read stored scores: %w", err)
 			}
-			for q.Next() {
-				var r scores.Row
-				var ts int64
-				if err := q.Scan(&r.OrgID, &r.CallID, &r.Name, &r.Source, &r.Value, &ts, &r.Comment, &r.Evaluator, &r.EvaluatorVersion, &r.JudgeModel); err != nil {
-					q.Close()
-					return nil, fmt.Errorf("read stored scores: %w", err)
-				}
-				r.Ts = fromMicros(ts)
-				out[scores.KeyOf(&r)] = r
-			}
-			q.Close()
-			if err := q.Err(); err != nil {
-				return nil, fmt.Errorf("read stored scores: %w", err)
-			}
+			r.Ts, r.ReceivedAt = fromMicros(ts), fromMicros(received)
+			out = append(out, r)
+		}
+		q.Close()
+		if err := q.Err(); err != nil {
+			return nil, fmt.Errorf("read stored scores: %w", err)
 		}
 	}
 	return out, nil

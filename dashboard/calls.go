@@ -62,7 +62,7 @@ func (d *Dashboard) callsPage(c *gin.Context) {
 	for _, v := range columns {
 		cq := q
 		cq.Variant = v
-		page, err := calls.Read(c.Request.Context(), d.deps.Events, d.deps.DB, orgID(c), exp.ID, cq)
+		page, err := calls.Read(c.Request.Context(), d.deps.Events, orgID(c), exp.ID, cq)
 		if err != nil {
 			d.fail(c, err)
 			return

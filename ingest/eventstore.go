@@ -32,6 +32,10 @@ type EventStore interface {
 	// a late event does (docs/quality.md, "Score metrics"). It returns how
 	// many it stored now (new or replacing).
 	UpsertScores(ctx context.Context, rows []scores.Row, receivedAt time.Time) (int, error)
+	// ScoresOfCalls returns the stored scores of the org's calls among
+	// callIDs, by call id, each call's sorted by name then source: one
+	// per key, the one UpsertScores let win (the call explorer's read).
+	ScoresOfCalls(ctx context.Context, orgID string, callIDs []string) (map[string][]scores.Row, error)
 	// Read returns one experiment's events, newest first (ReadFilter).
 	Read(ctx context.Context, f ReadFilter) ([]EventRow, error)
 	// ReadCalls returns one experiment's model calls that pass f, newest
@@ -101,6 +105,11 @@ func (s SQLEvents) UpsertScores(ctx context.Context, rows []scores.Row, received
 		return 0, fmt.Errorf("upsert %d scores: %w", len(rows), err)
 	}
 	return n, nil
+}
+
+// ScoresOfCalls reads the scores table (its owner's query, scores.OfCalls).
+func (s SQLEvents) ScoresOfCalls(ctx context.Context, orgID string, callIDs []string) (map[string][]scores.Row, error) {
+	return scores.OfCalls(ctx, s.DB, orgID, callIDs)
 }
 
 // ReadFilter selects an experiment's stored events; empty fields match all.

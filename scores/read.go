@@ -12,7 +12,9 @@ import (
 const maxCallsPerRead = 1000
 
 // OfCalls returns the stored scores of the org's calls, by call id, each
-// call's sorted by name then source.
+// call's sorted by name then source: ingest.SQLEvents' ScoresOfCalls
+// (readers go through the events store, which on ClickHouse holds the
+// scores elsewhere).
 func OfCalls(ctx context.Context, db *gorm.DB, orgID string, callIDs []string) (map[string][]Row, error) {
 	out := make(map[string][]Row, len(callIDs))
 	for start := 0; start < len(callIDs); start += maxCallsPerRead {

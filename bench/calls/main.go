@@ -110,7 +110,7 @@ FROM events WHERE experiment_id = ? AND type = 'model_call' AND random() < 0.1`,
 	if err != nil {
 		return err
 	}
-	first, err := calls.Read(ctx, store, db, org.ID, exp.ID, calls.Query{Limit: calls.DefaultLimit})
+	first, err := calls.Read(ctx, store, org.ID, exp.ID, calls.Query{Limit: calls.DefaultLimit})
 	if err != nil {
 		return err
 	}
@@ -131,7 +131,7 @@ FROM events WHERE experiment_id = ? AND type = 'model_call' AND random() < 0.1`,
 		}
 		var got int
 		d, err := median(func() error {
-			p, err := calls.Read(ctx, store, db, org.ID, exp.ID, q)
+			p, err := calls.Read(ctx, store, org.ID, exp.ID, q)
 			got = len(p.Calls)
 			return err
 		})

@@ -795,4 +795,77 @@ func checkScoreMetrics(t *testing.T, e Engine, f fixture, db *gorm.DB, orgID, ex
 	if o := s.Orphans; o == nil || o.Total != 3 || o.ByMetric["helpfulness"] != 1 || o.ByMetric["thumbs"] != 2 {
 		t.Errorf("orphans %+v; want 3: helpfulness 1, thumbs 2 (the one before the window not counted)", o)
 	}
+	checkScoresOfCalls(t, e.Events, db, rows, first, at)
+}
+
+// checkScoresOfCalls requires ScoresOfCalls to read back the winners of
+// stored (scores.Latest: the replaced grade once, with its later value),
+// sorted by name then source, only for the calls asked (a grade replaced
+// by a later write reads once, the later), and nothing for
+// another org asking with the same call ids.
+func checkScoresOfCalls(t *testing.T, events ingest.EventStore, db *gorm.DB, stored []scores.Row, first scores.Row, at time.Time) {
+	ctx := t.Context()
+	// A later write replaces a stored grade: stored apart, so the engine
+	// holds both rows until it collapses them.
+	replaced := first
+	replaced.Value, replaced.Ts = first.Value+0.5, first.Ts.Add(time.Minute)
+	if n, err := events.UpsertScores(ctx, []scores.Row{replaced}, at); err != nil || n != 1 {
+		t.Fatalf("a later grade: UpsertScores = %d, %v; want 1", n, err)
+	}
+	kept, _ := scores.Latest(append(slices.Clone(stored), replaced))
+	want := map[string][]scores.Row{}
+	var ids []string
+	for _, r := range kept {
+		if len(want) == 5 && want[r.CallID] == nil {
+			continue // a few calls; the rest must not be read
+		}
+		if want[r.CallID] == nil {
+			ids = append(ids, r.CallID)
+		}
+		want[r.CallID] = append(want[r.CallID], r)
+	}
+	if want[replaced.CallID] == nil {
+		ids = append(ids, replaced.CallID)
+		for _, r := range kept {
+			if r.CallID == replaced.CallID {
+				want[r.CallID] = append(want[r.CallID], r)
+			}
+		}
+	}
+	got, err := events.ScoresOfCalls(ctx, replaced.OrgID, append(ids, "never-scored"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != len(want) {
+		t.Errorf("ScoresOfCalls: %d calls; want %d", len(got), len(want))
+	}
+	for id, ws := range want {
+		gs := got[id]
+		if len(gs) != len(ws) {
+			t.Errorf("ScoresOfCalls of %s: %d scores; want %d", id, len(gs), len(ws))
+			continue
+		}
+		for i := range ws {
+			g, w := gs[i], ws[i]
+			if scores.KeyOf(&g) != scores.KeyOf(&w) || g.Value != w.Value || !g.Ts.Equal(w.Ts) {
+				t.Errorf("ScoresOfCalls of %s [%d]: %+v %v at %v; want %+v %v at %v", id, i, scores.KeyOf(&g), g.Value, g.Ts, scores.KeyOf(&w), w.Value, w.Ts)
+			}
+		}
+	}
+	var grades int
+	for _, g := range got[replaced.CallID] {
+		if scores.KeyOf(&g) == scores.KeyOf(&replaced) {
+			grades++
+			if g.Value != replaced.Value {
+				t.Errorf("the replaced grade reads %v; want the later %v", g.Value, replaced.Value)
+			}
+		}
+	}
+	if grades != 1 {
+		t.Errorf("the replaced grade reads %d times; want once", grades)
+	}
+	other := testenv.NewOrg(t, db, testenv.Signer(t))
+	if leak, err := events.ScoresOfCalls(ctx, other.ID, ids); err != nil || len(leak) != 0 {
+		t.Errorf("another org's ScoresOfCalls of the same call ids = %d calls, %v; want none", len(leak), err)
+	}
 }
