@@ -68,6 +68,14 @@ func TestManualRunIsOneConnectedTrace(t *testing.T) {
 		t.Fatalf("run workflow: %v", err)
 	}
 
+	// The run's child workflow (the results.ready delivery) may still be
+	// running when the run ends: wait, within a deadline, until every
+	// ended span's parent has ended too, so the check below sees whole
+	// subtrees.
+	for deadline := time.Now().Add(20 * time.Second); time.Now().Before(deadline) && !parentsEnded(spans.Ended()); {
+		time.Sleep(100 * time.Millisecond)
+	}
+
 	var root sdktrace.ReadOnlySpan
 	for _, s := range spans.Ended() {
 		if s.Name() == "POST /v1/experiments/:id/runs" {
@@ -136,4 +144,19 @@ func isDBSpan(s sdktrace.ReadOnlySpan) bool {
 		}
 	}
 	return false
+}
+
+// parentsEnded tells whether the parent of every ended span that has one
+// has ended too.
+func parentsEnded(ended []sdktrace.ReadOnlySpan) bool {
+	ids := map[trace.SpanID]bool{}
+	for _, s := range ended {
+		ids[s.SpanContext().SpanID()] = true
+	}
+	for _, s := range ended {
+		if s.Parent().IsValid() && !s.Parent().IsRemote() && !ids[s.Parent().SpanID()] {
+			return false
+		}
+	}
+	return true
 }
