@@ -2,7 +2,6 @@ package cli
 
 import (
 	"context"
-	"encoding/json"
 	"flag"
 	"fmt"
 	"io"
@@ -63,19 +62,7 @@ func experimentsPower(ctx context.Context, e *env, args []string) error {
 	if len(q) > 0 {
 		path += "?" + q.Encode()
 	}
-	var raw json.RawMessage
-	if err := c.Do(ctx, "GET", path, nil, &raw); err != nil {
-		return err
-	}
-	if !e.table() {
-		_, err := fmt.Fprintf(e.io.Stdout, "%s\n", raw)
-		return err
-	}
-	var p powerBody
-	if err := json.Unmarshal(raw, &p); err != nil {
-		return fmt.Errorf("unexpected power body: %w", err)
-	}
-	return printPower(e.io.Stdout, pos[0], p)
+	return showGet(ctx, e, c, path, "power", pos[0], printPower)
 }
 
 // printPower writes one line per metric and arm: both inferences' answer

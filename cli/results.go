@@ -65,6 +65,12 @@ func runResults(ctx context.Context, e *env, args []string) error {
 	if *day != "" {
 		path += "?day=" + url.QueryEscape(*day)
 	}
+	return showGet(ctx, e, c, path, "results", pos[0], printResults)
+}
+
+// showGet GETs path and prints the answer: as JSON, or decoded into T
+// and written by print as a table.
+func showGet[T any](ctx context.Context, e *env, c *Client, path, what, name string, print func(io.Writer, string, T) error) error {
 	var raw json.RawMessage
 	if err := c.Do(ctx, "GET", path, nil, &raw); err != nil {
 		return err
@@ -73,11 +79,11 @@ func runResults(ctx context.Context, e *env, args []string) error {
 		_, err := fmt.Fprintf(e.io.Stdout, "%s\n", raw)
 		return err
 	}
-	var res resultsBody
-	if err := json.Unmarshal(raw, &res); err != nil {
-		return fmt.Errorf("unexpected results body: %w", err)
+	var body T
+	if err := json.Unmarshal(raw, &body); err != nil {
+		return fmt.Errorf("unexpected %s body: %w", what, err)
 	}
-	return printResults(e.io.Stdout, pos[0], res)
+	return print(e.io.Stdout, name, body)
 }
 
 // printResults writes the results table, then one CI plot per metric.
