@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/expd/expd/internal/testenv"
+	"github.com/expd/expd/power"
 )
 
 type tunedBody struct {
@@ -30,7 +31,7 @@ func TestExpectedUsersIsNStarAndFixedAtStart(t *testing.T) {
 	if e.Status != "running" || e.ExpectedUsers == nil || *e.ExpectedUsers != 1200 {
 		t.Fatalf("created %+v", e)
 	}
-	var p powerBody
+	var p power.Answer
 	env.Do(t, "GET", "/v1/experiments/tuned/power", nil, admin...).ExpectJSON(t, http.StatusOK, &p)
 	if p.NStar != 1200 || p.NStarSource != "expected_users" {
 		t.Fatalf("power answer's N* %v from %q, want 1200 from expected_users", p.NStar, p.NStarSource)
@@ -99,7 +100,7 @@ func TestExpectedUsersDefaultsToRecentTraffic(t *testing.T) {
 	if e.ExpectedUsers == nil || *e.ExpectedUsers != powerUsers || e.SequentialTuning != nil {
 		t.Fatalf("created %+v, want expected_users %d", e, powerUsers)
 	}
-	var p powerBody
+	var p power.Answer
 	f.env.Do(t, "GET", "/v1/experiments/second/power", nil, testenv.Bearer(f.org.AdminToken)...).ExpectJSON(t, http.StatusOK, &p)
 	if p.NStar != powerUsers || p.NStarSource != "expected_users" {
 		t.Fatalf("N* %v from %q", p.NStar, p.NStarSource)

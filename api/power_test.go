@@ -9,41 +9,9 @@ import (
 	"time"
 
 	"github.com/expd/expd/internal/testenv"
+	"github.com/expd/expd/power"
 	"github.com/expd/expd/stats"
 )
-
-type powerPlan struct {
-	Users       float64  `json:"users"`
-	MDE         float64  `json:"mde_absolute"`
-	MDERelative *float64 `json:"mde_relative"`
-	Days        *float64 `json:"days"`
-}
-
-type powerBody struct {
-	ExperimentID string   `json:"experiment_id"`
-	Source       string   `json:"source"`
-	DataDays     float64  `json:"data_days"`
-	ExposedUsers int64    `json:"exposed_users"`
-	UsersPerDay  float64  `json:"users_per_day"`
-	Days         *int     `json:"days"`
-	MDE          *float64 `json:"mde"`
-	NStar        float64  `json:"n_star"`
-	NStarSource  string   `json:"n_star_source"`
-	Metrics      []struct {
-		Metric          string     `json:"metric"`
-		Variant         string     `json:"variant"`
-		Proportion      bool       `json:"proportion"`
-		Baseline        float64    `json:"baseline"`
-		SD              float64    `json:"sd"`
-		UsersSoFar      int64      `json:"users_so_far"`
-		PairUsersPerDay float64    `json:"pair_users_per_day"`
-		TreatmentShare  float64    `json:"treatment_share"`
-		FixedHorizon    *powerPlan `json:"fixed_horizon"`
-		Sequential      *powerPlan `json:"sequential"`
-		SequentialCost  *float64   `json:"sequential_cost"`
-		Problem         string     `json:"problem"`
-	} `json:"metrics"`
-}
 
 // powerUsers is the seeded data of the power tests: users u0..u199
 // alternate control / concise; control users with u%10 < 2 convert,
@@ -110,9 +78,9 @@ func powerRate(parity int) float64 {
 
 func closeTo(a, b float64) bool { return math.Abs(a-b) <= 1e-9*math.Max(1, math.Abs(b)) }
 
-func getPower(t *testing.T, f ingestFixture, query string) powerBody {
+func getPower(t *testing.T, f ingestFixture, query string) power.Answer {
 	t.Helper()
-	var got powerBody
+	var got power.Answer
 	f.env.Do(t, "GET", "/v1/experiments/exp/power"+query, nil, testenv.Bearer(f.org.MemberToken)...).ExpectJSON(t, http.StatusOK, &got)
 	return got
 }
@@ -159,7 +127,7 @@ func TestExperimentPowerEqualsStats(t *testing.T) {
 	m = got.Metrics[0]
 	d.Sequential = false
 	for _, c := range []struct {
-		plan       *powerPlan
+		plan       *power.Plan
 		sequential bool
 	}{{m.FixedHorizon, false}, {m.Sequential, true}} {
 		d.Sequential = c.sequential
@@ -214,7 +182,7 @@ func TestDraftPowerFromOrgData(t *testing.T) {
 	f := newIngestFixture(t)
 	seedPowerData(t, f)
 	cfg := validConfig("draft-plan")
-	var got powerBody
+	var got power.Answer
 	f.env.Do(t, "POST", "/v1/power?days=7", cfg, testenv.Bearer(f.org.MemberToken)...).ExpectJSON(t, http.StatusOK, &got)
 	p := powerRate(-1)
 	if got.Source != "org_recent" || got.ExposedUsers != powerUsers || got.DataDays != 1 || len(got.Metrics) != 1 {

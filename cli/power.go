@@ -7,33 +7,9 @@ import (
 	"io"
 	"net/url"
 	"strconv"
+
+	"github.com/expd/expd/power"
 )
-
-// powerBody is the part of GET /v1/experiments/{id}/power the table shows.
-type powerBody struct {
-	Source      string   `json:"source"`
-	UsersPerDay float64  `json:"users_per_day"`
-	Days        *int     `json:"days"`
-	MDE         *float64 `json:"mde"`
-	NStar       float64  `json:"n_star"`
-	NStarSource string   `json:"n_star_source"`
-	Metrics     []struct {
-		Metric         string     `json:"metric"`
-		Variant        string     `json:"variant"`
-		Baseline       float64    `json:"baseline"`
-		FixedHorizon   *powerPlan `json:"fixed_horizon"`
-		Sequential     *powerPlan `json:"sequential"`
-		SequentialCost *float64   `json:"sequential_cost"`
-		Problem        string     `json:"problem"`
-	} `json:"metrics"`
-}
-
-type powerPlan struct {
-	Users       float64  `json:"users"`
-	MDE         float64  `json:"mde_absolute"`
-	MDERelative *float64 `json:"mde_relative"`
-	Days        *float64 `json:"days"`
-}
 
 // experimentsPower is `expd experiments power NAME [--days N | --mde X]`.
 func experimentsPower(ctx context.Context, e *env, args []string) error {
@@ -67,7 +43,7 @@ func experimentsPower(ctx context.Context, e *env, args []string) error {
 
 // printPower writes one line per metric and arm: both inferences' answer
 // and what sequential reading costs.
-func printPower(w io.Writer, name string, p powerBody) error {
+func printPower(w io.Writer, name string, p power.Answer) error {
 	question := "MDE after " + strconv.Itoa(deref(p.Days)) + " more days"
 	if p.MDE != nil {
 		question = "days to detect a relative change of " + num(*p.MDE)
@@ -86,7 +62,7 @@ func printPower(w io.Writer, name string, p powerBody) error {
 
 // planCell is a plan as the question wants it: days for an mde, the
 // (relative) MDE for days.
-func planCell(pl *powerPlan, wantDays bool) string {
+func planCell(pl *power.Plan, wantDays bool) string {
 	switch {
 	case pl == nil:
 		return "-"

@@ -9,6 +9,7 @@ import (
 	"context"
 	"errors"
 	"log/slog"
+	"maps"
 	"net/http"
 	"os"
 	"strings"
@@ -217,11 +218,7 @@ func (c *Client) VariablesOf(experiment, variant string) map[string]any {
 	if e == nil || len(e.Variants[variant].Variables) == 0 {
 		return nil
 	}
-	out := make(map[string]any, len(e.Variants[variant].Variables))
-	for k, v := range e.Variants[variant].Variables {
-		out[k] = v
-	}
-	return out
+	return maps.Clone(e.Variants[variant].Variables)
 }
 
 // Prompt is what GetPrompt answers.
@@ -246,13 +243,9 @@ func (c *Client) GetPrompt(ctx context.Context, experiment, userID, def string) 
 // GetVariables returns the variant's custom variables merged over defaults (a new map).
 func (c *Client) GetVariables(ctx context.Context, experiment, userID string, defaults map[string]any) map[string]any {
 	out := make(map[string]any, len(defaults))
-	for k, v := range defaults {
-		out[k] = v
-	}
+	maps.Copy(out, defaults)
 	if v, e, ok := c.expose(ctx, experiment, userID, exposeDaily); ok {
-		for k, val := range e.Variants[v].Variables {
-			out[k] = val
-		}
+		maps.Copy(out, e.Variants[v].Variables)
 	}
 	return out
 }

@@ -1,32 +1,24 @@
 // The provider through the official OpenFeature SDK against a real `expd dev`
 // built from this checkout: equal to POST /v1/assign for 10,000 users.
-import { after, before, test } from 'node:test';
+import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { OpenFeature } from '@openfeature/server-sdk';
 import { Client } from 'expd';
-import { buildExpd, experimentConfig, inParallel, startExpdDev } from '../../js/test/expd-dev.js';
+import { experimentConfig, inParallel, liveDev } from '../../js/test/expd-dev.js';
 import { silent } from '../../js/test/helpers.js';
 import { ExpdProvider, REASONS } from '../src/index.js';
 
-const binary = buildExpd();
-let dev = null;
-
-before(async () => {
-  if (binary !== null) dev = await startExpdDev(binary);
-});
-after(async () => {
-  await dev?.stop();
-});
+const live = liveDev();
 
 test('string flag details equal /v1/assign for 10,000 users (variant, reason), exposures only for users in it',
-  { skip: binary === null && 'go not on PATH', timeout: 600_000 }, async () => {
+  { skip: live.skip, timeout: 600_000 }, async () => {
     const name = 'of-agree';
-    await dev.createExperiment(experimentConfig(name, [['control', 34], ['short', 33], ['long', 33]]));
-    const client = new Client({ apiKey: dev.apiKey, baseUrl: dev.baseUrl, pollIntervalMs: 500, maxQueueSize: 100_000, logger: silent });
+    await live.dev.createExperiment(experimentConfig(name, [['control', 34], ['short', 33], ['long', 33]]));
+    const client = new Client({ apiKey: live.dev.apiKey, baseUrl: live.dev.baseUrl, pollIntervalMs: 500, maxQueueSize: 100_000, logger: silent });
     await OpenFeature.setProviderAndWait('live', new ExpdProvider(client));
     const flags = OpenFeature.getClient('live');
     const users = Array.from({ length: 10_000 }, (_, i) => `of-user-${i}`);
-    const served = await inParallel(users, 8, (u) => dev.assign(name, u));
+    const served = await inParallel(users, 8, (u) => live.dev.assign(name, u));
     const counts = {};
     for (let i = 0; i < users.length; i++) {
       const details = await flags.getStringDetails(name, 'fallback', { targetingKey: users[i] });

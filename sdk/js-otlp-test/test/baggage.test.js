@@ -13,24 +13,21 @@ import { ALLOW_ALL_BAGGAGE_KEYS, BaggageSpanProcessor } from '@opentelemetry/bag
 import { BasicTracerProvider, InMemorySpanExporter, SimpleSpanProcessor } from '@opentelemetry/sdk-trace-base';
 import { OTLPTraceExporter } from '@opentelemetry/exporter-trace-otlp-proto';
 import { Client } from 'expd';
-import { buildExpd, experimentConfig, startExpdDev } from '../../js/test/expd-dev.js';
+import { experimentConfig, liveDev } from '../../js/test/expd-dev.js';
 
-const binary = buildExpd();
-let dev = null;
+const live = liveDev();
 
-before(async () => {
-  if (binary !== null) dev = await startExpdDev(binary);
+before(() => {
   context.setGlobalContextManager(new AsyncLocalStorageContextManager().enable());
 });
-after(async () => {
-  await dev?.stop();
+after(() => {
   context.disable();
 });
 
-test('spans started inside asUser carry the experiment, variant and user as baggage', { skip: binary === null && 'go not on PATH' }, async () => {
+test('spans started inside asUser carry the experiment, variant and user as baggage', { skip: live.skip }, async () => {
   const name = 'otlp-baggage';
-  await dev.createExperiment(experimentConfig(name, [['control', 50], ['treatment', 50]]));
-  const client = new Client({ apiKey: dev.apiKey, baseUrl: dev.baseUrl });
+  await live.dev.createExperiment(experimentConfig(name, [['control', 50], ['treatment', 50]]));
+  const client = new Client({ apiKey: live.dev.apiKey, baseUrl: live.dev.baseUrl });
   try {
     assert.equal(await client.waitUntilReady(10_000), true);
     const memory = new InMemorySpanExporter();
@@ -58,12 +55,12 @@ test('spans started inside asUser carry the experiment, variant and user as bagg
     assert.equal(spans.at(-2).attributes['expd.experiment'], undefined);
     assert.equal(spans.at(-1).attributes['expd.user'], undefined);
 
-    const exporter = new OTLPTraceExporter({ url: `${dev.baseUrl}/v1/traces`, headers: { 'X-API-Key': dev.apiKey } });
+    const exporter = new OTLPTraceExporter({ url: `${live.dev.baseUrl}/v1/traces`, headers: { 'X-API-Key': live.dev.apiKey } });
     const result = await new Promise((resolve) => exporter.export(spans, resolve));
     await exporter.shutdown();
     assert.equal(result.code, 0, String(result.error));
 
-    const events = await dev.events(name, { type: 'model_call' });
+    const events = await live.dev.events(name, { type: 'model_call' });
     assert.equal(events.length, users.length, JSON.stringify(events));
     for (const user of users) {
       const e = events.find((x) => x.user_id === user);

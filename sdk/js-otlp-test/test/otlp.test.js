@@ -1,23 +1,15 @@
 // The OpenTelemetry JS SDK's OTLP trace exporters (OTLP/JSON over HTTP and
 // protobuf over HTTP) send GenAI spans to POST /v1/traces of a real
 // `expd dev` built from this checkout (the harness of sdk/js's tests).
-import { after, before, test } from 'node:test';
+import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { BasicTracerProvider, InMemorySpanExporter, SimpleSpanProcessor } from '@opentelemetry/sdk-trace-base';
 import { OTLPTraceExporter as JSONExporter } from '@opentelemetry/exporter-trace-otlp-http';
 import { OTLPTraceExporter as ProtoExporter } from '@opentelemetry/exporter-trace-otlp-proto';
 import { SpanStatusCode } from '@opentelemetry/api';
-import { buildExpd, experimentConfig, startExpdDev } from '../../js/test/expd-dev.js';
+import { experimentConfig, liveDev } from '../../js/test/expd-dev.js';
 
-const binary = buildExpd();
-let dev = null;
-
-before(async () => {
-  if (binary !== null) dev = await startExpdDev(binary);
-});
-after(async () => {
-  await dev?.stop();
-});
+const live = liveDev();
 
 /** Records two GenAI chat spans of the experiment (one failed) and an HTTP span. */
 function recordSpans(experiment, user) {
@@ -53,18 +45,18 @@ function exportOnce(exporter, spans) {
 }
 
 for (const [encoding, Exporter] of [['OTLP/JSON', JSONExporter], ['protobuf', ProtoExporter]]) {
-  test(`${encoding}: GenAI spans become model_call events, a re-sent export is stored once`, { skip: binary === null && 'go not on PATH' }, async () => {
+  test(`${encoding}: GenAI spans become model_call events, a re-sent export is stored once`, { skip: live.skip }, async () => {
     const name = `otlp-${encoding === 'protobuf' ? 'proto' : 'json'}`;
-    await dev.createExperiment(experimentConfig(name, [['control', 50], ['treatment', 50]]));
+    await live.dev.createExperiment(experimentConfig(name, [['control', 50], ['treatment', 50]]));
     const spans = recordSpans(name, 'user-1');
-    const exporter = new Exporter({ url: `${dev.baseUrl}/v1/traces`, headers: { 'X-API-Key': dev.apiKey } });
+    const exporter = new Exporter({ url: `${live.dev.baseUrl}/v1/traces`, headers: { 'X-API-Key': live.dev.apiKey } });
     for (let i = 0; i < 2; i++) {
       const result = await exportOnce(exporter, spans);
       assert.equal(result.code, 0, `export ${i + 1}: ${result.error}`);
     }
     await exporter.shutdown();
 
-    const events = await dev.events(name);
+    const events = await live.dev.events(name);
     assert.equal(events.length, 2, JSON.stringify(events));
     const id = (s) => s.spanContext().traceId + s.spanContext().spanId;
     const byId = Object.fromEntries(events.map((e) => [e.event_id, e]));
@@ -88,8 +80,8 @@ for (const [encoding, Exporter] of [['OTLP/JSON', JSONExporter], ['protobuf', Pr
   });
 }
 
-test('a span naming an unknown experiment is refused whole', { skip: binary === null && 'go not on PATH' }, async () => {
-  const exporter = new ProtoExporter({ url: `${dev.baseUrl}/v1/traces`, headers: { 'X-API-Key': dev.apiKey } });
+test('a span naming an unknown experiment is refused whole', { skip: live.skip }, async () => {
+  const exporter = new ProtoExporter({ url: `${live.dev.baseUrl}/v1/traces`, headers: { 'X-API-Key': live.dev.apiKey } });
   const result = await exportOnce(exporter, recordSpans('no-such-experiment', 'user-2'));
   await exporter.shutdown();
   assert.notEqual(result.code, 0);

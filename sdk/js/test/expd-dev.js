@@ -1,6 +1,7 @@
 // Builds expd from this checkout (once per test file) and runs `expd dev` on
 // free ports in a temporary data dir: SQLite, embedded Temporal, no rate limits.
 import { spawn, spawnSync } from 'node:child_process';
+import { after, before } from 'node:test';
 import { mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -16,6 +17,23 @@ export function buildExpd() {
   const build = spawnSync('go', ['build', '-o', out, './cmd/expd'], { cwd: repoRoot, encoding: 'utf8' });
   if (build.status !== 0) throw new Error(`go build ./cmd/expd failed:\n${build.stdout}${build.stderr}`);
   return out;
+}
+
+/**
+ * One `expd dev` for the calling test file: built now, started before the
+ * file's tests and stopped after them. `live.dev` is the server once started;
+ * `live.skip` is the test option that skips where Go is missing.
+ */
+export function liveDev() {
+  const binary = buildExpd();
+  const live = { dev: null, skip: binary === null && 'go not on PATH' };
+  before(async () => {
+    if (binary !== null) live.dev = await startExpdDev(binary);
+  });
+  after(async () => {
+    await live.dev?.stop();
+  });
+  return live;
 }
 
 // How often startExpdDev runs `expd dev` again when it exits before printing
