@@ -10,7 +10,6 @@ import (
 	"github.com/gin-gonic/gin"
 
 	"github.com/expd/expd/database"
-	"github.com/expd/expd/otlp"
 	"github.com/expd/expd/validate"
 	"github.com/expd/expd/workflowclient"
 )
@@ -36,6 +35,14 @@ const problemContentType = "application/problem+json"
 // problemTypeBase prefixes the machine-readable problem type of each code.
 const problemTypeBase = "https://expd.dev/problems/"
 
+// problemRenderer writes a refusal in a route group's own format; a
+// middleware sets one under ctxProblemRenderer (otlpAnswers: POST
+// /v1/traces answers google.rpc.Status) and every refusal of the request,
+// the key's and the rate limit's included, goes through it.
+type problemRenderer func(c *gin.Context, p Problem)
+
+const ctxProblemRenderer = "expd.problem_renderer"
+
 // problem writes a problem and aborts the request. code is the stable
 // machine-readable name clients switch on.
 func problem(c *gin.Context, status int, code, detail string) {
@@ -49,8 +56,8 @@ func writeProblem(c *gin.Context, p Problem) {
 	if p.Type == "" {
 		p.Type = problemTypeBase + p.Code
 	}
-	if enc, ok := c.Get(ctxOTLP); ok { // POST /v1/traces answers as OTLP/HTTP says (traces.go)
-		writeOTLPStatus(c, enc.(otlp.Encoding), p)
+	if render, ok := c.Get(ctxProblemRenderer); ok {
+		render.(problemRenderer)(c, p)
 		return
 	}
 	p.Instance = c.Request.URL.Path

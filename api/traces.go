@@ -31,20 +31,16 @@ const (
 	codeMalformedOTLP        = "malformed_otlp"         // 400: not an ExportTraceServiceRequest
 )
 
-// ctxOTLP marks a request whose refusals are answered as OTLP/HTTP
-// specifies, google.rpc.Status in the request's encoding, instead of
-// problem+json (writeProblem).
-const ctxOTLP = "expd.otlp_encoding"
-
 // otlpAnswers makes every refusal of the route, the key's and the rate
-// limit's included, an OTLP Status. A body of an unknown media type gets
+// limit's included, an OTLP Status in the request's encoding, as OTLP/HTTP
+// specifies, instead of problem+json. A body of an unknown media type gets
 // its Status in JSON, readable by whoever sent it.
 func otlpAnswers(c *gin.Context) {
 	enc, ok := otlp.EncodingOf(c.GetHeader("Content-Type"))
 	if !ok {
 		enc = otlp.JSON
 	}
-	c.Set(ctxOTLP, enc)
+	c.Set(ctxProblemRenderer, problemRenderer(func(c *gin.Context, p Problem) { writeOTLPStatus(c, enc, p) }))
 	c.Next()
 }
 
