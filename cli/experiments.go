@@ -164,10 +164,20 @@ func experimentsWrite(ctx context.Context, e *env, sub string, args []string) er
 	if err != nil {
 		return err
 	}
-	if *file == "" {
-		return usagef("-f FILE is required: the experiment config as JSON or YAML")
+	const what = "the experiment config as JSON or YAML"
+	if sub == "create" {
+		return e.sendConfigFile(ctx, *file, what, "POST", "/v1/experiments", "Content-Type", "application/json")
 	}
-	body, err := readConfigFile(*file, e)
+	return e.sendConfigFile(ctx, *file, what, "PUT", experimentPath(pos[0]), "Content-Type", "application/json")
+}
+
+// sendConfigFile sends file (JSON or YAML, readConfigFile) to method path
+// with headers and prints the experiment answered: create, update, patch.
+func (e *env) sendConfigFile(ctx context.Context, file, what, method, path string, headers ...string) error {
+	if file == "" {
+		return usagef("-f FILE is required: %s", what)
+	}
+	body, err := readConfigFile(file, e)
 	if err != nil {
 		return err
 	}
@@ -176,12 +186,7 @@ func experimentsWrite(ctx context.Context, e *env, sub string, args []string) er
 		return err
 	}
 	var raw map[string]any
-	if sub == "create" {
-		err = c.Do(ctx, "POST", "/v1/experiments", body, &raw)
-	} else {
-		err = c.Do(ctx, "PUT", experimentPath(pos[0]), body, &raw)
-	}
-	if err != nil {
+	if err := c.DoWith(ctx, method, path, body, &raw, headers...); err != nil {
 		return err
 	}
 	return e.showExperiment(raw)
@@ -241,26 +246,11 @@ func experimentsPatch(ctx context.Context, e *env, args []string) error {
 	if err != nil {
 		return err
 	}
-	if *file == "" {
-		return usagef("-f FILE is required: the fields to change, as JSON or YAML")
-	}
-	body, err := readConfigFile(*file, e)
-	if err != nil {
-		return err
-	}
-	c, err := e.client()
-	if err != nil {
-		return err
-	}
 	headers := []string{"Content-Type", "application/merge-patch+json"}
 	if *ifMatch > 0 {
 		headers = append(headers, "If-Match", strconv.Quote(strconv.Itoa(*ifMatch)))
 	}
-	var raw map[string]any
-	if err := c.DoWith(ctx, "PATCH", experimentPath(pos[0]), body, &raw, headers...); err != nil {
-		return err
-	}
-	return e.showExperiment(raw)
+	return e.sendConfigFile(ctx, *file, "the fields to change, as JSON or YAML", "PATCH", experimentPath(pos[0]), headers...)
 }
 
 // experimentsShip is ship EXPERIMENT VARIANT (POST .../ship, admin):
