@@ -77,7 +77,7 @@ const (
 // event id is the webhook-id on every attempt, so a subscriber that got an
 // attempt whose answer was lost deduplicates the retry.
 func (a *Activities) DeliverWebhook(ctx context.Context, in DeliverWebhookInput) (DeliverWebhookResult, error) {
-	t, err := webhooks.LoadTarget(ctx, a.DB, in.EndpointID)
+	t, err := webhooks.LoadTarget(ctx, a.DB, a.Secrets, in.EndpointID)
 	if errors.Is(err, webhooks.ErrNotFound) || (err == nil && t.Deleted) {
 		return DeliverWebhookResult{Skipped: SkipEndpointGone}, nil
 	}

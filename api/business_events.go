@@ -40,7 +40,7 @@ func (h *handlers) postBusinessEvent(c *gin.Context) {
 		badInput(c, err)
 		return
 	}
-	if err := ingest.VerifyBusinessEvent(ctx, h.deps.DB, org, body, c.Request.Header); err != nil {
+	if err := ingest.VerifyBusinessEvent(ctx, h.deps.DB, h.deps.Secrets, org, body, c.Request.Header); err != nil {
 		var sig *ingest.SignatureError
 		if errors.As(err, &sig) || errors.Is(err, ingest.ErrNoSigningSecret) {
 			badSignature(c, "invalid webhook signature: a valid webhook-id, webhook-timestamp (within 5 minutes) and webhook-signature made with the org's signing secret are required")

@@ -198,8 +198,7 @@ func (h *handlers) evaluatorError(c *gin.Context, err error) {
 	case errors.Is(err, evaluators.ErrNotFound):
 		problem(c, http.StatusNotFound, CodeEvaluatorNotFound, "no evaluator "+strconv.Quote(c.Param("id"))+" in this org")
 	case errors.Is(err, evaluators.ErrNoSecretsKey):
-		problem(c, http.StatusConflict, CodeSecretsNotConfigured,
-			"this server has no EXPD_SECRETS_KEY to keep a judge's api_key encrypted; an operator must set one (docs/quality.md)")
+		secretsNotConfigured(c, "a judge's api_key")
 	default:
 		internalError(c, err)
 	}

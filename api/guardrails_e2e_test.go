@@ -220,7 +220,7 @@ func listenForWebhooks(t *testing.T, env *testenv.Env, orgID string) (*webhookLi
 		listener.handler(t, created.Secret)(w, r)
 	}))
 	var err error
-	created, err = webhooks.Create(t.Context(), env.DB, orgID, webhooks.NewEndpoint{URL: srv.URL, Actor: "user_admin"}, time.Now())
+	created, err = webhooks.Create(t.Context(), env.DB, env.Deps.Secrets, orgID, webhooks.NewEndpoint{URL: srv.URL, Actor: "user_admin"}, time.Now())
 	if err != nil {
 		srv.Close()
 		t.Fatal(err)

@@ -146,3 +146,11 @@ func workflowStartFailed(c *gin.Context, err error) {
 	}
 	internalError(c, err)
 }
+
+// secretsNotConfigured refuses to store what (a judge's key, a signing
+// secret) on a server without EXPD_SECRETS_KEY: it is never stored in
+// clear.
+func secretsNotConfigured(c *gin.Context, what string) {
+	problem(c, http.StatusConflict, CodeSecretsNotConfigured,
+		"this server has no EXPD_SECRETS_KEY to keep "+what+" encrypted; an operator must set one (docs/operations.md, \"Secrets at rest\")")
+}

@@ -48,7 +48,7 @@ const (
 
 	// Online evaluators.
 	CodeEvaluatorNotFound    = "evaluator_not_found"    // 404: no such evaluator in the org (or deleted)
-	CodeSecretsNotConfigured = "secrets_not_configured" // 409: the server has no EXPD_SECRETS_KEY to seal a judge's api_key
+	CodeSecretsNotConfigured = "secrets_not_configured" // 409: the server has no EXPD_SECRETS_KEY to seal a judge's api_key or a signing secret
 
 	// Billing.
 	CodeBillingNotConfigured = "billing_not_configured" // 409: this server has no payment provider

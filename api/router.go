@@ -43,7 +43,7 @@ type Deps struct {
 	Billing    *billing.Client    // the Stripe adapter (billing.go); nil or unconfigured: billing_configured false
 	SvixSecret string             // CLERK_WEBHOOK_SECRET (whsec_...) of the identity webhook; empty: every delivery gets 401
 	Resolver   webhooks.Resolver  // resolves webhook endpoint and judge hosts at registration (webhook_endpoints.go); nil: net.DefaultResolver
-	Secrets    *secrets.Keyring   // EXPD_SECRETS_KEY (and _PREVIOUS): seals judges' api keys (evaluators.go); nil: none configured
+	Secrets    *secrets.Keyring   // EXPD_SECRETS_KEY (and _PREVIOUS): seals judges' api keys and signing secrets; nil: none configured
 	// EvaluatorPoll replaces the evaluators' workflows' poll interval (tests); 0: the default.
 	EvaluatorPoll time.Duration
 	// KeyRotated hears of every key a rotation issues (usecases.Service); expd dev only.

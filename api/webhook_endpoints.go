@@ -11,6 +11,7 @@ import (
 
 	"github.com/gin-gonic/gin"
 
+	"github.com/expd/expd/secrets"
 	"github.com/expd/expd/validate"
 	"github.com/expd/expd/webhooks"
 )
@@ -75,10 +76,14 @@ func (h *handlers) createWebhookEndpoint(c *gin.Context) {
 		invalid(c, err)
 		return
 	}
-	created, err := webhooks.Create(c.Request.Context(), h.deps.DB, orgID(c),
+	created, err := webhooks.Create(c.Request.Context(), h.deps.DB, h.deps.Secrets, orgID(c),
 		webhooks.NewEndpoint{URL: req.URL, Description: req.Description, EventTypes: req.EventTypes, Actor: session(c).UserID}, time.Now())
 	if errors.Is(err, webhooks.ErrTooManyEndpoints) {
 		problem(c, http.StatusConflict, CodeWebhookEndpointLimit, err.Error()+"; delete one first")
+		return
+	}
+	if errors.Is(err, secrets.ErrNoKey) {
+		secretsNotConfigured(c, "a webhook endpoint's signing secret")
 		return
 	}
 	if err != nil {

@@ -3,6 +3,7 @@ package auth
 import (
 	"context"
 	"crypto/rsa"
+	"errors"
 	"fmt"
 	"net/http"
 	"slices"
@@ -18,7 +19,7 @@ import (
 type Verifier struct {
 	keyFunc jwt.Keyfunc
 	parser  *jwt.Parser
-	parties []string // allowed azp values; empty: not checked
+	parties []string // allowed azp values (then required); empty: not checked
 }
 
 const clockLeeway = 30 * time.Second
@@ -67,15 +68,19 @@ func NewJWKSVerifier(ctx context.Context, url string, client *http.Client) (*Ver
 	return newVerifier(kf.Keyfunc), nil
 }
 
-// Checks are the optional claim checks of session tokens beyond signature
-// and expiry.
+// Checks are the claim checks of session tokens beyond signature and
+// expiry, as the identity provider's documentation asks of a backend
+// (iss always, azp against the app's origins, aud when one is set).
 type Checks struct {
-	// Issuer (CLERK_ISSUER), when set, must equal the token's iss: a token
-	// of another identity-provider instance signed with a shared key is
-	// refused.
+	// Issuer (CLERK_ISSUER; `expd dev`: DevIssuer) must equal the token's
+	// iss: a token of another identity-provider instance signed with a
+	// shared key is refused. Required outside dev (cmd/expd).
 	Issuer string
+	// Audience (CLERK_AUDIENCE), when set, must be among the token's aud.
+	Audience string
 	// AuthorizedParties (EXPD_DASHBOARD_ORIGINS), when set, must contain
-	// the token's azp (the origin that obtained it) when it has one.
+	// the token's azp (the origin that obtained it); a token without azp
+	// is then refused.
 	AuthorizedParties []string
 }
 
@@ -84,6 +89,9 @@ func (v *Verifier) WithChecks(c Checks) *Verifier {
 	opts := []jwt.ParserOption{jwt.WithValidMethods([]string{"RS256"}), jwt.WithExpirationRequired(), jwt.WithLeeway(clockLeeway)}
 	if c.Issuer != "" {
 		opts = append(opts, jwt.WithIssuer(c.Issuer))
+	}
+	if c.Audience != "" {
+		opts = append(opts, jwt.WithAudience(c.Audience))
 	}
 	return &Verifier{keyFunc: v.keyFunc, parser: jwt.NewParser(opts...), parties: c.AuthorizedParties}
 }
@@ -94,7 +102,11 @@ func (v *Verifier) Verify(token string) (Session, error) {
 	if _, err := v.parser.ParseWithClaims(token, &c, v.keyFunc); err != nil {
 		return Session{}, fmt.Errorf("identity token: %w", err)
 	}
-	if c.AZP != "" && len(v.parties) > 0 && !slices.Contains(v.parties, c.AZP) {
+	switch {
+	case len(v.parties) == 0:
+	case c.AZP == "":
+		return Session{}, errors.New("identity token: no azp, and the allowed dashboard origins are configured")
+	case !slices.Contains(v.parties, c.AZP):
 		return Session{}, fmt.Errorf("identity token: azp %q is not an allowed dashboard origin", c.AZP)
 	}
 	return c.session()

@@ -31,7 +31,7 @@ func TestVerifyReadsV1AndV2OrgClaims(t *testing.T) {
 		t.Fatalf("v1 claims: %+v %v", sess, err)
 	}
 	// v2 shape: {"o": {"id", "rol", "slg"}} with the role unprefixed.
-	claims := jwt.MapClaims{"sub": "user_2", "exp": time.Now().Add(time.Hour).Unix(), "o": map[string]any{"id": "org_2", "rol": "admin", "slg": "beta"}}
+	claims := jwt.MapClaims{"sub": "user_2", "iss": DevIssuer, "exp": time.Now().Add(time.Hour).Unix(), "o": map[string]any{"id": "org_2", "rol": "admin", "slg": "beta"}}
 	raw, err := jwt.NewWithClaims(jwt.SigningMethodRS256, claims).SignedString(s.key)
 	if err != nil {
 		t.Fatal(err)
@@ -171,17 +171,21 @@ func TestJWKSRotationWithoutRestart(t *testing.T) {
 
 func TestIssuerAndAuthorizedPartyChecks(t *testing.T) {
 	s, _ := NewSigner()
-	v := NewKeyVerifier(&s.key.PublicKey).WithChecks(Checks{Issuer: "https://clerk.example.com", AuthorizedParties: []string{"https://app.example.com"}})
+	v := NewKeyVerifier(&s.key.PublicKey).WithChecks(Checks{Issuer: "https://clerk.example.com", Audience: "expd",
+		AuthorizedParties: []string{"https://app.example.com"}})
 	cases := []struct {
 		name   string
 		claims jwt.MapClaims
 		ok     bool
 	}{
-		{"right iss and azp", jwt.MapClaims{"iss": "https://clerk.example.com", "azp": "https://app.example.com"}, true},
-		{"right iss, no azp", jwt.MapClaims{"iss": "https://clerk.example.com"}, true},
-		{"other iss", jwt.MapClaims{"iss": "https://evil.example.com", "azp": "https://app.example.com"}, false},
-		{"no iss", jwt.MapClaims{"azp": "https://app.example.com"}, false},
-		{"other azp", jwt.MapClaims{"iss": "https://clerk.example.com", "azp": "https://evil.example.com"}, false},
+		{"right iss, aud and azp", jwt.MapClaims{"iss": "https://clerk.example.com", "aud": "expd", "azp": "https://app.example.com"}, true},
+		{"aud as a list", jwt.MapClaims{"iss": "https://clerk.example.com", "aud": []string{"x", "expd"}, "azp": "https://app.example.com"}, true},
+		{"right iss and aud, no azp", jwt.MapClaims{"iss": "https://clerk.example.com", "aud": "expd"}, false},
+		{"other iss", jwt.MapClaims{"iss": "https://evil.example.com", "aud": "expd", "azp": "https://app.example.com"}, false},
+		{"no iss", jwt.MapClaims{"aud": "expd", "azp": "https://app.example.com"}, false},
+		{"other aud", jwt.MapClaims{"iss": "https://clerk.example.com", "aud": "other", "azp": "https://app.example.com"}, false},
+		{"no aud", jwt.MapClaims{"iss": "https://clerk.example.com", "azp": "https://app.example.com"}, false},
+		{"other azp", jwt.MapClaims{"iss": "https://clerk.example.com", "aud": "expd", "azp": "https://evil.example.com"}, false},
 	}
 	for _, c := range cases {
 		_, err := v.Verify(signWithKid(t, s, "k", c.claims))
@@ -189,7 +193,13 @@ func TestIssuerAndAuthorizedPartyChecks(t *testing.T) {
 			t.Errorf("%s: err %v, want ok=%v", c.name, err, c.ok)
 		}
 	}
-	// Without checks configured, neither claim matters.
+	// Without origins, azp is not required; without an audience, aud is
+	// not checked.
+	issOnly := NewKeyVerifier(&s.key.PublicKey).WithChecks(Checks{Issuer: "https://clerk.example.com"})
+	if _, err := issOnly.Verify(signWithKid(t, s, "k", jwt.MapClaims{"iss": "https://clerk.example.com", "aud": "any"})); err != nil {
+		t.Fatalf("issuer-only verifier: %v", err)
+	}
+	// Without checks configured, no claim matters.
 	if _, err := NewKeyVerifier(&s.key.PublicKey).Verify(signWithKid(t, s, "k", jwt.MapClaims{"iss": "x", "azp": "y"})); err != nil {
 		t.Fatalf("unchecked verifier: %v", err)
 	}

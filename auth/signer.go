@@ -46,21 +46,45 @@ func (s *Signer) PublicPEM() []byte {
 	return pem.EncodeToMemory(&pem.Block{Type: "PUBLIC KEY", Bytes: der})
 }
 
-// Verifier trusts this signer's key.
-func (s *Signer) Verifier() *Verifier { return NewKeyVerifier(&s.key.PublicKey) }
+// DevIssuer is the iss of the tokens a Signer mints.
+const DevIssuer = "expd-dev"
+
+// Verifier trusts this signer's key and checks the dev issuer.
+func (s *Signer) Verifier() *Verifier {
+	return NewKeyVerifier(&s.key.PublicKey).WithChecks(Checks{Issuer: DevIssuer})
+}
+
+// TokenOptions are the claims of a minted token beyond the session, for
+// tests of the claim checks: Issuer ("" : DevIssuer), Audience and AZP
+// (empty: absent).
+type TokenOptions struct {
+	Issuer   string
+	Audience []string
+	AZP      string
+}
 
 // Sign mints a token for sess that expires after ttl.
 func (s *Signer) Sign(sess Session, ttl time.Duration) (string, error) {
+	return s.SignWith(sess, ttl, TokenOptions{})
+}
+
+// SignWith mints a token for sess that expires after ttl, with o's claims.
+func (s *Signer) SignWith(sess Session, ttl time.Duration, o TokenOptions) (string, error) {
 	now := time.Now()
+	iss := o.Issuer
+	if iss == "" {
+		iss = DevIssuer
+	}
 	c := sessionClaims{
 		RegisteredClaims: jwt.RegisteredClaims{
 			Subject:   sess.UserID,
 			IssuedAt:  jwt.NewNumericDate(now),
 			NotBefore: jwt.NewNumericDate(now.Add(-time.Minute)),
 			ExpiresAt: jwt.NewNumericDate(now.Add(ttl)),
-			Issuer:    "expd-dev",
+			Issuer:    iss,
+			Audience:  o.Audience,
 		},
-		OrgID: sess.OrgID, OrgRole: sess.Role, OrgSlug: sess.OrgSlug,
+		OrgID: sess.OrgID, OrgRole: sess.Role, OrgSlug: sess.OrgSlug, AZP: o.AZP,
 	}
 	tok, err := jwt.NewWithClaims(jwt.SigningMethodRS256, c).SignedString(s.key)
 	if err != nil {

@@ -264,3 +264,8 @@ func (st Store) Delete(ctx context.Context, orgID, id, actor string, now time.Ti
 			Summary: "evaluator " + id + " (" + r.Name + ") deleted", Before: r.view(), At: at})
 	})
 }
+
+// JudgeKeys is the column of sealed judges' keys (deleted evaluators'
+// included) `expd migrate` seals again under the current key during a
+// rotation of EXPD_SECRETS_KEY (secrets.Keyring.ResealColumn).
+var JudgeKeys = secrets.Column{Table: "evaluators", Key: "id", Secret: "api_key", Owner: func(id string) string { return id }}

@@ -14,6 +14,7 @@ import (
 	"gorm.io/gorm"
 	"gorm.io/gorm/clause"
 
+	"github.com/expd/expd/secrets"
 	"github.com/expd/expd/validate"
 	"github.com/expd/expd/vocab"
 )
@@ -21,41 +22,64 @@ import (
 // ErrNoSigningSecret is returned for an org without a business-event secret.
 var ErrNoSigningSecret = errors.New("no business-event signing secret")
 
-// SigningSecret is an org's business-event signing secret as issued.
+// SigningSecret is an org's business-event signing secret as issued
+// (Secret in clear: shown once, never stored so).
 type SigningSecret struct {
-	OrgID     string    `gorm:"primaryKey" json:"org_id"`
-	Secret    string    `json:"secret"`
-	CreatedAt time.Time `json:"created_at"`
+	OrgID     string
+	Secret    string
+	CreatedAt time.Time
+}
+
+// signingSecretRow is the table's shape: Secret is sealed (package
+// secrets) under EXPD_SECRETS_KEY, bound to signingSecretOwner.
+type signingSecretRow struct {
+	OrgID     string `gorm:"primaryKey"`
+	Secret    string
+	CreatedAt time.Time
 }
 
 // TableName names the table of migration 0004.
-func (SigningSecret) TableName() string { return "business_event_secrets" }
+func (signingSecretRow) TableName() string { return "business_event_secrets" }
+
+// signingSecretOwner is the additional data an org's secret is sealed
+// with: the table's name and the row's key, so a sealed value copied to
+// another org's row, or to another table's, does not open.
+func signingSecretOwner(orgID string) string { return "business_event_secrets/" + orgID }
 
 // RotateSigningSecret issues a new Standard Webhooks secret
 // ("whsec_" + base64 of 32 random bytes) for the org, replacing the
-// previous one at once.
-func RotateSigningSecret(ctx context.Context, db *gorm.DB, orgID string, now time.Time) (SigningSecret, error) {
+// previous one at once, and stores it sealed under keys (without a key:
+// secrets.ErrNoKey, nothing stored).
+func RotateSigningSecret(ctx context.Context, db *gorm.DB, keys *secrets.Keyring, orgID string, now time.Time) (SigningSecret, error) {
 	var b [32]byte
 	if _, err := rand.Read(b[:]); err != nil {
 		return SigningSecret{}, fmt.Errorf("generate signing secret: %w", err)
 	}
 	s := SigningSecret{OrgID: orgID, Secret: "whsec_" + base64.StdEncoding.EncodeToString(b[:]), CreatedAt: now.UTC()}
-	err := db.WithContext(ctx).Clauses(clause.OnConflict{
+	sealed, err := keys.Seal(s.Secret, signingSecretOwner(orgID))
+	if err != nil {
+		return SigningSecret{}, fmt.Errorf("seal signing secret: %w", err)
+	}
+	err = db.WithContext(ctx).Clauses(clause.OnConflict{
 		Columns:   []clause.Column{{Name: "org_id"}},
 		DoUpdates: clause.AssignmentColumns([]string{"secret", "created_at"}),
-	}).Create(&s).Error
+	}).Create(&signingSecretRow{OrgID: orgID, Secret: sealed, CreatedAt: s.CreatedAt}).Error
 	if err != nil {
 		return SigningSecret{}, fmt.Errorf("store signing secret: %w", err)
 	}
 	return s, nil
 }
 
+// SigningSecrets is the column of sealed secrets `expd migrate` seals
+// and, during a rotation, seals again (secrets.Keyring.ResealColumn).
+var SigningSecrets = secrets.Column{Table: "business_event_secrets", Key: "org_id", Secret: "secret", Owner: signingSecretOwner}
+
 // VerifyBusinessEvent checks a Standard Webhooks signature (webhook-id,
 // webhook-timestamp, webhook-signature; 5-minute tolerance) of payload
 // with the org's secret. Any failure, a missing secret included, is an
 // error to answer with 401.
-func VerifyBusinessEvent(ctx context.Context, db *gorm.DB, orgID string, payload []byte, h http.Header) error {
-	var s SigningSecret
+func VerifyBusinessEvent(ctx context.Context, db *gorm.DB, keys *secrets.Keyring, orgID string, payload []byte, h http.Header) error {
+	var s signingSecretRow
 	err := db.WithContext(ctx).Where("org_id = ?", orgID).Limit(1).Find(&s).Error
 	if err != nil {
 		return fmt.Errorf("read signing secret: %w", err)
@@ -63,7 +87,11 @@ func VerifyBusinessEvent(ctx context.Context, db *gorm.DB, orgID string, payload
 	if s.Secret == "" {
 		return ErrNoSigningSecret
 	}
-	wh, err := svix.NewWebhook(s.Secret)
+	secret, err := keys.OpenStored(s.Secret, signingSecretOwner(orgID))
+	if err != nil {
+		return fmt.Errorf("open the signing secret of org %s: %w", orgID, err)
+	}
+	wh, err := svix.NewWebhook(secret)
 	if err != nil {
 		return fmt.Errorf("signing secret of org %s: %w", orgID, err)
 	}

@@ -1,5 +1,6 @@
 // Package secrets seals the few customer secrets expd must keep usable
-// (an LLM judge's API key, docs/quality.md "Judge safety") with the
+// (an LLM judge's API key, the business-event and webhook signing secrets;
+// docs/operations.md "Secrets at rest") with the
 // server key EXPD_SECRETS_KEY: AES-256-GCM from the standard library, the
 // key's id in front of every sealed value so that a value sealed under
 // the previous key (EXPD_SECRETS_KEY_PREVIOUS) still opens during a
@@ -8,6 +9,7 @@
 package secrets
 
 import (
+	"context"
 	"crypto/aes"
 	"crypto/cipher"
 	"crypto/rand"
@@ -17,6 +19,8 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+
+	"gorm.io/gorm"
 )
 
 // KeySize is the size of a server key: 32 random bytes (AES-256).
@@ -170,4 +174,103 @@ func (k *Keyring) previousKey() *key {
 		return nil
 	}
 	return k.previous
+}
+
+// IsSealed tells whether stored is in the sealed format (under any key).
+// Secrets stored before sealing (the "whsec_..." signing secrets) are not.
+func IsSealed(stored string) bool { return strings.HasPrefix(stored, prefix+".") }
+
+// OpenStored opens a stored secret for owner. A value stored in clear
+// before sealing existed is returned as is, so a server upgraded before
+// `expd migrate` sealed its rows keeps verifying; Reseal seals it.
+func (k *Keyring) OpenStored(stored, owner string) (string, error) {
+	if !IsSealed(stored) {
+		return stored, nil
+	}
+	return k.Open(stored, owner)
+}
+
+// Reseal returns stored sealed under the current key for owner, and
+// whether that changed it: a clear value is sealed, a value sealed under
+// the previous key is sealed again, one under the current key is kept.
+// Without a key a clear value is ErrNoKey; a value sealed under a key
+// this server does not hold is ErrUnknownKey.
+func (k *Keyring) Reseal(stored, owner string) (string, bool, error) {
+	if stored == "" || k.Current(stored) { // "": no secret (a code evaluator has no key)
+		return stored, false, nil
+	}
+	if IsSealed(stored) && !k.Configured() {
+		return stored, false, nil // nothing to reseal with; it opens only where a key is set anyway
+	}
+	plain, err := k.OpenStored(stored, owner)
+	if err != nil {
+		return stored, false, err
+	}
+	sealed, err := k.Seal(plain, owner)
+	if err != nil {
+		return stored, false, err
+	}
+	return sealed, true, nil
+}
+
+// Tally counts what a pass of ResealColumn did.
+type Tally struct {
+	Sealed   int // stored in clear, now sealed
+	Resealed int // sealed under the previous key, now under the current one
+	Clear    int // stored in clear and left so: no key is configured
+	Lost     int // sealed under a key this server does not hold, or damaged: left as is
+}
+
+// Plus sums two tallies.
+func (t Tally) Plus(o Tally) Tally {
+	return Tally{Sealed: t.Sealed + o.Sealed, Resealed: t.Resealed + o.Resealed, Clear: t.Clear + o.Clear, Lost: t.Lost + o.Lost}
+}
+
+// Column names a table's column of sealed secrets: the column, the row
+// key it is read and written by, and the owner (additional data) each
+// row's value is sealed with. The table's owner package declares it.
+type Column struct {
+	Table, Key, Secret string
+	Owner              func(key string) string
+}
+
+// ResealColumn passes every non-empty value of c through Reseal and writes each
+// that changed, only where the row still holds the value read, so a
+// concurrent pass or an edit in between is never overwritten. Values that
+// cannot be opened are counted (Lost), not fatal: one lost row must not
+// stop the others, or a migration, from being sealed.
+func (k *Keyring) ResealColumn(ctx context.Context, db *gorm.DB, c Column) (Tally, error) {
+	var rows []struct{ K, V string } // row key, stored value
+	err := db.WithContext(ctx).Table(c.Table).Select(c.Key+" AS k", c.Secret+" AS v").
+		Where(c.Secret + " <> ''").Order(c.Key).Scan(&rows).Error
+	if err != nil {
+		return Tally{}, fmt.Errorf("read %s.%s: %w", c.Table, c.Secret, err)
+	}
+	var t Tally
+	for _, r := range rows {
+		sealed, changed, err := k.Reseal(r.V, c.Owner(r.K))
+		switch {
+		case errors.Is(err, ErrNoKey):
+			t.Clear++
+			continue
+		case errors.Is(err, ErrUnknownKey), errors.Is(err, ErrCorrupt):
+			t.Lost++
+			continue
+		case err != nil:
+			return t, fmt.Errorf("%s %s: %w", c.Table, r.K, err)
+		case !changed:
+			continue
+		}
+		err = db.WithContext(ctx).Table(c.Table).Where(c.Key+" = ? AND "+c.Secret+" = ?", r.K, r.V).
+			Update(c.Secret, sealed).Error
+		if err != nil {
+			return t, fmt.Errorf("seal %s.%s of %s: %w", c.Table, c.Secret, r.K, err)
+		}
+		if IsSealed(r.V) {
+			t.Resealed++
+		} else {
+			t.Sealed++
+		}
+	}
+	return t, nil
 }

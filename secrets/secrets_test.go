@@ -91,3 +91,47 @@ func TestParseRefusesBadKeys(t *testing.T) {
 		t.Fatalf("nil keyring open: %v", err)
 	}
 }
+
+func TestResealAndOpenStored(t *testing.T) {
+	oldKey, newKey := mustKey(t), mustKey(t)
+	old, _ := secrets.Parse(oldKey, "")
+	rotated, _ := secrets.Parse(newKey, oldKey)
+	none := &secrets.Keyring{}
+
+	// A value stored in clear before sealing opens as is and is sealed.
+	if got, err := rotated.OpenStored("whsec_clear", "row-1"); err != nil || got != "whsec_clear" {
+		t.Fatalf("open clear: %q %v", got, err)
+	}
+	sealed, changed, err := rotated.Reseal("whsec_clear", "row-1")
+	if err != nil || !changed || !secrets.IsSealed(sealed) || !rotated.Current(sealed) {
+		t.Fatalf("reseal clear: %q %v %v", sealed, changed, err)
+	}
+	if got, err := rotated.OpenStored(sealed, "row-1"); err != nil || got != "whsec_clear" {
+		t.Fatalf("open resealed: %q %v", got, err)
+	}
+	// Under the current key: kept.
+	if again, changed, err := rotated.Reseal(sealed, "row-1"); err != nil || changed || again != sealed {
+		t.Fatalf("reseal current: %v %v", changed, err)
+	}
+	// Under the previous key: sealed again under the current one.
+	underOld, _ := old.Seal("whsec_old", "row-2")
+	moved, changed, err := rotated.Reseal(underOld, "row-2")
+	if err != nil || !changed || !rotated.Current(moved) {
+		t.Fatalf("reseal previous: %v %v", changed, err)
+	}
+	// Bound to its row, also when resealing.
+	if _, _, err := rotated.Reseal(underOld, "row-3"); !errors.Is(err, secrets.ErrCorrupt) {
+		t.Fatalf("reseal under another owner: %v", err)
+	}
+	// Without a key: a clear value cannot be sealed, a sealed one is kept.
+	if _, _, err := none.Reseal("whsec_clear", "row-1"); !errors.Is(err, secrets.ErrNoKey) {
+		t.Fatalf("reseal clear without a key: %v", err)
+	}
+	if kept, changed, err := none.Reseal(sealed, "row-1"); err != nil || changed || kept != sealed {
+		t.Fatalf("reseal sealed without a key: %v %v", changed, err)
+	}
+	// Nothing stored: nothing to seal.
+	if v, changed, err := rotated.Reseal("", "row-1"); v != "" || changed || err != nil {
+		t.Fatalf("reseal empty: %q %v %v", v, changed, err)
+	}
+}

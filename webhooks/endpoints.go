@@ -15,6 +15,7 @@ import (
 	"gorm.io/gorm"
 
 	"github.com/expd/expd/audit"
+	"github.com/expd/expd/secrets"
 )
 
 // MaxEndpoints bounds the live endpoints of one org.
@@ -27,8 +28,9 @@ var ErrNotFound = errors.New("webhook endpoint not found")
 // ErrTooManyEndpoints is returned when the org already has MaxEndpoints.
 var ErrTooManyEndpoints = fmt.Errorf("an org has at most %d webhook endpoints", MaxEndpoints)
 
-// endpoint is the table's shape. Secret never leaves this package except
-// through Create's answer and Target (the delivery activity).
+// endpoint is the table's shape. Secret is sealed (package secrets) under
+// EXPD_SECRETS_KEY, bound to secretOwner; in clear it leaves this package
+// only through Create's answer and Target (the delivery activity).
 type endpoint struct {
 	ID          string `gorm:"primaryKey"`
 	OrgID       string
@@ -105,12 +107,23 @@ func NewSecret() (string, error) {
 	return "whsec_" + base64.StdEncoding.EncodeToString(b[:]), nil
 }
 
-// Create registers an endpoint with a new secret and records
+// secretOwner is the additional data an endpoint's secret is sealed
+// with: the table's name and the row's id, so a sealed value copied to
+// another row, or to another table's, does not open.
+func secretOwner(id string) string { return "webhook_endpoints/" + id }
+
+// Create registers an endpoint with a new secret, stored sealed under
+// keys (without a key: secrets.ErrNoKey, nothing stored), and records
 // webhook_endpoint.created in the same transaction.
-func Create(ctx context.Context, db *gorm.DB, orgID string, in NewEndpoint, now time.Time) (Created, error) {
+func Create(ctx context.Context, db *gorm.DB, keys *secrets.Keyring, orgID string, in NewEndpoint, now time.Time) (Created, error) {
 	secret, err := NewSecret()
 	if err != nil {
 		return Created{}, err
+	}
+	id := uuid.NewString()
+	sealed, err := keys.Seal(secret, secretOwner(id))
+	if err != nil {
+		return Created{}, fmt.Errorf("seal webhook secret: %w", err)
 	}
 	types := in.EventTypes
 	if types == nil {
@@ -120,8 +133,8 @@ func Create(ctx context.Context, db *gorm.DB, orgID string, in NewEndpoint, now 
 	if err != nil {
 		return Created{}, fmt.Errorf("encode event types: %w", err)
 	}
-	row := endpoint{ID: uuid.NewString(), OrgID: orgID, URL: in.URL, Description: in.Description, EventTypes: typesJSON,
-		Secret: secret, CreatedBy: in.Actor, CreatedAt: now.UTC().Truncate(time.Microsecond)}
+	row := endpoint{ID: id, OrgID: orgID, URL: in.URL, Description: in.Description, EventTypes: typesJSON,
+		Secret: sealed, CreatedBy: in.Actor, CreatedAt: now.UTC().Truncate(time.Microsecond)}
 	err = db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
 		var live int64
 		if err := tx.Model(&endpoint{}).Where("org_id = ? AND deleted_at IS NULL", orgID).Count(&live).Error; err != nil {
@@ -272,8 +285,9 @@ type Target struct {
 }
 
 // LoadTarget reads an endpoint for delivery by id alone (the delivery
-// activity), so the secret never travels through a workflow.
-func LoadTarget(ctx context.Context, db *gorm.DB, id string) (Target, error) {
+// activity), so the secret never travels through a workflow, and opens
+// its secret with keys.
+func LoadTarget(ctx context.Context, db *gorm.DB, keys *secrets.Keyring, id string) (Target, error) {
 	var r endpoint
 	if err := db.WithContext(ctx).Where("id = ?", id).Limit(1).Find(&r).Error; err != nil {
 		return Target{}, fmt.Errorf("read webhook endpoint %s: %w", id, err)
@@ -281,5 +295,14 @@ func LoadTarget(ctx context.Context, db *gorm.DB, id string) (Target, error) {
 	if r.ID == "" {
 		return Target{}, ErrNotFound
 	}
-	return Target{OrgID: r.OrgID, URL: r.URL, Secret: r.Secret, Deleted: r.DeletedAt != nil, Disabled: r.DisabledAt != nil}, nil
+	secret, err := keys.OpenStored(r.Secret, secretOwner(r.ID))
+	if err != nil {
+		return Target{}, fmt.Errorf("open the secret of webhook endpoint %s: %w", id, err)
+	}
+	return Target{OrgID: r.OrgID, URL: r.URL, Secret: secret, Deleted: r.DeletedAt != nil, Disabled: r.DisabledAt != nil}, nil
 }
+
+// Secrets is the column of sealed endpoint secrets (deleted endpoints'
+// included) `expd migrate` seals and, during a rotation, seals again
+// (secrets.Keyring.ResealColumn).
+var Secrets = secrets.Column{Table: "webhook_endpoints", Key: "id", Secret: "secret", Owner: secretOwner}

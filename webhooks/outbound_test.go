@@ -161,14 +161,14 @@ func TestEndpointsAndDeliveries(t *testing.T) {
 		t.Fatal(err)
 	}
 	now := time.Now()
-	all, err := webhooks.Create(ctx, db, org.ID, webhooks.NewEndpoint{URL: "https://a.example.com/all", Actor: "user_1"}, now)
+	all, err := webhooks.Create(ctx, db, testenv.Keyring(t), org.ID, webhooks.NewEndpoint{URL: "https://a.example.com/all", Actor: "user_1"}, now)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if !strings.HasPrefix(all.Secret, "whsec_") || len(all.EventTypes) != 0 {
 		t.Fatalf("created %+v", all)
 	}
-	stops, err := webhooks.Create(ctx, db, org.ID, webhooks.NewEndpoint{URL: "https://a.example.com/stops",
+	stops, err := webhooks.Create(ctx, db, testenv.Keyring(t), org.ID, webhooks.NewEndpoint{URL: "https://a.example.com/stops",
 		EventTypes: []string{webhooks.EventExperimentStopped}, Actor: "user_1"}, now.Add(time.Millisecond))
 	if err != nil {
 		t.Fatal(err)
@@ -184,7 +184,7 @@ func TestEndpointsAndDeliveries(t *testing.T) {
 	if subs, _ := webhooks.Subscribers(ctx, db, other.ID, webhooks.EventExperimentStopped); len(subs) != 0 {
 		t.Fatalf("other org's subscribers %v", subs)
 	}
-	target, err := webhooks.LoadTarget(ctx, db, all.ID)
+	target, err := webhooks.LoadTarget(ctx, db, testenv.Keyring(t), all.ID)
 	if err != nil || target.Secret != all.Secret || target.URL != all.URL || target.OrgID != org.ID || target.Deleted {
 		t.Fatalf("target %+v, %v", target, err)
 	}
@@ -242,7 +242,7 @@ func TestEndpointsAndDeliveries(t *testing.T) {
 	if len(list) != 1 || list[0].ID != stops.ID {
 		t.Fatalf("list after delete %+v", list)
 	}
-	if target, _ := webhooks.LoadTarget(ctx, db, all.ID); !target.Deleted {
+	if target, _ := webhooks.LoadTarget(ctx, db, testenv.Keyring(t), all.ID); !target.Deleted {
 		t.Fatal("deleted endpoint still a live target")
 	}
 	if p, err := webhooks.ListDeliveries(ctx, db, org.ID, all.ID, "", 10); err != nil || len(p.Deliveries) != 3 {
@@ -274,11 +274,11 @@ func TestEndpointLimit(t *testing.T) {
 		t.Fatal(err)
 	}
 	for i := 0; i < webhooks.MaxEndpoints; i++ {
-		if _, err := webhooks.Create(ctx, db, org.ID, webhooks.NewEndpoint{URL: "https://a.example.com/", Actor: "u"}, time.Now()); err != nil {
+		if _, err := webhooks.Create(ctx, db, testenv.Keyring(t), org.ID, webhooks.NewEndpoint{URL: "https://a.example.com/", Actor: "u"}, time.Now()); err != nil {
 			t.Fatal(err)
 		}
 	}
-	if _, err := webhooks.Create(ctx, db, org.ID, webhooks.NewEndpoint{URL: "https://a.example.com/", Actor: "u"}, time.Now()); !errors.Is(err, webhooks.ErrTooManyEndpoints) {
+	if _, err := webhooks.Create(ctx, db, testenv.Keyring(t), org.ID, webhooks.NewEndpoint{URL: "https://a.example.com/", Actor: "u"}, time.Now()); !errors.Is(err, webhooks.ErrTooManyEndpoints) {
 		t.Fatalf("endpoint %d: %v", webhooks.MaxEndpoints+1, err)
 	}
 }

@@ -95,14 +95,14 @@ func newDeliveryFixture(t *testing.T, statuses ...int) deliveryFixture {
 	l := &listener{t: t, statuses: statuses}
 	srv := httptest.NewServer(l)
 	t.Cleanup(srv.Close)
-	ep, err := webhooks.Create(ctx, db, org.ID, webhooks.NewEndpoint{URL: srv.URL + "/hooks", Actor: "user_1"}, time.Now())
+	ep, err := webhooks.Create(ctx, db, testenv.Keyring(t), org.ID, webhooks.NewEndpoint{URL: srv.URL + "/hooks", Actor: "user_1"}, time.Now())
 	if err != nil {
 		t.Fatal(err)
 	}
 	l.secret = ep.Secret
 	env := temporaltest.Start(t)
 	env.NewWorker(func(r worker.Registry) {
-		expdworker.Register(r, &activities.Activities{DB: db, Webhooks: &webhooks.Sender{AllowPrivate: true}})
+		expdworker.Register(r, &activities.Activities{DB: db, Secrets: testenv.Keyring(t), Webhooks: &webhooks.Sender{AllowPrivate: true}})
 	})
 	return deliveryFixture{env: env, db: db, org: org.ID, endpoint: ep.ID, l: l}
 }
@@ -219,7 +219,7 @@ func TestDeletedEndpointIsSkipped(t *testing.T) {
 	ev := f.event("after-delete")
 	// Delivered straight to the deleted endpoint (as a retry after the
 	// deletion would be): skipped.
-	acts := &activities.Activities{DB: f.db, Webhooks: &webhooks.Sender{AllowPrivate: true}}
+	acts := &activities.Activities{DB: f.db, Secrets: testenv.Keyring(t), Webhooks: &webhooks.Sender{AllowPrivate: true}}
 	r, err := acts.DeliverWebhook(context.Background(), activities.DeliverWebhookInput{EndpointID: f.endpoint, Event: ev})
 	if err != nil || r.Skipped == "" {
 		t.Fatalf("delivery to a deleted endpoint: %+v, %v", r, err)

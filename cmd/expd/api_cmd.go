@@ -38,7 +38,7 @@ func runAPI(ctx context.Context, cfg Config, args []string) error {
 	if ch != nil {
 		defer ch.Close()
 	}
-	verifier, err := identityVerifier(ctx, cfg)
+	verifier, err := identityVerifier(ctx, cfg, false)
 	if err != nil {
 		return err
 	}

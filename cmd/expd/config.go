@@ -22,7 +22,8 @@ type Config struct {
 	TaskQueue         string
 	ClerkJWTKey       string
 	ClerkJWKSURL      string
-	ClerkIssuer       string // CLERK_ISSUER: required iss of session tokens; empty: not checked
+	ClerkIssuer       string // CLERK_ISSUER: required iss of session tokens (required outside dev)
+	ClerkAudience     string // CLERK_AUDIENCE: when set, session tokens' aud must contain it
 	ClerkWebhookKey   string
 	LogLevel          string
 	Billing           billing.Config
@@ -31,8 +32,9 @@ type Config struct {
 	SDKCacheMaxAge    time.Duration // EXPD_SDK_CACHE_MAX_AGE
 	MetricsAddr       string        // EXPD_METRICS_ADDR; --metrics-addr overrides
 	Logging           api.RequestLogging
-	// Secrets seals judges' api keys (EXPD_SECRETS_KEY, _PREVIOUS);
-	// empty when unset (expd dev then keeps one in its data dir).
+	// Secrets seals judges' api keys and signing secrets
+	// (EXPD_SECRETS_KEY, _PREVIOUS); empty when unset (expd dev then
+	// keeps one in its data dir).
 	Secrets *secrets.Keyring
 	// ClickHouseURL (CLICKHOUSE_URL, a clickhouse-go DSN) puts the events
 	// on ClickHouse; ClickHouseCluster (CLICKHOUSE_CLUSTER) names the
@@ -53,6 +55,7 @@ func configFromEnv() Config {
 		ClerkJWTKey:     strings.ReplaceAll(os.Getenv("CLERK_JWT_KEY"), `\n`, "\n"),
 		ClerkJWKSURL:    os.Getenv("CLERK_JWKS_URL"),
 		ClerkIssuer:     os.Getenv("CLERK_ISSUER"),
+		ClerkAudience:   os.Getenv("CLERK_AUDIENCE"),
 		ClerkWebhookKey: os.Getenv("CLERK_WEBHOOK_SECRET"),
 		LogLevel:        envOr("EXPD_LOG_LEVEL", "info"),
 		Billing:         billing.ConfigFromEnv(os.Getenv),

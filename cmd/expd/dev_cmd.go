@@ -104,7 +104,7 @@ func runDev(ctx context.Context, cfg Config, args []string) error {
 	}
 	verifier := signer.Verifier()
 	if cfg.ClerkJWTKey != "" || cfg.ClerkJWKSURL != "" {
-		if verifier, err = identityVerifier(ctx, cfg); err != nil {
+		if verifier, err = identityVerifier(ctx, cfg, true); err != nil {
 			return err
 		}
 	}

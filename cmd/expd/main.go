@@ -47,7 +47,8 @@ Environment:
   EXPD_TASK_QUEUE         task queue of expd's workflows (default "expd")
   CLERK_JWT_KEY           PEM public key verifying identity-provider session JWTs
   CLERK_JWKS_URL          or: JWKS URL of the identity provider (refreshed hourly and on a new kid)
-  CLERK_ISSUER            when set, session tokens must carry this iss (the Clerk Frontend API URL)
+  CLERK_ISSUER            required by api: session tokens must carry this iss (the Clerk Frontend API URL)
+  CLERK_AUDIENCE          when set, session tokens' aud must contain it
   CLERK_WEBHOOK_SECRET    whsec_... secret of the identity webhook
   STRIPE_SECRET_KEY       Stripe API key; unset: billing_configured=false
   STRIPE_WEBHOOK_SECRET   whsec_... secret of the payment webhook
@@ -55,7 +56,7 @@ Environment:
   STRIPE_PRICE_BUSINESS   Stripe price id of the business plan
   STRIPE_API_BASE         Stripe API base URL (tests point it at stripe-mock)
   EXPD_DASHBOARD_ORIGINS  comma-separated dashboard origins: CORS on dashboard routes, the
-                          allowed azp of session tokens, where checkout/portal may return to
+                          allowed azp of session tokens (then required), where checkout/portal may return to
   EXPD_RATE_LIMITS        per-plan overrides of /v1/assign and /v1/events rates,
                           e.g. "free=20:40,enterprise=off" (rate per second:burst)
   EXPD_SDK_CACHE_MAX_AGE  how long the SDK cache serves without revalidating (default 1s)
@@ -65,9 +66,11 @@ Environment:
                           slower than this (default 500ms)
   EXPD_LOG_SAMPLE_HOT     and one in N of their other requests (default 0: none)
   EXPD_SECRETS_KEY        32 random bytes in base64 (openssl rand -base64 32): encrypts LLM
-                          judges' api keys at rest (unset: judge evaluators are refused;
+                          judges' api keys and signing secrets at rest (unset: judges,
+                          webhook endpoints and business-event secrets are refused;
                           expd dev generates one in its data dir)
-  EXPD_SECRETS_KEY_PREVIOUS  the key before a rotation: still decrypts, never encrypts
+  EXPD_SECRETS_KEY_PREVIOUS  the key before a rotation: still decrypts, never encrypts;
+                          expd migrate seals everything again under the new key
   EXPD_METRICS_ADDR       Prometheus /metrics and /readyz listener of api and worker
                           (default off; dev: a free local port, printed)
   OTEL_EXPORTER_OTLP_ENDPOINT (or _TRACES_ENDPOINT, _HEADERS, ...)

@@ -9,7 +9,8 @@ import (
 )
 
 // runMigrate is `expd migrate`: applies pending migrations, stores the
-// verdicts older runs lack, and exits.
+// verdicts older runs lack, seals stored secrets under EXPD_SECRETS_KEY
+// (again under the current key during a rotation), and exits.
 func runMigrate(ctx context.Context, cfg Config, args []string) error {
 	fs := newFlagSet("migrate")
 	dataDir := fs.String("data-dir", ".expd", "data dir of the SQLite database when DATABASE_URL is unset")
@@ -23,12 +24,14 @@ func runMigrate(ctx context.Context, cfg Config, args []string) error {
 	if err != nil {
 		return err
 	}
-	applied, decided, err := migrate(ctx, db)
+	m, err := migrate(ctx, db, cfg.Secrets)
 	if err != nil {
 		return err
 	}
-	fmt.Printf("applied %d migration(s): %v\n", len(applied), applied)
-	fmt.Printf("stored the verdict of %d run(s) published before verdicts\n", decided)
+	fmt.Printf("applied %d migration(s): %v\n", len(m.Applied), m.Applied)
+	fmt.Printf("stored the verdict of %d run(s) published before verdicts\n", m.Verdicts)
+	fmt.Printf("sealed %d secret(s) stored in clear, sealed %d again under the current EXPD_SECRETS_KEY; %d open under no configured key\n",
+		m.Secrets.Sealed, m.Secrets.Resealed, m.Secrets.Lost)
 	if cfg.ClickHouseURL == "" {
 		return nil
 	}

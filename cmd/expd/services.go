@@ -24,6 +24,7 @@ import (
 	"github.com/expd/expd/ingest"
 	"github.com/expd/expd/ratelimit"
 	"github.com/expd/expd/sdkcache"
+	"github.com/expd/expd/secrets"
 	"github.com/expd/expd/telemetry"
 	"github.com/expd/expd/verdict"
 	"github.com/expd/expd/webhooks"
@@ -38,12 +39,13 @@ func openMigratedDB(cfg Config, dataDir string, autoMigrate bool) (*gorm.DB, err
 		return nil, err
 	}
 	if autoMigrate {
-		applied, decided, err := migrate(context.Background(), db)
+		m, err := migrate(context.Background(), db, cfg.Secrets)
 		if err != nil {
 			return nil, fmt.Errorf("migrate: %w", err)
 		}
-		if len(applied) > 0 || decided > 0 {
-			slog.Info("applied migrations", "versions", applied, "verdicts_backfilled", decided)
+		if len(m.Applied) > 0 || m.Verdicts > 0 || m.Secrets != (secrets.Tally{}) {
+			slog.Info("applied migrations", "versions", m.Applied, "verdicts_backfilled", m.Verdicts,
+				"secrets_sealed", m.Secrets.Sealed, "secrets_resealed", m.Secrets.Resealed)
 		}
 	}
 	if err := database.CheckMigrated(db); err != nil {
@@ -52,18 +54,59 @@ func openMigratedDB(cfg Config, dataDir string, autoMigrate bool) (*gorm.DB, err
 	return db, nil
 }
 
+// migrated is what migrate did.
+type migrated struct {
+	Applied  []int         // schema migrations applied
+	Verdicts int           // verdicts stored for runs published before verdicts
+	Secrets  secrets.Tally // stored secrets sealed, or sealed again under the current key
+}
+
 // migrate applies the pending schema migrations, then stores the verdict
 // of every published run that has none (runs published before verdicts
-// existed), so every read of a verdict is a stored read. Both steps are
-// idempotent; `expd migrate` and expd dev's start run them.
-func migrate(ctx context.Context, db *gorm.DB) (applied []int, verdicts int, err error) {
-	if applied, err = database.Migrate(db); err != nil {
-		return applied, 0, err
+// existed), so every read of a verdict is a stored read, then seals the
+// stored secrets (sealColumns) under keys. Every step is idempotent;
+// `expd migrate` and expd dev's start run them.
+func migrate(ctx context.Context, db *gorm.DB, keys *secrets.Keyring) (m migrated, err error) {
+	if m.Applied, err = database.Migrate(db); err != nil {
+		return m, err
 	}
-	if verdicts, err = verdict.Backfill(ctx, db); err != nil {
-		return applied, verdicts, fmt.Errorf("verdict backfill: %w", err)
+	if m.Verdicts, err = verdict.Backfill(ctx, db); err != nil {
+		return m, fmt.Errorf("verdict backfill: %w", err)
 	}
-	return applied, verdicts, nil
+	if m.Secrets, err = sealSecrets(ctx, db, keys); err != nil {
+		return m, err
+	}
+	return m, nil
+}
+
+// sealColumns are the columns of secrets expd must keep usable, each
+// declared by its table's owner package.
+var sealColumns = []secrets.Column{ingest.SigningSecrets, webhooks.Secrets, evaluators.JudgeKeys}
+
+// sealSecrets seals the secrets stored in clear (signing secrets from
+// before sealing) and seals again under EXPD_SECRETS_KEY those under
+// EXPD_SECRETS_KEY_PREVIOUS, so a rotation ends with one `expd migrate`
+// (docs/operations.md, "Secrets at rest"). Secrets left in clear for want
+// of a key fail the step: the operator must set one. Values no held key
+// opens are reported and left as is.
+func sealSecrets(ctx context.Context, db *gorm.DB, keys *secrets.Keyring) (secrets.Tally, error) {
+	var total secrets.Tally
+	for _, c := range sealColumns {
+		t, err := keys.ResealColumn(ctx, db, c)
+		if err != nil {
+			return total, fmt.Errorf("seal %s.%s: %w", c.Table, c.Secret, err)
+		}
+		if t.Lost > 0 {
+			slog.WarnContext(ctx, "stored secrets open under no configured key (EXPD_SECRETS_KEY, EXPD_SECRETS_KEY_PREVIOUS); they stay unusable until re-issued",
+				"table", c.Table, "column", c.Secret, "count", t.Lost)
+		}
+		total = total.Plus(t)
+	}
+	if total.Clear > 0 {
+		return total, fmt.Errorf("%d signing secret(s) are stored in clear: set EXPD_SECRETS_KEY (openssl rand -base64 32) and run `expd migrate` again to seal them: %w",
+			total.Clear, secrets.ErrNoKey)
+	}
+	return total, nil
 }
 
 // openEvents connects to the ClickHouse of CLICKHOUSE_URL (nil, nil when
@@ -110,9 +153,13 @@ func useEvents(deps *api.Deps, acts *activities.Activities, db *gorm.DB, ch *cli
 
 // identityVerifier builds the session-JWT verifier from CLERK_JWT_KEY or
 // CLERK_JWKS_URL (refreshed in the background for the life of ctx), with
-// the iss check of CLERK_ISSUER and the azp check of EXPD_DASHBOARD_ORIGINS
-// when those are set.
-func identityVerifier(ctx context.Context, cfg Config) (*auth.Verifier, error) {
+// the iss check of CLERK_ISSUER (required outside dev), the aud check of
+// CLERK_AUDIENCE when set and the azp check of EXPD_DASHBOARD_ORIGINS
+// when set.
+func identityVerifier(ctx context.Context, cfg Config, dev bool) (*auth.Verifier, error) {
+	if cfg.ClerkIssuer == "" && !dev {
+		return nil, errors.New("CLERK_ISSUER is required: set it to the identity provider's issuer (Clerk's Frontend API URL, e.g. https://clerk.example.com); session tokens of any other issuer are refused")
+	}
 	var v *auth.Verifier
 	var err error
 	switch {
@@ -126,7 +173,7 @@ func identityVerifier(ctx context.Context, cfg Config) (*auth.Verifier, error) {
 	if err != nil {
 		return nil, err
 	}
-	return v.WithChecks(auth.Checks{Issuer: cfg.ClerkIssuer, AuthorizedParties: cfg.Billing.ReturnOrigins}), nil
+	return v.WithChecks(auth.Checks{Issuer: cfg.ClerkIssuer, Audience: cfg.ClerkAudience, AuthorizedParties: cfg.Billing.ReturnOrigins}), nil
 }
 
 // dialTemporal connects to Temporal with the SDK's environment

@@ -49,7 +49,7 @@ func New(t testing.TB, tune ...func(*api.Deps)) *Env {
 	gin.SetMode(gin.TestMode)
 	s := Signer(t)
 	db := DB(t)
-	deps := api.Deps{DB: db, Verifier: s.Verifier(), Logger: slog.New(slog.NewTextHandler(io.Discard, nil))}
+	deps := api.Deps{DB: db, Verifier: s.Verifier(), Logger: slog.New(slog.NewTextHandler(io.Discard, nil)), Secrets: Keyring(t)}
 	for _, f := range tune {
 		f(&deps)
 	}

@@ -21,7 +21,7 @@ func NewWithWorker(t testing.TB, acts func(*activities.Activities), tune ...func
 	tenv := temporaltest.Start(t)
 	wire := func(d *api.Deps) { d.Temporal, d.TaskQueue = tenv.Client, tenv.TaskQueue }
 	env := New(t, append([]func(*api.Deps){wire}, tune...)...)
-	a := &activities.Activities{DB: env.DB}
+	a := &activities.Activities{DB: env.DB, Secrets: env.Deps.Secrets}
 	if acts != nil {
 		acts(a)
 	}
