@@ -78,9 +78,9 @@ func (h *handlers) assign(c *gin.Context) {
 		// A user without a pin is pinned to what every client computes; a
 		// pin recorded earlier may decide otherwise.
 		pin, err = assignments.StoredPin(c.Request.Context(), h.deps.DB, h.deps.SDK.Pins, snap.OrgID, exp.ID, req.UserID, dec.Variant)
-	case bucketing.ReasonNotTargeted:
-		// A user assigned before the targeting (or their attributes)
-		// changed stays in; nobody is pinned for being left out.
+	case bucketing.ReasonNotTargeted, bucketing.ReasonHoldout:
+		// A user assigned before the targeting, their attributes or a
+		// holdout changed stays in; nobody is pinned for being left out.
 		pin, err = assignments.ReadPin(c.Request.Context(), h.deps.DB, h.deps.SDK.Pins, exp.ID, req.UserID)
 	}
 	if err == nil && pin != "" && pin != dec.Variant {

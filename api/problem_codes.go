@@ -46,6 +46,10 @@ const (
 	CodeWebhookEndpointNotFound = "webhook_endpoint_not_found" // 404: no such endpoint in the org (or deleted)
 	CodeWebhookEndpointLimit    = "webhook_endpoint_limit"     // 409: the org already has the most endpoints allowed
 
+	// Layers and holdouts (docs/targeting.md).
+	CodeLayerNotFound   = "layer_not_found"   // 404: no such layer in the org
+	CodeHoldoutNotFound = "holdout_not_found" // 404: no such holdout in the org
+
 	// Online evaluators.
 	CodeEvaluatorNotFound    = "evaluator_not_found"    // 404: no such evaluator in the org (or deleted)
 	CodeSecretsNotConfigured = "secrets_not_configured" // 409: the server has no EXPD_SECRETS_KEY to seal a judge's api_key or a signing secret

@@ -155,6 +155,14 @@ func NewRouter(deps Deps) *gin.Engine {
 	dash.GET("/webhook-endpoints/:id", requireAdmin, h.getWebhookEndpoint)                              // webhook_endpoints.go
 	dash.DELETE("/webhook-endpoints/:id", requireAdmin, h.deleteWebhookEndpoint)                        // webhook_endpoints.go
 	dash.GET("/webhook-endpoints/:id/deliveries", requireAdmin, h.listWebhookDeliveries)                // webhook_endpoints.go
+	dash.POST("/layers", requireAdmin, h.createLayer)                                                   // layers.go
+	dash.GET("/layers", requireAdmin, h.listLayers)                                                     // layers.go
+	dash.GET("/layers/:id", requireAdmin, h.getLayer)                                                   // layers.go
+	dash.PUT("/layers/:id", requireAdmin, h.updateLayer)                                                // layers.go
+	dash.POST("/holdouts", requireAdmin, h.createHoldout)                                               // holdouts.go
+	dash.GET("/holdouts", requireAdmin, h.listHoldouts)                                                 // holdouts.go
+	dash.GET("/holdouts/:id", requireAdmin, h.getHoldout)                                               // holdouts.go
+	dash.PUT("/holdouts/:id", requireAdmin, h.updateHoldout)                                            // holdouts.go
 	dash.POST("/runs/backfill", requireAdmin, h.startBackfill)                                          // runs.go
 	dash.POST("/evaluators", requireAdmin, limitBody(evaluatorBodyLimit), h.createEvaluator)            // evaluators.go
 	dash.GET("/evaluators", requireAdmin, h.listEvaluators)                                             // evaluators.go

@@ -87,10 +87,13 @@
 //  1. lifecycle: an experiment that is not running serves one range of one
 //     variant; the user gets it, outside the experiment, with not_running
 //     (draft, scheduled, stopped: control) or shipped (the shipped variant);
-//  2. holdout, layer (reserved: holdout, layer), then targeting: a user
-//     whose attributes do not match the condition gets control, outside
-//     the experiment, with not_targeted, unless the sticky filters or a
-//     stored pin hold them (a pinned user keeps their variant);
+//  2. holdout, layer, then targeting; each gives control, outside the
+//     experiment: holdout when one of the experiment's holdouts holds the
+//     user out, layer when the user's bucket in the experiment's layer
+//     lies outside the experiment's range of it, not_targeted when the
+//     attributes do not match the condition. A user the assigned filter or
+//     a stored pin holds skips the holdout and targeting steps (a pinned
+//     user keeps their variant), never the layer step (ranges never move);
 //  3. sticky filters and stored pin: the user is in the experiment; the
 //     sticky filters' answer (below), replaced by the stored pin when the
 //     current allocation still has its variant;
@@ -101,6 +104,19 @@
 // server and a client (which sees pins only through the sticky filters)
 // give every user the same reason. The decisions of
 // testdata/conformance/scenario.json pin the rules down for every client.
+//
+// # Layers and holdouts
+//
+// A layer and a holdout each have their own id, salt and bucket_count; a
+// user's bucket in one is the bucket formula above with the layer's or
+// holdout's id and salt in place of the experiment's. An experiment of a
+// layer is served a Slot {id, salt, bucket_count, start, end}: its range
+// of the layer, as buckets; the user is in the experiment's part of the
+// layer when start <= bucket < end. A holdout is served to every
+// experiment in its scope as a Slot with start 0: the user is held out
+// when bucket < end. The server turns fractions into bucket bounds once
+// (BucketOfFraction: rounded to nearest), so clients compare integers
+// only.
 //
 // # Stickiness across weight changes
 //

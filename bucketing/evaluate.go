@@ -15,8 +15,8 @@ type ReasonCode string
 const (
 	ReasonNotRunning  ReasonCode = "not_running"  // draft, scheduled or stopped: everyone gets control
 	ReasonShipped     ReasonCode = "shipped"      // everyone gets the shipped variant
-	ReasonHoldout     ReasonCode = "holdout"      // held out of every experiment in scope (not decided yet)
-	ReasonLayer       ReasonCode = "layer"        // another experiment of the layer owns the user (not decided yet)
+	ReasonHoldout     ReasonCode = "holdout"      // held out of every experiment in scope: control, outside the experiment
+	ReasonLayer       ReasonCode = "layer"        // outside the experiment's range of its layer: control, outside the experiment
 	ReasonNotTargeted ReasonCode = "not_targeted" // the targeting condition does not match: control, outside the experiment
 	ReasonPinned      ReasonCode = "pinned"       // a stored pin or the sticky filters keep the user off their bucket's variant
 	ReasonBucketed    ReasonCode = "bucketed"     // the bucket map's variant
@@ -45,6 +45,12 @@ type Served struct {
 	Control string
 	// Targeting is who may enter (nil: everyone); docs/targeting.md.
 	Targeting *targeting.Condition
+	// Holdouts in whose scope the experiment is: a user one holds out
+	// gets control (docs/targeting.md, "Holdouts").
+	Holdouts []Slot
+	// Layer is the experiment's range of its layer (nil: none): a user
+	// outside it gets control (docs/targeting.md, "Layers").
+	Layer *Slot
 }
 
 // Attributes are what a user is known by beyond their id: the input of
@@ -60,12 +66,12 @@ type Decision struct {
 }
 
 // Evaluate decides the variant of userID in s, applying the rules of
-// doc.go ("Decision") in order: the lifecycle (not running, shipped), then
-// targeting (skipped for a user already assigned: a stored pin, "" when
-// none, only the server has them; or the sticky assigned filter), then the
-// sticky filters and the stored pin, then the bucket map. Holdouts and
-// layers will come between the lifecycle and targeting. Reading and
-// recording pins is the caller's business.
+// doc.go ("Decision") in order: the lifecycle (not running, shipped), the
+// holdouts, the layer, targeting (holdouts and targeting are skipped for a
+// user already assigned: a stored pin, "" when none, only the server has
+// them; or the sticky assigned filter), then the sticky filters and the
+// stored pin, then the bucket map. Reading and recording pins is the
+// caller's business.
 func Evaluate(s *Served, userID string, attrs Attributes, pin string) (Decision, error) {
 	d := Digest(s.ID, s.Salt, userID)
 	dec := Decision{Bucket: BucketOfDigest(&d, s.BucketCount)}
@@ -77,8 +83,20 @@ func Evaluate(s *Served, userID string, attrs Attributes, pin string) (Decision,
 		dec.Variant, dec.Reason = mapped, s.Closed
 		return dec, nil
 	}
-	if s.Targeting != nil && pin == "" && !s.Sticky.WasAssigned(&d) && !s.Targeting.Match(attrs) {
-		dec.Variant, dec.Reason = s.Control, ReasonNotTargeted
+	// Whether the user was assigned is read once, and only when asked.
+	assigned := func() bool { return pin != "" || s.Sticky.WasAssigned(&d) }
+	outside := ReasonCode("")
+	switch {
+	case len(s.Holdouts) > 0 && heldOut(s.Holdouts, userID) && !assigned():
+		outside = ReasonHoldout
+	case s.Layer != nil && !s.Layer.Holds(userID):
+		// Ranges never move, so an assigned user is always inside.
+		outside = ReasonLayer
+	case s.Targeting != nil && !s.Targeting.Match(attrs) && !assigned():
+		outside = ReasonNotTargeted
+	}
+	if outside != "" {
+		dec.Variant, dec.Reason = s.Control, outside
 		return dec, nil
 	}
 	dec.Variant, dec.InExperiment, dec.Reason = s.Sticky.Resolve(&d, mapped), true, ReasonBucketed
@@ -89,4 +107,14 @@ func Evaluate(s *Served, userID string, attrs Attributes, pin string) (Decision,
 		dec.Reason = ReasonPinned
 	}
 	return dec, nil
+}
+
+// heldOut tells whether one of the holdouts holds userID out.
+func heldOut(holdouts []Slot, userID string) bool {
+	for i := range holdouts {
+		if holdouts[i].Holds(userID) {
+			return true
+		}
+	}
+	return false
 }

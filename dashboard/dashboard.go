@@ -115,6 +115,7 @@ func (d *Dashboard) Routes(r gin.IRouter) {
 	s.GET("/experiments/:id/runs/:run_id/status", d.runStatus)
 	s.GET("/evaluators", d.evaluatorsPage)
 	s.GET("/evaluators/:id", d.evaluatorPage)
+	s.GET("/layers", d.layersPage)
 	s.GET("/keys", d.requireAdmin, d.keysPage)
 	s.POST("/keys", d.requireAdmin, d.checkCSRF, d.rotateKey)
 	s.GET("/billing", d.billingPage)

@@ -49,7 +49,7 @@ func TestEveryPageCarriesTheSecurityHeaders(t *testing.T) {
 	v := newVisitor(t, env, org.AdminToken)
 	exp := resultstest.Experiment(t, env.DB, org.ID, resultstest.Config("headers"))
 	for _, path := range []string{"/experiments", "/experiments/new", "/experiments/" + exp.ID, "/experiments/" + exp.ID + "/edit",
-		"/experiments/" + exp.ID + "/history", "/experiments/" + exp.ID + "/calls", "/evaluators", "/keys", "/billing", "/sign-in"} {
+		"/experiments/" + exp.ID + "/history", "/experiments/" + exp.ID + "/calls", "/evaluators", "/layers", "/keys", "/billing", "/sign-in"} {
 		p := v.get(path)
 		csp := p.Header.Get("Content-Security-Policy")
 		if !strings.Contains(csp, "script-src 'self' 'nonce-") || !strings.Contains(csp, "frame-ancestors 'none'") || strings.Contains(csp, "unsafe-inline") {

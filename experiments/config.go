@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/expd/expd/bucketing"
+	"github.com/expd/expd/layers"
 	"github.com/expd/expd/sdk/go/targeting"
 	"github.com/expd/expd/stats"
 	"github.com/expd/expd/validate"
@@ -27,6 +28,9 @@ type Config struct {
 	// Targeting is who may enter: a condition over user attributes
 	// (docs/targeting.md); absent or null: everyone.
 	Targeting json.RawMessage `json:"targeting,omitempty"`
+	// Layer places the experiment in a range of a layer
+	// (docs/targeting.md, "Layers"); set at creation only.
+	Layer *LayerPlacement `json:"layer,omitempty"`
 
 	// Inference is "sequential" (the default when empty: always-valid
 	// intervals and p-values, safe to read every day) or "fixed_horizon"
@@ -46,6 +50,29 @@ type Config struct {
 	StopAt         *time.Time `json:"stop_at,omitempty"`
 	ShippedVariant string     `json:"shipped_variant,omitempty"`
 	StatusReason   string     `json:"status_reason,omitempty"`
+}
+
+// LayerPlacement is an experiment's range of a layer: Range is [start,
+// end), fractions of the layer's space, 0 <= start < end <= 1.
+type LayerPlacement struct {
+	ID    string    `json:"id"`
+	Range []float64 `json:"range"`
+}
+
+// Span is the placement's range (zero when it is not two numbers).
+func (p *LayerPlacement) Span() layers.Range {
+	if p == nil || len(p.Range) != 2 {
+		return layers.Range{}
+	}
+	return layers.Range{Start: p.Range[0], End: p.Range[1]}
+}
+
+// Same tells whether two placements are the same layer and range.
+func (p *LayerPlacement) Same(o *LayerPlacement) bool {
+	if p == nil || o == nil {
+		return p == o
+	}
+	return p.ID == o.ID && p.Span() == o.Span()
 }
 
 // Inference modes.

@@ -17,9 +17,12 @@ type Row struct {
 	Salt           string
 	BucketCount    uint32
 	CurrentVersion int
-	CreatedAt      time.Time
-	UpdatedAt      time.Time
-	ShippedAt      *time.Time // set once, by the ship transition
+	// LayerID is the layer the experiment holds a range of (nil: none);
+	// set at creation only.
+	LayerID   *string `gorm:"type:uuid"`
+	CreatedAt time.Time
+	UpdatedAt time.Time
+	ShippedAt *time.Time // set once, by the ship transition
 	// SignalPendingSince: the lifecycle workflow is owed a signal (it has a
 	// scheduled step to arm) since then; nil when nothing is owed.
 	SignalPendingSince *time.Time

@@ -61,6 +61,12 @@ func (s Store) Create(ctx context.Context, orgID, actor string, cfg Config) (Exp
 	}
 	var out Experiment
 	err = s.DB.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+		if cfg.Layer != nil {
+			if err := reserveRange(tx, orgID, cfg.Layer); err != nil {
+				return err
+			}
+			exp.LayerID = &cfg.Layer.ID
+		}
 		if err := tx.Create(&exp).Error; err != nil {
 			if database.IsUniqueViolation(err) {
 				return ErrNameTaken
@@ -102,6 +108,9 @@ func (s Store) Patch(ctx context.Context, orgID, idOrName, actor string, ifMatch
 			return Config{}, err
 		}
 		cfg, err := DecodeConfig(merged, true)
+		if err == nil && cur.Layer != nil && cfg.Layer == nil {
+			return cfg, validate.New("layer", "%s", layerFixed)
+		}
 		if err == nil && complete != nil {
 			complete(&cfg)
 		}
@@ -137,6 +146,11 @@ func (s Store) update(ctx context.Context, orgID, idOrName, actor string, ifMatc
 			cfg.BucketCount = exp.BucketCount
 		} else if cfg.BucketCount != exp.BucketCount {
 			errs.Add("bucket_count", "cannot change: it is a frozen bucketing input for the experiment's life")
+		}
+		if cfg.Layer == nil {
+			cfg.Layer = cur.Layer
+		} else if !cfg.Layer.Same(cur.Layer) {
+			errs.Add("layer", "%s", layerFixed)
 		}
 		if err := requestable(cfg.Status); err != nil {
 			errs.Add("status", "%s", validate.Fields(err)[0].Reason)

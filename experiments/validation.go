@@ -21,8 +21,8 @@ import (
 // Bounds of a config; documented in README.md ("Experiment configs").
 const (
 	MaxNameLen      = 128
-	MinSaltLen      = 8
-	MaxSaltLen      = 64
+	MinSaltLen      = validate.MinSaltLen
+	MaxSaltLen      = validate.MaxSaltLen
 	MaxVariants     = 20
 	MaxMetrics      = 50
 	MaxPromptBytes  = 64 << 10
@@ -34,7 +34,6 @@ const (
 
 var (
 	namePattern    = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]*$`)
-	saltPattern    = regexp.MustCompile(`^[A-Za-z0-9_-]+$`)
 	variantPattern = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$`)
 
 	metricCategories = set("primary", "secondary", "guardrail")
@@ -66,14 +65,7 @@ func (c *Config) Validate() error {
 	case uuid.Validate(c.Name) == nil:
 		errs.Add("name", "must not be a UUID: experiments are addressed by id or name, so a UUID-shaped name would be ambiguous")
 	}
-	switch {
-	case c.Salt == "":
-		errs.Add("salt", "is required")
-	case len(c.Salt) < MinSaltLen || len(c.Salt) > MaxSaltLen:
-		errs.Add("salt", "must be %d to %d characters", MinSaltLen, MaxSaltLen)
-	case !saltPattern.MatchString(c.Salt):
-		errs.Add("salt", "must use only letters, digits, '_' and '-'")
-	}
+	errs.Salt("salt", c.Salt)
 	if c.BucketCount == 0 {
 		errs.Add("bucket_count", "is required (1 to %d)", bucketing.MaxBucketCount)
 	} else if c.BucketCount > bucketing.MaxBucketCount {
@@ -91,6 +83,7 @@ func (c *Config) Validate() error {
 			errs.Add(targeting.ProblemField(fe), "%s", fe.Reason)
 		}
 	}
+	c.validateLayer(&errs)
 	c.validateVariants(&errs)
 	c.validateMetrics(&errs)
 	c.validateInference(&errs)
@@ -389,4 +382,33 @@ func checkJSONText(errs *validate.Errors, field, key string, v any) {
 			checkJSONText(errs, field+"."+k, k, item)
 		}
 	}
+}
+
+// validateLayer checks the placement's shape; the layer's existence and
+// the overlap with other experiments' ranges are checked when stored
+// (Store.Create).
+func (c *Config) validateLayer(errs *validate.Errors) {
+	if c.Layer == nil {
+		return
+	}
+	if uuid.Validate(c.Layer.ID) != nil {
+		errs.Add("layer.id", "must be the id of one of the org's layers")
+	}
+	r := c.Layer.Range
+	switch {
+	case len(r) != 2:
+		errs.Add("layer.range", "must be [start, end]: two fractions of the layer, 0 <= start < end <= 1")
+	case r[0] < 0 || r[1] > 1 || r[0] >= r[1]:
+		errs.Add("layer.range", "must satisfy 0 <= start < end <= 1; got [%g, %g]", r[0], r[1])
+	}
+}
+
+// ValidateMetrics checks a list of metric definitions as a config's
+// (holdouts measure theirs with the same rules); field names start with
+// "metrics".
+func ValidateMetrics(ms []Metric) error {
+	var errs validate.Errors
+	c := Config{Metrics: ms}
+	c.validateMetrics(&errs)
+	return errs.Err()
 }

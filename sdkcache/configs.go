@@ -12,6 +12,8 @@ import (
 	"github.com/expd/expd/assignments"
 	"github.com/expd/expd/bucketing"
 	"github.com/expd/expd/experiments"
+	"github.com/expd/expd/holdouts"
+	"github.com/expd/expd/layers"
 	"github.com/expd/expd/orgs"
 	"github.com/expd/expd/plans"
 	"github.com/expd/expd/telemetry"
@@ -100,11 +102,15 @@ func (c *Configs) revalidate(ctx context.Context, orgID string, e *configEntry) 
 	if err != nil {
 		return nil, fmt.Errorf("load config of org %s: %w", orgID, err)
 	}
-	pins, err := c.pinsToKeep(ctx, list)
+	sc, err := c.scopes(ctx, orgID)
 	if err != nil {
 		return nil, err
 	}
-	s, err := newSnapshot(orgID, org.ConfigVersion, plan, list, pins)
+	pins, err := c.pinsToKeep(ctx, list, sc)
+	if err != nil {
+		return nil, err
+	}
+	s, err := newSnapshot(orgID, org.ConfigVersion, plan, list, pins, sc)
 	if err != nil {
 		return nil, err
 	}
@@ -115,14 +121,16 @@ func (c *Configs) revalidate(ctx context.Context, orgID string, e *configEntry) 
 }
 
 // pinsToKeep reads the pins of every running experiment whose weights have
-// changed since version 1, or that is targeted, from which the snapshot
-// builds the sticky filters (and the assigned filter that keeps pinned
-// users in when the targeting or their attributes change). Version 1
-// without targeting cannot have moved anyone, so it costs nothing.
-func (c *Configs) pinsToKeep(ctx context.Context, list []experiments.Experiment) (map[string][]bucketing.PinnedUser, error) {
+// changed since version 1, that is targeted, or that a holdout covers, from
+// which the snapshot builds the sticky filters (and the assigned filter
+// that keeps pinned users in when the targeting, their attributes or a
+// holdout change). Version 1 without targeting or holdout cannot have
+// moved anyone, so it costs nothing.
+func (c *Configs) pinsToKeep(ctx context.Context, list []experiments.Experiment, sc scopes) (map[string][]bucketing.PinnedUser, error) {
 	pins := map[string][]bucketing.PinnedUser{}
-	for _, e := range list {
-		if e.Status != experiments.StatusRunning || (e.Version <= 1 && !e.Targeted()) {
+	for i := range list {
+		e := &list[i]
+		if e.Status != experiments.StatusRunning || (e.Version <= 1 && !e.Targeted() && len(sc.holdoutsOf(e)) == 0) {
 			continue
 		}
 		p, err := assignments.PinnedUsers(ctx, c.db, e.ID)
@@ -132,4 +140,20 @@ func (c *Configs) pinsToKeep(ctx context.Context, list []experiments.Experiment)
 		pins[e.ID] = p
 	}
 	return pins, nil
+}
+
+// scopes reads the org's layers and holdouts.
+func (c *Configs) scopes(ctx context.Context, orgID string) (scopes, error) {
+	list, err := layers.Store{DB: c.db}.List(ctx, orgID)
+	if err != nil {
+		return scopes{}, fmt.Errorf("load layers of org %s: %w", orgID, err)
+	}
+	sc := scopes{layers: make(map[string]layers.Layer, len(list))}
+	for _, l := range list {
+		sc.layers[l.ID] = l
+	}
+	if sc.holdouts, err = (holdouts.Store{DB: c.db}).List(ctx, orgID); err != nil {
+		return scopes{}, fmt.Errorf("load holdouts of org %s: %w", orgID, err)
+	}
+	return sc, nil
 }

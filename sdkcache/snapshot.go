@@ -7,6 +7,8 @@ import (
 
 	"github.com/expd/expd/bucketing"
 	"github.com/expd/expd/experiments"
+	"github.com/expd/expd/holdouts"
+	"github.com/expd/expd/layers"
 	"github.com/expd/expd/plans"
 	"github.com/expd/expd/sdk/go/targeting"
 )
@@ -59,14 +61,34 @@ type configExperiment struct {
 	BucketMap   bucketing.Map                  `json:"bucket_map"`
 	Sticky      *bucketing.Sticky              `json:"sticky,omitempty"`
 	Targeting   json.RawMessage                `json:"targeting,omitempty"`
+	Holdouts    []bucketing.Slot               `json:"holdouts,omitempty"`
+	Layer       *bucketing.Slot                `json:"layer,omitempty"`
 	Variants    map[string]experiments.Variant `json:"variants"`
 	Metrics     []experiments.Metric           `json:"metrics"`
 }
 
+// scopes are the org's layers (by id) and holdouts: what turns an
+// experiment's range and the holdouts covering it into slots.
+type scopes struct {
+	layers   map[string]layers.Layer
+	holdouts []holdouts.Holdout
+}
+
+// holdoutsOf are the held-out slots of the holdouts covering e.
+func (sc scopes) holdoutsOf(e *experiments.Experiment) []bucketing.Slot {
+	var out []bucketing.Slot
+	for i := range sc.holdouts {
+		if sc.holdouts[i].Covers(layerOf(e)) {
+			out = append(out, sc.holdouts[i].Slot())
+		}
+	}
+	return out
+}
+
 // newSnapshot builds a snapshot from the org's experiments (any status) at
 // config_version; pins are the stored pins of experiments whose weights
-// changed, by experiment id.
-func newSnapshot(orgID string, version int64, plan plans.Name, exps []experiments.Experiment, pins map[string][]bucketing.PinnedUser) (*Snapshot, error) {
+// changed, that are targeted or in a holdout's scope, by experiment id.
+func newSnapshot(orgID string, version int64, plan plans.Name, exps []experiments.Experiment, pins map[string][]bucketing.PinnedUser, sc scopes) (*Snapshot, error) {
 	body := configBody{ConfigVersion: version, Experiments: []configExperiment{}}
 	s := &Snapshot{OrgID: orgID, ConfigVersion: version, Plan: plan, ETag: ETag(version), byKey: make(map[string]*Experiment, 2*len(exps))}
 	views := make([]*Experiment, 0, len(exps))
@@ -78,6 +100,12 @@ func newSnapshot(orgID string, version int64, plan plans.Name, exps []experiment
 		if e.Targeted() {
 			wire.Targeting = e.Targeting
 		}
+		if l, ok := sc.layers[layerOf(e)]; ok {
+			r := e.Layer.Span()
+			slot := l.Slot(r.Start, r.End)
+			wire.Layer = &slot
+		}
+		wire.Holdouts = sc.holdoutsOf(e)
 		if wire.Variants == nil {
 			wire.Variants = map[string]experiments.Variant{}
 		}
@@ -91,8 +119,9 @@ func newSnapshot(orgID string, version int64, plan plans.Name, exps []experiment
 		view := &Experiment{Served: wire.served(), Name: e.Name, Status: e.Status, Reason: wire.Reason}
 		if p := pins[e.ID]; serves == "" && len(p) > 0 {
 			view.Sticky = bucketing.BuildSticky(e.ID, e.Salt, e.BucketCount, e.BucketMap, func(v string) bool { return view.Allocated[v] }, p)
-			if e.Targeted() {
-				// Assigned users stay in when the targeting changes.
+			if e.Targeted() || len(wire.Holdouts) > 0 {
+				// Assigned users stay in when the targeting or a holdout
+				// changes.
 				if view.Sticky == nil {
 					view.Sticky = &bucketing.Sticky{}
 				}
@@ -140,7 +169,7 @@ func served(e *experiments.Experiment) (variant, reason string) {
 // shared decision vectors go through it too.
 func (c *configExperiment) served() bucketing.Served {
 	s := bucketing.Served{ID: c.ID, Salt: c.Salt, BucketCount: c.BucketCount, BucketMap: c.BucketMap, Sticky: c.Sticky,
-		Allocated: make(map[string]bool, len(c.Allocation)), Control: c.Control}
+		Allocated: make(map[string]bool, len(c.Allocation)), Control: c.Control, Holdouts: c.Holdouts, Layer: c.Layer}
 	if len(c.Targeting) > 0 {
 		// Validated when saved; a condition that no longer compiles
 		// matches no one rather than everyone.
@@ -161,6 +190,14 @@ func (c *configExperiment) served() bucketing.Served {
 		s.Closed = bucketing.ReasonNotRunning
 	}
 	return s
+}
+
+// layerOf is the id of the layer e holds a range of, "" when none.
+func layerOf(e *experiments.Experiment) string {
+	if e.Layer == nil {
+		return ""
+	}
+	return e.Layer.ID
 }
 
 func firstNonEmpty(a, b string) string {

@@ -12,6 +12,10 @@ const (
 	MaxIDLen = 128
 	// MaxNameLen bounds a metric-style name (business_metric, a score's name).
 	MaxNameLen = 128
+	// A salt (an experiment's, a layer's, a holdout's): a frozen bucketing
+	// input, MinSaltLen to MaxSaltLen letters, digits, '_' and '-'.
+	MinSaltLen = 8
+	MaxSaltLen = 64
 )
 
 var (
@@ -19,7 +23,20 @@ var (
 	idPattern = regexp.MustCompile(`^[\x21-\x7e]+$`)
 	// Letters, digits, '.', '_', ':' and '-', starting with a letter or digit.
 	namePattern = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._:-]*$`)
+	saltPattern = regexp.MustCompile(`^[A-Za-z0-9_-]+$`)
 )
+
+// Salt checks a required salt.
+func (e *Errors) Salt(field, v string) {
+	switch {
+	case v == "":
+		e.Add(field, "is required")
+	case len(v) < MinSaltLen || len(v) > MaxSaltLen:
+		e.Add(field, "must be %d to %d characters", MinSaltLen, MaxSaltLen)
+	case !saltPattern.MatchString(v):
+		e.Add(field, "must use only letters, digits, '_' and '-'")
+	}
+}
 
 // ID checks a required id: 1 to MaxIDLen printable ASCII characters
 // without spaces.

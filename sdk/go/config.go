@@ -26,6 +26,8 @@ type experiment struct {
 	BucketMap   []Range            `json:"bucket_map"`
 	Sticky      *Sticky            `json:"sticky"`
 	Targeting   json.RawMessage    `json:"targeting"`
+	Holdouts    []slot             `json:"holdouts"`
+	Layer       *slot              `json:"layer"`
 	Variants    map[string]Variant `json:"variants"`
 
 	ranges    BucketMap
@@ -75,6 +77,16 @@ func parseConfig(body []byte, etag string) (*snapshot, error) {
 				e.targeting = targeting.Nobody
 			}
 		}
+		for i := range e.Holdouts {
+			if err := e.Holdouts[i].prepare(); err != nil {
+				return nil, fmt.Errorf("experiment %q: holdout: %w", e.Name, err)
+			}
+		}
+		if e.Layer != nil {
+			if err := e.Layer.prepare(); err != nil {
+				return nil, fmt.Errorf("experiment %q: layer: %w", e.Name, err)
+			}
+		}
 		e.ranges = NewBucketMap(e.BucketMap)
 		e.closed = closedBy(e.Status)
 		e.prefix = e.ID + "." + e.Salt + "."
@@ -85,4 +97,31 @@ func parseConfig(body []byte, etag string) (*snapshot, error) {
 		s.byKey[e.ID] = e
 	}
 	return s, nil
+}
+
+// slot is a range of a layer's or a holdout's own bucket space (the
+// server's bucketing/doc.go, "Layers and holdouts"): the user is in it
+// when start <= their bucket there < end.
+type slot struct {
+	ID          string `json:"id"`
+	Salt        string `json:"salt"`
+	BucketCount uint32 `json:"bucket_count"`
+	Start       uint32 `json:"start"`
+	End         uint32 `json:"end"`
+	prefix      string
+}
+
+func (s *slot) holds(userID string) bool {
+	d := digest(s.prefix, userID)
+	b := bucketOfDigest(&d, s.BucketCount)
+	return s.Start <= b && b < s.End
+}
+
+// prepare checks the slot and encodes its hash prefix once.
+func (s *slot) prepare() error {
+	if s.BucketCount == 0 || s.Start > s.End {
+		return fmt.Errorf("%q: bucket_count must be positive and start <= end", s.ID)
+	}
+	s.prefix = s.ID + "." + s.Salt + "."
+	return nil
 }

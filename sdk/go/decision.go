@@ -5,8 +5,7 @@ package expd
 // repository, "Decision").
 type ReasonCode string
 
-// The reason codes. Holdout and layer are reserved for holdouts and
-// layers; nothing decides them yet.
+// The reason codes.
 const (
 	ReasonNotRunning  ReasonCode = "not_running"  // draft, scheduled or stopped: control for everyone
 	ReasonShipped     ReasonCode = "shipped"      // the shipped variant for everyone
@@ -46,9 +45,10 @@ func (d Decision) outside() bool {
 	return d.ReasonCode == ReasonNotTargeted || d.ReasonCode == ReasonHoldout || d.ReasonCode == ReasonLayer
 }
 
-// decide is the user's assignment: the lifecycle, then targeting (not for
-// a user the assigned filter holds), then the sticky filters, then the
-// bucket map. ok is false when the map leaves the bucket unowned.
+// decide is the user's assignment: the lifecycle, the holdouts, the
+// layer, targeting (holdouts and targeting not for a user the assigned
+// filter holds), then the sticky filters, then the bucket map. ok is false
+// when the map leaves the bucket unowned.
 func (e *experiment) decide(userID string, attrs map[string]any) (dec Decision, ok bool) {
 	d := digest(e.prefix, userID)
 	mapped, ok := e.ranges.Lookup(bucketOfDigest(&d, e.BucketCount))
@@ -58,12 +58,31 @@ func (e *experiment) decide(userID string, attrs map[string]any) (dec Decision, 
 	if e.closed != "" {
 		return Decision{Variant: mapped, ReasonCode: e.closed}, true
 	}
-	if e.targeting != nil && !e.Sticky.wasAssigned(&d) && !e.targeting.Match(attrs) {
-		return Decision{Variant: e.Control, ReasonCode: ReasonNotTargeted}, true
+	outside := ReasonCode("")
+	switch {
+	case len(e.Holdouts) > 0 && e.heldOut(userID) && !e.Sticky.wasAssigned(&d):
+		outside = ReasonHoldout
+	case e.Layer != nil && !e.Layer.holds(userID):
+		outside = ReasonLayer // ranges never move: an assigned user is inside
+	case e.targeting != nil && !e.targeting.Match(attrs) && !e.Sticky.wasAssigned(&d):
+		outside = ReasonNotTargeted
+	}
+	if outside != "" {
+		return Decision{Variant: e.Control, ReasonCode: outside}, true
 	}
 	dec = Decision{Variant: e.Sticky.resolve(&d, mapped), InExperiment: true, ReasonCode: ReasonBucketed}
 	if dec.Variant != mapped {
 		dec.ReasonCode = ReasonPinned
 	}
 	return dec, true
+}
+
+// heldOut tells whether one of the experiment's holdouts holds userID out.
+func (e *experiment) heldOut(userID string) bool {
+	for i := range e.Holdouts {
+		if e.Holdouts[i].holds(userID) {
+			return true
+		}
+	}
+	return false
 }

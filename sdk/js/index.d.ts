@@ -48,7 +48,7 @@ export interface ClientOptions {
 /** A user's attributes for targeting conditions: JSON values. */
 export type Attributes = Record<string, unknown>;
 
-/** Why a user got their variant (the reason_code of POST /v1/assign); holdout and layer are reserved. */
+/** Why a user got their variant (the reason_code of POST /v1/assign). */
 export type ReasonCode = 'not_running' | 'shipped' | 'holdout' | 'layer' | 'not_targeted' | 'pinned' | 'bucketed';
 
 /** A user's assignment in one experiment, as POST /v1/assign decides it. */

@@ -1,11 +1,30 @@
 import { BucketMap, Sticky, bucketOfDigest, digestOf } from './bucketing.js';
-import { BUCKETED, NOT_TARGETED, PINNED, closedBy, decision } from './decision.js';
+import { BUCKETED, HOLDOUT, LAYER, NOT_TARGETED, PINNED, closedBy, decision } from './decision.js';
 import { ConditionError, compileCondition } from './targeting.js';
 
 /** The config body does not have the shape of the wire contract. */
 export class ConfigError extends Error {}
 
 let generations = 0;
+
+/** A range of a layer's or a holdout's own bucket space: the user is in it when start <= bucket < end. */
+class Slot {
+  constructor(raw) {
+    this.bucketCount = Number(raw.bucket_count);
+    this.start = Number(raw.start ?? 0);
+    this.end = Number(raw.end);
+    if (!Number.isInteger(this.bucketCount) || this.bucketCount <= 0 || !Number.isInteger(this.start) ||
+        !Number.isInteger(this.end) || this.start > this.end) {
+      throw new Error(`slot ${raw.id}: bucket_count must be a positive integer and start <= end`);
+    }
+    this.prefix = `${raw.id}.${raw.salt}.`;
+  }
+
+  holds(userId) {
+    const b = bucketOfDigest(digestOf(this.prefix, userId), this.bucketCount);
+    return this.start <= b && b < this.end;
+  }
+}
 
 /** One experiment as GET /v1/config serves it, ready for local assignment. */
 export class Experiment {
@@ -17,6 +36,8 @@ export class Experiment {
       this.bucketCount = Number(raw.bucket_count);
       this.bucketMap = new BucketMap(raw.bucket_map);
       this.sticky = raw.sticky ? new Sticky(raw.sticky) : null;
+      this.holdouts = (raw.holdouts ?? []).map((h) => new Slot(h));
+      this.layer = raw.layer ? new Slot(raw.layer) : null;
     } catch (err) {
       throw new ConfigError(`experiment ${raw?.name ?? raw?.id}: ${err.message}`);
     }
@@ -44,15 +65,18 @@ export class Experiment {
     this.gen = ++generations;
   }
 
-  /** The user's decision (lifecycle, targeting, sticky filters, bucket map); null if the map leaves the bucket unowned. */
+  /** The user's decision (lifecycle, holdouts, layer, targeting, sticky filters, bucket map); null if the map leaves the bucket unowned. */
   decide(userId, attributes = null) {
     const d = digestOf(this.prefix, userId);
     const mapped = this.bucketMap.variantFor(bucketOfDigest(d, this.bucketCount));
     if (mapped === null) return null;
     if (this.closed !== null) return decision(mapped, false, this.closed);
-    if (this.targeting !== null && !(this.sticky?.wasAssigned(d) ?? false) && !this.targeting(attributes ?? {})) {
-      return decision(this.control ?? mapped, false, NOT_TARGETED);
-    }
+    const assigned = () => this.sticky?.wasAssigned(d) ?? false;
+    let outside = null;
+    if (this.holdouts.length > 0 && this.holdouts.some((h) => h.holds(userId)) && !assigned()) outside = HOLDOUT;
+    else if (this.layer !== null && !this.layer.holds(userId)) outside = LAYER; // ranges never move: an assigned user is inside
+    else if (this.targeting !== null && !this.targeting(attributes ?? {}) && !assigned()) outside = NOT_TARGETED;
+    if (outside !== null) return decision(this.control ?? mapped, false, outside);
     const variant = this.sticky === null ? mapped : this.sticky.resolve(d, mapped);
     return decision(variant, true, variant === mapped ? BUCKETED : PINNED);
   }

@@ -7,7 +7,7 @@ import itertools
 from typing import Any, Dict, List, Mapping, Optional
 
 from ._bucketing import BucketMap, Sticky
-from ._decision import BUCKETED, NOT_TARGETED, PINNED, Decision, closed_by
+from ._decision import BUCKETED, HOLDOUT, LAYER, NOT_TARGETED, PINNED, Decision, closed_by
 from ._targeting import ConditionError, compile_condition
 
 # One number per parsed experiment: variants the exposure log caches are valid for it only.
@@ -18,12 +18,30 @@ class ConfigError(ValueError):
     """The config body does not have the shape of the wire contract."""
 
 
+class Slot:
+    """A range of a layer's or a holdout's own bucket space: the user is in it when start <= bucket < end."""
+
+    __slots__ = ("_hash_prefix", "bucket_count", "start", "end")
+
+    def __init__(self, raw: Mapping[str, Any]) -> None:
+        self.bucket_count = int(raw["bucket_count"])
+        self.start = int(raw.get("start") or 0)
+        self.end = int(raw["end"])
+        if self.bucket_count <= 0 or self.start > self.end:
+            raise ValueError(f"slot {raw.get('id')!r}: bucket_count must be positive and start <= end")
+        self._hash_prefix = f"{raw['id']}.{raw['salt']}.".encode("utf-8")
+
+    def holds(self, user_id: str) -> bool:
+        digest = hashlib.sha256(self._hash_prefix + user_id.encode("utf-8")).digest()
+        return self.start <= int.from_bytes(digest[:8], "big") % self.bucket_count < self.end
+
+
 class Experiment:
     """One experiment as the config serves it, ready for local assignment."""
 
     __slots__ = (
         "id", "name", "version", "salt", "bucket_count", "control",
-        "variants", "bucket_map", "sticky", "closed", "targeting", "_hash_prefix", "gen",
+        "variants", "bucket_map", "sticky", "closed", "targeting", "holdouts", "layer", "_hash_prefix", "gen",
     )
 
     def __init__(self, raw: Mapping[str, Any]) -> None:
@@ -34,6 +52,8 @@ class Experiment:
             self.bucket_count: int = int(raw["bucket_count"])
             self.bucket_map = BucketMap(raw["bucket_map"])
             sticky = Sticky(raw.get("sticky") or {})
+            self.holdouts = tuple(Slot(h) for h in raw.get("holdouts") or ())
+            self.layer: Optional[Slot] = Slot(raw["layer"]) if raw.get("layer") is not None else None
         except (KeyError, TypeError, ValueError) as exc:
             raise ConfigError(f"experiment {raw.get('name') or raw.get('id')!r}: {exc!r}") from exc
         if self.bucket_count <= 0:
@@ -62,18 +82,27 @@ class Experiment:
         return int.from_bytes(digest[:8], "big") % self.bucket_count
 
     def decide(self, user_id: str, attributes: Optional[Mapping[str, Any]] = None) -> Optional[Decision]:
-        """The user's decision (lifecycle, targeting, sticky filters, bucket map), or None if the map leaves the bucket unowned."""
+        """The user's decision (lifecycle, holdouts, layer, targeting, sticky filters, bucket map), or None if the map leaves the bucket unowned."""
         digest = hashlib.sha256(self._hash_prefix + user_id.encode("utf-8")).digest()
         mapped = self.bucket_map.variant_for(int.from_bytes(digest[:8], "big") % self.bucket_count)
         if mapped is None:
             return None
         if self.closed is not None:
             return Decision(mapped, False, self.closed)
-        if (self.targeting is not None and not (self.sticky is not None and self.sticky.was_assigned(digest))
-                and not self.targeting(attributes or {})):
-            return Decision(self.control or mapped, False, NOT_TARGETED)
+        outside = None
+        if self.holdouts and any(h.holds(user_id) for h in self.holdouts) and not self._assigned(digest):
+            outside = HOLDOUT
+        elif self.layer is not None and not self.layer.holds(user_id):
+            outside = LAYER  # ranges never move: an assigned user is inside
+        elif self.targeting is not None and not self.targeting(attributes or {}) and not self._assigned(digest):
+            outside = NOT_TARGETED
+        if outside is not None:
+            return Decision(self.control or mapped, False, outside)
         variant = mapped if self.sticky is None else self.sticky.resolve(digest, mapped)
         return Decision(variant, True, BUCKETED if variant == mapped else PINNED)
+
+    def _assigned(self, digest: bytes) -> bool:
+        return self.sticky is not None and self.sticky.was_assigned(digest)
 
     def prompt_of(self, variant: str) -> Optional[str]:
         """Return the variant's prompt text, or None when it has none."""

@@ -2,21 +2,22 @@
 
 Rules (``bucketing/doc.go`` of the repository, "Decision"), in order: the
 lifecycle (an experiment that is not running serves one variant to
-everyone, outside the experiment), then targeting (control, outside the
-experiment, for a user who does not match and whom the assigned filter
-does not hold), then the sticky filters, then the bucket map.
+everyone, outside the experiment), then the holdouts, the layer and
+targeting (control, outside the experiment, for a user a holdout holds
+out, whose layer bucket lies outside the experiment's range, or who does
+not match; holdouts and targeting not for a user the assigned filter
+holds), then the sticky filters, then the bucket map.
 """
 
 from __future__ import annotations
 
 from typing import NamedTuple, Optional
 
-# Reason codes. holdout and layer are reserved for holdouts and layers;
-# nothing decides them yet.
+# Reason codes.
 NOT_RUNNING = "not_running"  # draft, scheduled or stopped: control for everyone
 SHIPPED = "shipped"  # the shipped variant for everyone
-HOLDOUT = "holdout"
-LAYER = "layer"
+HOLDOUT = "holdout"  # held out of every experiment in scope: control, outside the experiment
+LAYER = "layer"  # outside the experiment's range of its layer: control, outside the experiment
 NOT_TARGETED = "not_targeted"  # the targeting condition does not match: control, outside the experiment
 PINNED = "pinned"  # the sticky filters keep the user off their bucket's variant
 BUCKETED = "bucketed"  # the bucket map's variant

@@ -89,6 +89,9 @@ func decisions() (Decisions, error) {
 	if err := addTargeted(&ds); err != nil {
 		return ds, err
 	}
+	if err := addLayered(&ds); err != nil {
+		return ds, err
+	}
 	return ds, checkDecisions(ds)
 }
 
@@ -272,6 +275,7 @@ func checkDecisions(ds Decisions) error {
 		if e.Status == "shipped" {
 			s.Closed = bucketing.ReasonShipped
 		}
+		s.Holdouts, s.Layer = e.Holdouts, e.Layer
 		if e.Targeting != nil {
 			cond, errs := targeting.Compile(e.Targeting)
 			if len(errs) > 0 {
@@ -289,9 +293,177 @@ func checkDecisions(ds Decisions) error {
 		}
 		seen[c.ReasonCode] = true
 	}
-	for _, code := range []bucketing.ReasonCode{bucketing.ReasonNotRunning, bucketing.ReasonShipped, bucketing.ReasonNotTargeted, bucketing.ReasonPinned, bucketing.ReasonBucketed} {
+	for _, code := range []bucketing.ReasonCode{bucketing.ReasonNotRunning, bucketing.ReasonShipped, bucketing.ReasonHoldout, bucketing.ReasonLayer,
+		bucketing.ReasonNotTargeted, bucketing.ReasonPinned, bucketing.ReasonBucketed} {
 		if !seen[code] {
 			return fmt.Errorf("decisions: no case of %s", code)
+		}
+	}
+	return nil
+}
+
+// The layer and holdout of the layered cases: two experiments split the
+// layer at 40 %, the holdout holds out 20 %.
+var (
+	decisionLayer   = bucketing.Slot{ID: "5a1d0c3e-00a0-4a7b-9c2d-3e4f5a6b7ca0", Salt: "layer-salt", BucketCount: 1000}
+	decisionHoldout = bucketing.Slot{ID: "5a1d0c3e-00b0-4a7b-9c2d-3e4f5a6b7cb0", Salt: "holdout-salt", BucketCount: 1000, Start: 0, End: 200}
+)
+
+// addLayered adds the holdout and layer cases, every reason alone and
+// combined: two experiments sharing a layer ([0, 0.4) and [0.4, 1)), one
+// in the holdout's scope only, a stopped one in both (the lifecycle
+// first), a targeted one in both, and a targeted one in both after a weight
+// change whose assigned filter keeps assigned users in although the
+// holdout (grown since) or the targeting would keep them out. Expected
+// answers follow the rules (doc.go, "Decision") from Slot.Holds and the
+// maps, not from Evaluate.
+func addLayered(ds *Decisions) error {
+	alloc := []bucketing.Slice{{Variant: "control", Weight: 50}, {Variant: "treatment", Weight: 50}}
+	m, err := bucketing.InitialMap(alloc, decisionBuckets)
+	if err != nil {
+		return err
+	}
+	inLayer := func(start, end uint32) *bucketing.Slot {
+		l := decisionLayer
+		l.Start, l.End = start, end
+		return &l
+	}
+	left := decisionExperiment("5a1d0c3e-0010-4a7b-9c2d-3e4f5a6b7c10", "layer-left", "running", alloc, m)
+	left.Layer = inLayer(0, 400)
+	right := decisionExperiment("5a1d0c3e-0011-4a7b-9c2d-3e4f5a6b7c11", "layer-right", "running", alloc, m)
+	right.Layer = inLayer(400, 1000)
+	held := decisionExperiment("5a1d0c3e-0012-4a7b-9c2d-3e4f5a6b7c12", "held", "running", alloc, m)
+	held.Holdouts = []bucketing.Slot{decisionHoldout}
+	stopped := decisionExperiment("5a1d0c3e-0013-4a7b-9c2d-3e4f5a6b7c13", "layered-stopped", "stopped", alloc,
+		bucketing.Map{{Variant: "control", Start: 0, End: decisionBuckets}})
+	stopped.Reason, stopped.Holdouts, stopped.Layer = "stopped", []bucketing.Slot{decisionHoldout}, inLayer(0, 400)
+	all := decisionExperiment("5a1d0c3e-0014-4a7b-9c2d-3e4f5a6b7c14", "layered-targeted", "running", alloc, m)
+	all.Holdouts, all.Layer, all.Targeting = []bucketing.Slot{decisionHoldout}, inLayer(400, 1000), proUsersInEurope
+	ds.Configs[0].Experiments = append(ds.Configs[0].Experiments, left, right, held, stopped, all)
+
+	type kind struct {
+		exp                 string
+		holdout, layer, tgt bool // held out, outside the range, not matching
+	}
+	taken := map[kind]int{}
+	for i := range 2000 {
+		u := fmt.Sprintf("layered-%d", i)
+		a := targetedAttributes[i%len(targetedAttributes)]
+		h := decisionHoldout.Holds(u)
+		for _, e := range []Experiment{left, right, held, stopped, all} {
+			out := e.Layer != nil && !e.Layer.Holds(u)
+			k := kind{e.Name, h && e.Holdouts != nil, out, e.Targeting != nil && !a.match}
+			if taken[k] == 2 {
+				continue
+			}
+			taken[k]++
+			c := DecisionCase{Experiment: e.Name, UserID: u, Attributes: a.attrs, Variant: "control"}
+			switch {
+			case e.Status != "running":
+				c.ReasonCode = bucketing.ReasonNotRunning
+			case k.holdout:
+				c.ReasonCode = bucketing.ReasonHoldout
+			case k.layer:
+				c.ReasonCode = bucketing.ReasonLayer
+			case k.tgt:
+				c.ReasonCode = bucketing.ReasonNotTargeted
+			default:
+				c.Variant, _ = m.Lookup(bucketing.Bucket(e.ID, e.Salt, u, decisionBuckets))
+				c.InExperiment, c.ReasonCode = true, bucketing.ReasonBucketed
+			}
+			ds.Cases = append(ds.Cases, c)
+		}
+	}
+	// Every combination the two layer experiments and the targeted one can
+	// meet: in range or not, held out or not, matching or not.
+	for _, b := range []bool{false, true} {
+		for _, k := range []kind{{"layer-left", false, b, false}, {"layer-right", false, b, false}, {"held", b, false, false}} {
+			if taken[k] == 0 {
+				return fmt.Errorf("decisions: no layered user of kind %+v", k)
+			}
+		}
+		for _, h := range []bool{false, true} {
+			for _, t := range []bool{false, true} {
+				if k := (kind{"layered-targeted", h, b, t}); taken[k] == 0 {
+					return fmt.Errorf("decisions: no layered user of kind %+v", k)
+				}
+			}
+		}
+	}
+	return addLayeredAssigned(ds, inLayer(400, 1000))
+}
+
+// addLayeredAssigned adds a targeted experiment of the layer and the
+// holdout after a weight change: users assigned before (the assigned
+// filter holds them) stay in whether held out or not matching; never when
+// outside the range (a user the filter holds by a false positive is).
+func addLayeredAssigned(ds *Decisions, layer *bucketing.Slot) error {
+	sp := specs[0]
+	id := "5a1d0c3e-0015-4a7b-9c2d-3e4f5a6b7c15"
+	before, after, err := sp.maps(decisionBuckets)
+	if err != nil {
+		return err
+	}
+	e := decisionExperiment(id, "layered-reweighted", "running", sp.after, after)
+	e.Version, e.Targeting, e.Holdouts, e.Layer = 2, proUsersInEurope, []bucketing.Slot{decisionHoldout}, layer
+	pins := map[string]string{}
+	var list []bucketing.PinnedUser
+	for i := 0; len(list) < 100; i++ {
+		u := fmt.Sprintf("assigned-%d", i)
+		if !layer.Holds(u) {
+			continue // assigned users are in the range: ranges never move
+		}
+		v, _ := before.Lookup(bucketing.Bucket(id, e.Salt, u, decisionBuckets))
+		pins[u] = v
+		list = append(list, bucketing.PinnedUser{UserID: u, Variant: v})
+	}
+	e.Sticky = bucketing.BuildStickySized(id, e.Salt, decisionBuckets, after, func(string) bool { return true }, list, 2)
+	if e.Sticky == nil {
+		e.Sticky = &bucketing.Sticky{}
+	}
+	e.Sticky.Assigned = bucketing.BuildAssigned(id, e.Salt, list, 2)
+	ds.Configs[0].Experiments = append(ds.Configs[0].Experiments, e)
+	type kind struct{ pinned, holdout, layer, match, in bool }
+	taken := map[kind]int{}
+	for i := range 600 {
+		u := fmt.Sprintf("assigned-%d", i)
+		if i >= 300 {
+			u = fmt.Sprintf("newcomer-%d", i)
+		}
+		a := targetedAttributes[i%len(targetedAttributes)]
+		d := bucketing.Digest(id, e.Salt, u)
+		mapped, _ := after.Lookup(bucketing.BucketOfDigest(&d, decisionBuckets))
+		variant, pinned := pins[u]
+		assigned := pinned || e.Sticky.WasAssigned(&d)
+		h, out := decisionHoldout.Holds(u), !layer.Holds(u)
+		c := DecisionCase{Experiment: e.Name, UserID: u, Attributes: a.attrs, Variant: "control"}
+		switch {
+		case h && !assigned:
+			c.ReasonCode = bucketing.ReasonHoldout
+		case out:
+			c.ReasonCode = bucketing.ReasonLayer
+		case !a.match && !assigned:
+			c.ReasonCode = bucketing.ReasonNotTargeted
+		default:
+			if !pinned {
+				variant = e.Sticky.Resolve(&d, mapped)
+			}
+			c.Variant, c.InExperiment, c.ReasonCode = variant, true, bucketing.ReasonBucketed
+			if variant != mapped {
+				c.ReasonCode = bucketing.ReasonPinned
+			}
+		}
+		k := kind{pinned, h, out, a.match, c.InExperiment}
+		if taken[k] == 2 {
+			continue
+		}
+		taken[k]++
+		ds.Cases = append(ds.Cases, c)
+	}
+	// Assigned users kept in although held out, and although not matching.
+	for _, k := range []kind{{true, true, false, true, true}, {true, false, false, false, true}, {true, true, false, false, true}} {
+		if taken[k] == 0 {
+			return fmt.Errorf("decisions: no layered assigned user of kind %+v", k)
 		}
 	}
 	return nil

@@ -54,6 +54,8 @@ type Experiment struct {
 	BucketMap   bucketing.Map             `json:"bucket_map"`
 	Sticky      *bucketing.Sticky         `json:"sticky,omitempty"`
 	Targeting   map[string]any            `json:"targeting,omitempty"`
+	Holdouts    []bucketing.Slot          `json:"holdouts,omitempty"`
+	Layer       *bucketing.Slot           `json:"layer,omitempty"`
 	Variants    map[string]map[string]any `json:"variants"`
 	Metrics     []any                     `json:"metrics"`
 }

@@ -211,14 +211,14 @@ class Client {
    * Run fn with userId (and the attributes targeting reads) bound for wrapped
    * calls and that user's assignments (AsyncLocalStorage: it follows awaits).
    * Where the application has @opentelemetry/api, fn also runs with W3C
-   * baggage expd.user and, when options.experiment names an experiment the
+   * baggage expd.user and, when asUserOptions.experiment names an experiment the
    * user is in, expd.experiment and expd.variant (peeked: no exposure), so
    * GenAI spans reach POST /v1/traces attributed (docs/ingest.md).
    */
-  asUser(userId, fn, attributes = null, options = {}) {
+  asUser(userId, fn, attributes = null, asUserOptions = {}) {
     const user = String(userId);
     const entries = [[BAGGAGE_USER, user]];
-    const experiment = options?.experiment;
+    const experiment = asUserOptions?.experiment;
     if (experiment != null) {
       const decision = this.peekDetail(experiment, user, attributes);
       if (decision?.inExperiment) entries.push([BAGGAGE_EXPERIMENT, String(experiment)], [BAGGAGE_VARIANT, decision.variant]);
