@@ -3,7 +3,9 @@
 # processes on free ports, each with a generated config whose remote_servers
 # names both (cluster "expd_test", no ZooKeeper). Prints the environment the
 # tests read (CLICKHOUSE_TEST_URL, CLICKHOUSE_TEST_CLUSTER) and the pids, as
-# shell assignments; `stop DIR` ends the servers it started.
+# shell assignments; `stop DIR` ends the servers it started. `stop-shard DIR
+# N` and `start-shard DIR N` (N = 0 or 1) stop one server and start it
+# again on its data, for the tests of a shard that goes away.
 #
 #   eval "$(.ci/clickhouse-cluster.sh start)"   # sets CLICKHOUSE_* and CLICKHOUSE_CLUSTER_DIR
 #   .ci/clickhouse-cluster.sh stop "$CLICKHOUSE_CLUSTER_DIR"
@@ -47,18 +49,11 @@ start() {
   <remote_servers><expd_test>$shards</expd_test></remote_servers>
 </yandex>
 XML
-    "$server" --config-file="$d/config.xml" >"$d/log/stdout.log" 2>&1 &
-    echo $! >"$d/pid"
+    echo "${tcp[$i]}" >"$d/port"
+    run_shard "$dir" "$i"
   done
   for i in 0 1; do
-    local ok=""
-    for _ in $(seq 1 60); do
-      if clickhouse-client --port "${tcp[$i]}" -q 'SELECT 1' >/dev/null 2>&1; then ok=1; break; fi
-      sleep 0.5
-    done
-    if [ -z "$ok" ]; then
-      echo "clickhouse shard $i did not start; log:" >&2
-      tail -20 "$dir/s$i/log/server.err.log" "$dir/s$i/log/stdout.log" >&2 || true
+    if ! wait_shard "$dir" "$i"; then
       stop "$dir"
       exit 1
     fi
@@ -67,6 +62,33 @@ XML
   echo "export CLICKHOUSE_TEST_SHARD2_URL=clickhouse://127.0.0.1:${tcp[1]}/default"
   echo "export CLICKHOUSE_TEST_CLUSTER=expd_test"
   echo "export CLICKHOUSE_CLUSTER_DIR=$dir"
+}
+
+# run_shard DIR N starts server N of the cluster in DIR in the background.
+run_shard() {
+  local d="$1/s$2"
+  "$server" --config-file="$d/config.xml" >>"$d/log/stdout.log" 2>&1 &
+  echo $! >"$d/pid"
+}
+
+# wait_shard DIR N waits until server N answers (30 s at most).
+wait_shard() {
+  local d="$1/s$2"
+  for _ in $(seq 1 60); do
+    if clickhouse-client --port "$(cat "$d/port")" -q 'SELECT 1' >/dev/null 2>&1; then return 0; fi
+    sleep 0.5
+  done
+  echo "clickhouse shard $2 did not start; log:" >&2
+  tail -20 "$d/log/server.err.log" "$d/log/stdout.log" >&2 || true
+  return 1
+}
+
+# stop_shard DIR N ends server N and waits until it is gone.
+stop_shard() {
+  local p="$1/s$2/pid"
+  [ -f "$p" ] || return 0
+  kill "$(cat "$p")" 2>/dev/null || true
+  for _ in $(seq 1 40); do kill -0 "$(cat "$p")" 2>/dev/null || break; sleep 0.25; done
 }
 
 stop() {
@@ -83,5 +105,7 @@ stop() {
 case "${1:-}" in
   start) start ;;
   stop) stop "${2:?directory}" ;;
-  *) echo "usage: $0 start | stop DIR" >&2; exit 2 ;;
+  stop-shard) stop_shard "${2:?directory}" "${3:?shard 0 or 1}" ;;
+  start-shard) run_shard "${2:?directory}" "${3:?shard 0 or 1}"; wait_shard "$2" "$3" ;;
+  *) echo "usage: $0 start | stop DIR | stop-shard DIR N | start-shard DIR N" >&2; exit 2 ;;
 esac

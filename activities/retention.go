@@ -112,10 +112,16 @@ type DropPartitionsResult struct {
 // with rows in it has stopped retaining (docs/partitions.md): a day is
 // whole when its end is at or before every such org's cutoff. Days still
 // kept for some org stay; PurgeExpired deletes the other orgs' rows there.
-// Dropping is idempotent, so a retry drops what is left.
+// The days are the events store's (ingest.DayPartitions: PostgreSQL's or
+// ClickHouse's partitions; SQLite has none). Dropping is idempotent, so a
+// retry drops what is left.
 func (a *Activities) DropExpiredPartitions(ctx context.Context, in DropPartitionsInput) (DropPartitionsResult, error) {
 	var done DropPartitionsResult
-	parts, err := ingest.ListPartitions(ctx, a.DB)
+	store, ok := a.events().(ingest.DayPartitions)
+	if !ok {
+		return done, nil
+	}
+	days, err := store.Days(ctx)
 	if err != nil {
 		return done, err
 	}
@@ -123,12 +129,12 @@ func (a *Activities) DropExpiredPartitions(ctx context.Context, in DropPartition
 	for _, l := range plans.All() {
 		shortest = min(shortest, l.RetentionDays)
 	}
-	for _, p := range parts {
-		end := p.Day.AddDate(0, 0, 1)
+	for _, day := range days {
+		end := day.AddDate(0, 0, 1)
 		if end.After(in.AsOf.UTC().AddDate(0, 0, -shortest)) {
 			break // newer days are kept by every plan
 		}
-		orgIDs, err := ingest.PartitionOrgs(ctx, a.DB, p)
+		orgIDs, err := store.DayOrgs(ctx, day)
 		if err != nil {
 			return done, err
 		}
@@ -139,7 +145,7 @@ func (a *Activities) DropExpiredPartitions(ctx context.Context, in DropPartition
 			}
 			continue
 		}
-		n, err := ingest.DropPartition(ctx, a.DB, p)
+		n, err := store.DropDay(ctx, day)
 		if err != nil {
 			return done, err
 		}

@@ -128,6 +128,9 @@ func (s *Store) Close() error {
 	return nil
 }
 
+// Database is the ClickHouse database the store uses.
+func (s *Store) Database() string { return s.database }
+
 // Cluster is the cluster the store shards over, "" on one node.
 func (s *Store) Cluster() string { return s.cluster }
 
@@ -168,4 +171,25 @@ func (s *Store) CountPerShard(ctx context.Context, orgID string) ([]uint64, erro
 		}
 	}
 	return out, nil
+}
+
+// StoredIDs counts the org's events by id as reads see them (FINAL, so
+// copies of a retried write that collapse count once), for tests and for
+// checking what a write path acknowledged: every id once.
+func (s *Store) StoredIDs(ctx context.Context, orgID string) (map[string]int, error) {
+	rows, err := s.conn.Query(ctx, "SELECT event_id, count() FROM "+s.t(s.events)+" FINAL WHERE org_id = ? GROUP BY event_id", orgID)
+	if err != nil {
+		return nil, fmt.Errorf("count stored ids: %w", err)
+	}
+	defer rows.Close()
+	out := map[string]int{}
+	for rows.Next() {
+		var id string
+		var n uint64
+		if err := rows.Scan(&id, &n); err != nil {
+			return nil, fmt.Errorf("count stored ids: %w", err)
+		}
+		out[id] = int(n)
+	}
+	return out, rows.Err()
 }

@@ -262,7 +262,8 @@ func (s *Store) UpsertScores(ctx context.Context, rows []scores.Row, receivedAt 
 
 // UpsertScoresWritten is ingest.Engine's: the stored scores of the keys
 // are read (FINAL) and only the rows that win over them are inserted, so
-// the last inserted row of a key is its score.
+// the last inserted row of a key is its score. A zero receivedAt keeps
+// each row's own ReceivedAt (a copy of stored scores, package eventcopy).
 func (s *Store) UpsertScoresWritten(ctx context.Context, kept []scores.Row, receivedAt time.Time) ([]scores.Written, error) {
 	if len(kept) == 0 {
 		return nil, nil
@@ -288,7 +289,11 @@ func (s *Store) UpsertScoresWritten(ctx context.Context, kept []scores.Row, rece
 		return nil, fmt.Errorf("upsert %d scores: %w", len(win), err)
 	}
 	for _, r := range win {
-		if err := b.Append(r.OrgID, r.CallID, r.Name, r.Source, r.Value, micros(r.Ts), micros(receivedAt), r.Comment, r.Evaluator, r.EvaluatorVersion, r.JudgeModel); err != nil {
+		at := receivedAt
+		if at.IsZero() {
+			at = r.ReceivedAt
+		}
+		if err := b.Append(r.OrgID, r.CallID, r.Name, r.Source, r.Value, micros(r.Ts), micros(at), r.Comment, r.Evaluator, r.EvaluatorVersion, r.JudgeModel); err != nil {
 			b.Abort()
 			return nil, fmt.Errorf("upsert score of call %s: %w", r.CallID, err)
 		}

@@ -3,9 +3,14 @@ package clickhouse
 import (
 	"context"
 	"fmt"
+	"maps"
+	"slices"
+	"strconv"
 	"time"
 
 	"github.com/ClickHouse/clickhouse-go/v2/lib/driver"
+
+	"github.com/expd/expd/ingest"
 )
 
 // PurgeBefore is EventStore.PurgeBefore for one org's retention. Days
@@ -14,7 +19,7 @@ import (
 // holding the org's old rows, once, whatever limit is. It deletes the
 // org's events before cutoff and their claims, and returns how many
 // events that was (so a caller's loop ends at its next call, which
-// finds none). Dropping whole days no org keeps is DropDaysBefore.
+// finds none). Whole days no org keeps are dropped by DropDay.
 func (s *Store) PurgeBefore(ctx context.Context, orgID string, cutoff time.Time, limit int) (int64, error) {
 	n, err := s.deleteWhere(ctx, "org_id = ? AND ts < ?", orgID, micros(cutoff))
 	if err != nil {
@@ -76,4 +81,85 @@ func (s *Store) awaitMutations(ctx context.Context, node driver.Conn) error {
 		case <-time.After(20 * time.Millisecond):
 		}
 	}
+}
+
+// dayMicros is one UTC day in the stores' timestamps (Int64 microseconds):
+// the partition of an event is intDiv(ts, dayMicros), its day number.
+const dayMicros = int64(24 * time.Hour / time.Microsecond)
+
+// Days is ingest.DayPartitions.Days: the UTC days with events on any
+// shard (the active parts' partitions of events_local), oldest first.
+func (s *Store) Days(ctx context.Context) ([]time.Time, error) {
+	seen := map[int64]bool{}
+	for i, c := range s.shards {
+		rows, err := c.Query(ctx, "SELECT DISTINCT partition FROM system.parts WHERE database = ? AND table = 'events_local' AND active", s.database)
+		if err != nil {
+			return nil, fmt.Errorf("list days of shard %d: %w", i+1, err)
+		}
+		for rows.Next() {
+			var p string
+			if err := rows.Scan(&p); err != nil {
+				rows.Close()
+				return nil, fmt.Errorf("list days of shard %d: %w", i+1, err)
+			}
+			n, err := strconv.ParseInt(p, 10, 64)
+			if err != nil {
+				rows.Close()
+				return nil, fmt.Errorf("partition %q of shard %d is not a day number: %w", p, i+1, err)
+			}
+			seen[n] = true
+		}
+		rows.Close()
+		if err := rows.Err(); err != nil {
+			return nil, fmt.Errorf("list days of shard %d: %w", i+1, err)
+		}
+	}
+	days := slices.Sorted(maps.Keys(seen))
+	out := make([]time.Time, len(days))
+	for i, d := range days {
+		out[i] = time.UnixMicro(d * dayMicros).UTC()
+	}
+	return out, nil
+}
+
+// DayOrgs is ingest.DayPartitions.DayOrgs: the orgs with events on day
+// (its partition alone is read: the condition is on the partition key).
+func (s *Store) DayOrgs(ctx context.Context, day time.Time) ([]string, error) {
+	from := micros(ingest.DayOf(day))
+	rows, err := s.conn.Query(ctx, "SELECT DISTINCT org_id FROM "+s.t(s.events)+" WHERE ts >= ? AND ts < ? ORDER BY org_id", from, from+dayMicros)
+	if err != nil {
+		return nil, fmt.Errorf("orgs of day %s: %w", day.Format(time.DateOnly), err)
+	}
+	defer rows.Close()
+	var out []string
+	for rows.Next() {
+		var o string
+		if err := rows.Scan(&o); err != nil {
+			return nil, fmt.Errorf("orgs of day %s: %w", day.Format(time.DateOnly), err)
+		}
+		out = append(out, o)
+	}
+	return out, rows.Err()
+}
+
+// DropDay is ingest.DayPartitions.DropDay: the day's partition of events
+// and of their claims goes on every node (ALTER TABLE ... DROP PARTITION:
+// its parts' directories are removed, no row is rewritten), and it
+// returns how many events (each id once) went with it. Dropping a day
+// already gone does nothing, so a retry finishes an interrupted drop.
+func (s *Store) DropDay(ctx context.Context, day time.Time) (int64, error) {
+	from := micros(ingest.DayOf(day))
+	var n uint64
+	if err := s.conn.QueryRow(ctx, "SELECT uniqExact(event_id) FROM "+s.t(s.events)+" WHERE ts >= ? AND ts < ?", from, from+dayMicros).Scan(&n); err != nil {
+		return 0, fmt.Errorf("count events of day %s: %w", day.Format(time.DateOnly), err)
+	}
+	partition := strconv.FormatInt(from/dayMicros, 10)
+	for _, node := range s.nodes {
+		for _, table := range []string{"events_local", "event_ids_local"} {
+			if err := node.Exec(ctx, "ALTER TABLE "+s.t(table)+" DROP PARTITION "+partition); err != nil {
+				return 0, fmt.Errorf("drop day %s of %s: %w", day.Format(time.DateOnly), table, err)
+			}
+		}
+	}
+	return int64(n), nil
 }

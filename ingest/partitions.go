@@ -120,3 +120,46 @@ SELECT count(*) FROM ` + quoteIdent(p.Name)).Scan(&n).Error
 // quoteIdent quotes a partition name for SQL text. Names come from
 // pg_class and are ours (events_pYYYYMMDD), but quoting costs nothing.
 func quoteIdent(s string) string { return `"` + s + `"` }
+
+// DayPartitions is an events store whose UTC days are partitions that
+// retention drops whole once no org keeps them (DropExpiredPartitions):
+// PostgreSQL's day partitions, ClickHouse's. A store without (SQLite) has
+// nothing to drop.
+type DayPartitions interface {
+	// Days lists the days holding events, oldest first.
+	Days(ctx context.Context) ([]time.Time, error)
+	// DayOrgs lists the orgs with events on day.
+	DayOrgs(ctx context.Context, day time.Time) ([]string, error)
+	// DropDay drops the day's events and their id claims and returns how
+	// many events went; a day already dropped is no error.
+	DropDay(ctx context.Context, day time.Time) (int64, error)
+}
+
+// partitionOf is the partition of day's events on PostgreSQL.
+func partitionOf(day time.Time) Partition {
+	d := DayOf(day)
+	return Partition{Name: partitionPrefix + d.Format("20060102"), Day: d}
+}
+
+// Days is DayPartitions.Days: the day partitions (none on SQLite).
+func (s SQLEvents) Days(ctx context.Context) ([]time.Time, error) {
+	parts, err := ListPartitions(ctx, s.DB)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]time.Time, len(parts))
+	for i, p := range parts {
+		out[i] = p.Day
+	}
+	return out, nil
+}
+
+// DayOrgs is DayPartitions.DayOrgs (PartitionOrgs).
+func (s SQLEvents) DayOrgs(ctx context.Context, day time.Time) ([]string, error) {
+	return PartitionOrgs(ctx, s.DB, partitionOf(day))
+}
+
+// DropDay is DayPartitions.DropDay (DropPartition).
+func (s SQLEvents) DropDay(ctx context.Context, day time.Time) (int64, error) {
+	return DropPartition(ctx, s.DB, partitionOf(day))
+}

@@ -4,13 +4,16 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"slices"
 	"testing"
 	"time"
 
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/worker"
+	"gorm.io/gorm"
 
 	"github.com/expd/expd/activities"
+	"github.com/expd/expd/clickhouse/clickhousetest"
 	"github.com/expd/expd/ingest"
 	"github.com/expd/expd/internal/temporaltest"
 	"github.com/expd/expd/internal/testenv"
@@ -66,12 +69,35 @@ func TestRetentionPurgesExpiredEventsAndNightlyRunsButKeepsManualRuns(t *testing
 
 // TestRetentionDropsWholeDaysAndDeletesOnlyThePartialEdge: a day only an
 // expired org has rows in goes as a whole partition; a day another org
-// still keeps stays, and only the expired org's rows leave it.
+// still keeps stays, and only the expired org's rows leave it. On
+// PostgreSQL's day partitions and on ClickHouse's (the two-shard
+// cluster); the ids of a dropped day may be stored again, the kept ones
+// are still claimed.
 func TestRetentionDropsWholeDaysAndDeletesOnlyThePartialEdge(t *testing.T) {
-	if os.Getenv("DATABASE_URL") == "" {
-		t.Skip("partitions exist on PostgreSQL only; set DATABASE_URL")
+	for _, engine := range []struct {
+		name string
+		open func(t *testing.T, db *gorm.DB) (ingest.EventStore, *ingest.Writer)
+	}{
+		{"postgres", func(t *testing.T, db *gorm.DB) (ingest.EventStore, *ingest.Writer) {
+			if os.Getenv("DATABASE_URL") == "" {
+				t.Skip("partitions exist on PostgreSQL only; set DATABASE_URL")
+			}
+			return ingest.SQLEvents{DB: db}, ingest.NewWriter(db, ingest.Options{})
+		}},
+		{"clickhouse", func(t *testing.T, db *gorm.DB) (ingest.EventStore, *ingest.Writer) {
+			s := clickhousetest.Store(t, true)
+			return s, ingest.NewEngineWriter(db, s, ingest.Options{})
+		}},
+	} {
+		t.Run(engine.name, func(t *testing.T) {
+			db := testenv.DB(t)
+			events, w := engine.open(t, db)
+			checkRetentionDropsWholeDays(t, db, events, w)
+		})
 	}
-	db := testenv.DB(t)
+}
+
+func checkRetentionDropsWholeDays(t *testing.T, db *gorm.DB, events ingest.EventStore, w *ingest.Writer) {
 	free := testenv.NewOrg(t, db, testenv.Signer(t)).ID // 30 days
 	kept := testenv.NewOrg(t, db, testenv.Signer(t)).ID
 	if err := db.Exec("UPDATE orgs SET plan = 'enterprise' WHERE id = ?", kept).Error; err != nil {
@@ -86,12 +112,15 @@ func TestRetentionDropsWholeDaysAndDeletesOnlyThePartialEdge(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	w := ingest.NewWriter(db, ingest.Options{})
+	const experiment = "00000000-0000-0000-0000-0000000000e1"
+	row := func(org string, ts time.Time, i int) ingest.EventRow {
+		return ingest.EventRow{OrgID: org, EventID: fmt.Sprintf("%s-%d", ts.Format(time.DateOnly), i), Type: "exposure",
+			ExperimentID: experiment, UserID: fmt.Sprintf("u%d", i), Variant: "a", Ts: ts, Source: "api"}
+	}
 	write := func(org string, ts time.Time, n int) {
 		var rows []ingest.EventRow
 		for i := range n {
-			rows = append(rows, ingest.EventRow{OrgID: org, EventID: fmt.Sprintf("%s-%d", ts.Format(time.DateOnly), i), Type: "exposure",
-				ExperimentID: "00000000-0000-0000-0000-0000000000e1", UserID: "u", Variant: "a", Ts: ts, Source: "api"})
+			rows = append(rows, row(org, ts, i))
 		}
 		if _, err := w.Write(ctx, ingest.Batch{Tenant: ingest.Tenant{OrgID: org, Plan: plans.Enterprise}, Rows: rows}); err != nil {
 			t.Fatal(err)
@@ -103,32 +132,36 @@ func TestRetentionDropsWholeDaysAndDeletesOnlyThePartialEdge(t *testing.T) {
 	write(free, recent, 5)
 
 	tenv := temporaltest.Start(t)
-	tenv.NewWorker(func(r worker.Registry) { expdworker.Register(r, &activities.Activities{DB: db}) })
+	tenv.NewWorker(func(r worker.Registry) { expdworker.Register(r, &activities.Activities{DB: db, Events: events}) })
 	var out workflows.RetentionResult
 	tenv.Execute(ctx, t, client.StartWorkflowOptions{}, workflows.Retention, workflows.RetentionInput{AsOf: now}, &out)
 	if out.PartitionsDropped != 1 || out.EventsDeleted != 50 {
 		t.Fatalf("retention %+v, want 1 partition dropped and 30+20 events deleted", out)
 	}
-	parts, err := ingest.ListPartitions(ctx, db)
+	days, err := events.(ingest.DayPartitions).Days(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
-	days := map[time.Time]bool{}
-	for _, p := range parts {
-		days[p.Day] = true
+	if slices.Contains(days, ingest.DayOf(whole)) || !slices.Contains(days, ingest.DayOf(edge)) {
+		t.Fatalf("days %v: want the whole day dropped and the edge day kept", days)
 	}
-	if days[ingest.DayOf(whole)] || !days[ingest.DayOf(edge)] {
-		t.Fatalf("partitions %v: want the whole day dropped and the edge day kept", parts)
+	count := func(org string) int {
+		read, err := events.Read(ctx, ingest.ReadFilter{OrgID: org, ExperimentID: experiment, Limit: 100})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return len(read)
 	}
-	count := func(table, org string) (n int64) {
-		db.Raw("SELECT count(*) FROM "+table+" WHERE org_id = ?", org).Scan(&n)
-		return n
+	if n := count(free); n != 5 {
+		t.Errorf("free org keeps %d events; want the 5 recent", n)
 	}
-	if e, i := count("events", free), count("event_ids", free); e != 5 || i != 5 {
-		t.Errorf("free org keeps %d events, %d ids; want the 5 recent", e, i)
+	if n := count(kept); n != 10 {
+		t.Errorf("enterprise org keeps %d events; want 10", n)
 	}
-	if e, i := count("events", kept), count("event_ids", kept); e != 10 || i != 10 {
-		t.Errorf("enterprise org keeps %d events, %d ids; want 10", e, i)
+	// The claims went with the events: a dropped id is new again, a kept
+	// one is still a duplicate.
+	if n, err := events.Insert(ctx, []ingest.EventRow{row(free, whole, 0), row(kept, edge, 0)}); err != nil || n != 1 {
+		t.Errorf("Insert of a dropped and a kept id = %d, %v; want only the dropped one stored", n, err)
 	}
 }
 

@@ -70,11 +70,25 @@ func Database(t testing.TB) string {
 // the test ends.
 func Store(t testing.TB, sharded bool) *clickhouse.Store {
 	t.Helper()
+	s, _ := StoreWithDSN(t, sharded)
+	return s
+}
+
+// StoreWithDSN is Store and the DSN of its database, for a process the
+// test starts (CLICKHOUSE_URL; CLICKHOUSE_CLUSTER is Cluster).
+func StoreWithDSN(t testing.TB, sharded bool) (*clickhouse.Store, string) {
+	t.Helper()
 	cluster := ""
 	if sharded {
 		cluster = Cluster(t)
 	}
 	dsn := URL(t, Database(t))
+	return open(t, dsn, cluster), dsn
+}
+
+// open opens, migrates and (at cleanup) drops the database of dsn.
+func open(t testing.TB, dsn, cluster string) *clickhouse.Store {
+	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	s, err := clickhouse.Open(ctx, dsn, cluster)

@@ -31,7 +31,7 @@ func TestDevStartsManyAtOnce(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			procs[i], errs[i] = startDevOnce(bin, dir)
+			procs[i], errs[i] = startDevOnce(bin, dir, nil)
 		}()
 	}
 	wg.Wait()

@@ -139,11 +139,19 @@ const devStartAttempts = 3
 // URL and a stop function (also run at cleanup).
 func startDev(t *testing.T, bin, dir string, extra ...string) (string, func()) {
 	t.Helper()
+	p := startDevEnv(t, bin, dir, nil, extra...)
+	return p.base, p.stop
+}
+
+// startDevEnv is startDev with env added to the process's environment,
+// returning the process.
+func startDevEnv(t *testing.T, bin, dir string, env []string, extra ...string) *devProcess {
+	t.Helper()
 	for attempt := 1; ; attempt++ {
-		p, err := startDevOnce(bin, dir, extra...)
+		p, err := startDevOnce(bin, dir, env, extra...)
 		if err == nil {
 			t.Cleanup(p.stop)
-			return p.base, p.stop
+			return p
 		}
 		if attempt == devStartAttempts {
 			t.Fatal(err)
@@ -156,7 +164,8 @@ func startDev(t *testing.T, bin, dir string, extra ...string) (string, func()) {
 type devProcess struct {
 	base     string // the API's base URL
 	temporal string // the embedded Temporal frontend's host:port
-	stop     func()
+	stop     func() // interrupt, as an operator stops it
+	kill     func() // SIGKILL, as a crash
 }
 
 // bannerLines are the banner's lines startDevOnce reads, by their label.
@@ -164,11 +173,12 @@ var bannerLines = []string{"API:", "Temporal:"}
 
 // startDevOnce starts `expd dev` on free ports (every port 0) in dir and
 // waits for its banner. It fails, with the process's stderr, when the
-// process exits or prints nothing within three minutes.
-func startDevOnce(bin, dir string, extra ...string) (*devProcess, error) {
+// process exits or prints nothing within three minutes. env is added to
+// the process's environment.
+func startDevOnce(bin, dir string, env []string, extra ...string) (*devProcess, error) {
 	cmd := exec.Command(bin, append([]string{"dev", "--addr", "127.0.0.1:0", "--data-dir", dir,
 		"--temporal-port", "0", "--temporal-http-port", "0", "--ui-port", "0"}, extra...)...)
-	cmd.Env = append(os.Environ(), "DATABASE_URL=", "TEMPORAL_ADDRESS=", "EXPD_LOG_LEVEL=warn")
+	cmd.Env = append(append(os.Environ(), "DATABASE_URL=", "TEMPORAL_ADDRESS=", "EXPD_LOG_LEVEL=warn"), env...)
 	stdout, err := cmd.StdoutPipe()
 	if err != nil {
 		return nil, err
@@ -189,6 +199,10 @@ func startDevOnce(bin, dir string, extra ...string) (*devProcess, error) {
 			<-exited
 		}
 	})
+	kill := func() {
+		_ = cmd.Process.Kill()
+		<-exited
+	}
 	banner := make(chan map[string]string, 1)
 	go func() {
 		found := map[string]string{}
@@ -209,7 +223,7 @@ func startDevOnce(bin, dir string, extra ...string) (*devProcess, error) {
 	}()
 	select {
 	case found := <-banner:
-		return &devProcess{base: found["API:"], temporal: found["Temporal:"], stop: stop}, nil
+		return &devProcess{base: found["API:"], temporal: found["Temporal:"], stop: stop, kill: kill}, nil
 	case <-exited:
 		return nil, fmt.Errorf("expd dev exited (%v) before printing its addresses; stderr:\n%s", cmd.ProcessState, stderr.String())
 	case <-time.After(3 * time.Minute):

@@ -164,11 +164,11 @@ func Run(t *testing.T, db *gorm.DB, newEngine func(t *testing.T) Engine) {
 			t.Fatalf("%d rows, %d expected; want one per metric, %d", len(gotRows.Rows), len(wantRows.Rows), len(ms))
 		}
 		for i := range wantRows.Rows {
-			if err := sameJSON(gotRows.Rows[i], wantRows.Rows[i]); err != nil {
+			if err := SameJSON(gotRows.Rows[i], wantRows.Rows[i]); err != nil {
 				t.Errorf("row of %s: %v", wantRows.Rows[i].Metric, err)
 			}
 		}
-		if err := sameJSON(gotRows.SRM, wantRows.SRM); err != nil {
+		if err := SameJSON(gotRows.SRM, wantRows.SRM); err != nil {
 			t.Errorf("SRM: %v", err)
 		}
 	})
@@ -191,7 +191,7 @@ func Run(t *testing.T, db *gorm.DB, newEngine func(t *testing.T) Engine) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if err := sameJSON(got.SRM, want.SRM); err != nil {
+		if err := SameJSON(got.SRM, want.SRM); err != nil {
 			t.Errorf("SRM over two phases: %v", err)
 		}
 		if ph := got.SRM.SRMPhases; ph == nil || ph.Phases[0].Observed[arms[0]] != 1 || ph.Phases[1].Settling != 2*perArm {
@@ -256,6 +256,49 @@ func Run(t *testing.T, db *gorm.DB, newEngine func(t *testing.T) Engine) {
 		}
 	})
 
+	t.Run("another org's experiment id reads nothing", func(t *testing.T) {
+		other := testenv.NewOrg(t, db, testenv.Signer(t))
+		s, _, err := e.Aggregator.Aggregate(ctx, other.ID, exp.ID, w, arms, ms, time.Now(), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, arm := range arms {
+			if n := len(s.Arms[arm].UserIDs); n != 0 {
+				t.Errorf("another org's Aggregate of this experiment: %d users in %s; want none", n, arm)
+			}
+		}
+		if c, err := e.Aggregator.Coverage(ctx, other.ID, exp.ID, w, arms); err != nil || c.Counted.Users != 0 || c.Counted.Events != 0 {
+			t.Errorf("another org's Coverage = %+v, %v; want nothing counted", c.Counted, err)
+		}
+		days, err := e.Aggregator.Traffic(ctx, other.ID, exp.ID, at.AddDate(0, 0, -1), at, arms)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, d := range days {
+			for v, n := range d.Variants {
+				if n != 0 {
+					t.Errorf("another org's Traffic: %d users of %s on %s; want none", n, v, d.Day)
+				}
+			}
+		}
+		if read, err := e.Events.Read(ctx, ingest.ReadFilter{OrgID: other.ID, ExperimentID: exp.ID, Limit: 10}); err != nil || len(read) != 0 {
+			t.Errorf("another org's Read = %d events, %v; want none", len(read), err)
+		}
+		if mine, err := e.Events.ReadUser(ctx, other.ID, f.users[0].ID); err != nil || len(mine) != 0 {
+			t.Errorf("another org's ReadUser = %d events, %v; want none", len(mine), err)
+		}
+		call := f.events[slices.IndexFunc(f.events, func(ev ingest.EventRow) bool { return ev.Type == vocab.TypeModelCall })]
+		if _, found, err := e.Events.ReadCall(ctx, org.ID, call.EventID); err != nil || !found {
+			t.Fatalf("ReadCall of the org's own call: found %v, %v", found, err)
+		}
+		if _, found, err := e.Events.ReadCall(ctx, other.ID, call.EventID); err != nil || found {
+			t.Errorf("another org's ReadCall of this org's call: found %v, %v; want not found", found, err)
+		}
+		if n, err := e.Aggregator.ExposedUsers(ctx, other.ID, at.AddDate(0, 0, -1), at.AddDate(0, 0, 1)); err != nil || n != 0 {
+			t.Errorf("another org's ExposedUsers = %d, %v; want 0", n, err)
+		}
+	})
+
 	t.Run("erasure and purge", func(t *testing.T) {
 		u := f.users[0]
 		mine, err := e.Events.ReadUser(ctx, org.ID, u.ID)
@@ -316,7 +359,7 @@ func Run(t *testing.T, db *gorm.DB, newEngine func(t *testing.T) Engine) {
 				t.Errorf("field %s not stored", fd.Name)
 			}
 		}
-		if err := sameJSON(got.ModelCall, row.ModelCall); err != nil {
+		if err := SameJSON(got.ModelCall, row.ModelCall); err != nil {
 			t.Errorf("read back %v", err)
 		}
 	})
@@ -625,9 +668,10 @@ func near(a, b float64) bool {
 	return math.Abs(a-b) <= Tolerance*math.Max(math.Abs(a), math.Abs(b))
 }
 
-// sameJSON compares two values through their JSON: numbers within
-// Tolerance, everything else equal.
-func sameJSON(got, want any) error {
+// SameJSON compares two values through their JSON: numbers within
+// Tolerance, everything else equal (also what the end-to-end tests use to
+// compare results served from two engines).
+func SameJSON(got, want any) error {
 	var g, w any
 	for _, p := range []struct {
 		v   any
