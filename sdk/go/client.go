@@ -48,6 +48,19 @@ type Options struct {
 	// ModelPrices are USD per token by model name, over the shipped table
 	// (model_prices.json): measured calls without CostUSD record the cost of their usage.
 	ModelPrices map[string]Price
+	// Redact replaces emails, phone numbers, card numbers, IBANs, IP
+	// addresses and API keys or tokens in every model_call's prompt and
+	// response by typed placeholders ([EMAIL], ...) before the event is
+	// queued (Redact). Off by default: off costs nothing.
+	Redact bool
+	// RedactPatterns are custom patterns, as GET /v1/privacy lists them,
+	// applied before the built-in detectors; they turn redaction on. New
+	// refuses one that does not compile.
+	RedactPatterns []RedactPattern
+	// RedactHook runs after the built-in detectors on their result (it can
+	// remove more, never less) and turns redaction on; if it panics, the
+	// text is sent as [REDACTED].
+	RedactHook func(string) string
 
 	HTTPClient *http.Client // for expd's own requests; default a client with RequestTimeout
 	Logger     *slog.Logger // default slog.Default()
@@ -69,6 +82,7 @@ type Client struct {
 	captureText bool
 	publishable bool // a publishable key: scores of source human only
 	prices      *priceTable
+	redact      *redactor // nil: off
 	closeOnce   sync.Once
 	unknownMu   sync.Mutex
 	unknown     map[string]bool
@@ -109,6 +123,10 @@ func New(opts Options) (*Client, error) {
 		c.log = slog.Default()
 	}
 	c.prices = newPriceTable(opts.ModelPrices, c.log)
+	var err error
+	if c.redact, err = newRedactor(opts, c.log.Error); err != nil {
+		return nil, err
+	}
 	// Publishable keys: expd_pk_..., or pk_... issued before the expd_ prefixes.
 	c.publishable = strings.HasPrefix(opts.APIKey, "expd_pk_") || strings.HasPrefix(opts.APIKey, "pk_")
 	hc := opts.HTTPClient
@@ -357,6 +375,9 @@ func (c *Client) record(event string, fields map[string]any) bool {
 		delete(fields, "variant")
 	}
 	if event == EventModelCall {
+		if c.redact != nil {
+			c.redact.fields(fields)
+		}
 		boundText(fields)
 	}
 	return c.sender.enqueue(newEvent(event, fields))

@@ -45,12 +45,19 @@ func fakeProvider(t testing.TB) *httptest.Server {
 	return s
 }
 
-func readyClient(t *testing.T) (*Client, *fakeServer) {
+func readyClient(t *testing.T) (*Client, *fakeServer) { return readyClientWith(t, nil) }
+
+// readyClientWith is readyClient with tune applied to its options.
+func readyClientWith(t *testing.T, tune func(*Options)) (*Client, *fakeServer) {
 	var sc scenarioFile
 	readJSON(t, "conformance/scenario.json", &sc)
 	srv := newFakeServer(t)
 	srv.setConfig(sc.Configs[0])
-	c, err := New(Options{APIKey: "pk_test", BaseURL: srv.URL, FlushInterval: 20 * time.Millisecond, Logger: quietLogger()})
+	opts := Options{APIKey: "pk_test", BaseURL: srv.URL, FlushInterval: 20 * time.Millisecond, Logger: quietLogger()}
+	if tune != nil {
+		tune(&opts)
+	}
+	c, err := New(opts)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -43,6 +43,22 @@ export interface ClientOptions {
   /** A fetch implementation; default globalThis.fetch. */
   fetch?: typeof globalThis.fetch;
   logger?: Logger;
+  /**
+   * true: replace emails, phone numbers, card numbers, IBANs, IP addresses and API keys or tokens in every
+   * model_call's prompt and response by typed placeholders ([EMAIL], ...) before the event is queued. A function
+   * does that, then runs on the result (it can remove more, never less; if it throws or returns a non-string, the
+   * text is sent as [REDACTED]). Default false: off costs nothing.
+   */
+  redact?: boolean | ((text: string) => string);
+  /** Custom patterns, as GET /v1/privacy lists them, applied before the built-in detectors (they turn redaction on). */
+  redactPatterns?: Iterable<RedactPattern>;
+}
+
+/** A custom redaction pattern: every non-empty match of regex becomes placeholder (verbatim; empty: [REDACTED]). */
+export interface RedactPattern {
+  name?: string;
+  regex: string;
+  placeholder?: string;
 }
 
 /** A user's attributes for targeting conditions: JSON values. */
@@ -214,6 +230,8 @@ export declare class ConfigSnapshot {
 }
 
 export declare function bucketOf(experimentId: string, salt: string, bucketCount: number, userId: string): number;
+/** text with the built-in detectors' matches replaced by typed placeholders ([EMAIL], [PHONE], [CARD], [IBAN], [IP], [SECRET]); patterns run first. */
+export declare function redact(text: string, patterns?: Iterable<RedactPattern>): string;
 export declare function sha256(text: string): Uint8Array;
 export declare function sha256Pure(text: string): Uint8Array;
 export declare const VERSION: string;

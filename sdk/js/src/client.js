@@ -4,6 +4,7 @@ import { HttpClient } from './http.js';
 import { ModelCall } from './modelcall.js';
 import { ConfigPoller } from './poller.js';
 import { PriceTable } from './pricing.js';
+import { REDACTED_FIELDS, redactor } from './redact.js';
 import { InvalidScore, newScore } from './scores.js';
 import { EventSender } from './sender.js';
 import { SpillFile } from './spill.js';
@@ -51,6 +52,7 @@ export class Client {
     this.closed = false;
     this.unknown = new Set();
     this.prices = new PriceTable(options.modelPrices, this.logger);
+    this.redactText = redactor(options.redact, options.redactPatterns, this.logger);
     // Publishable keys: expd_pk_..., or pk_... issued before the expd_ prefixes.
     this.publishable = key.startsWith('expd_pk_') || key.startsWith('pk_');
     const http = new HttpClient(this.baseUrl, key, options.requestTimeoutMs ?? 10_000, options.fetch);
@@ -325,7 +327,13 @@ export class Client {
       }
     }
     if (fields.variant === null || fields.variant === undefined) delete fields.variant;
-    if (type === MODEL_CALL) boundModelCallText(fields);
+    if (type === MODEL_CALL) {
+      const redact = this.redactText;
+      if (redact !== null) {
+        for (const name of REDACTED_FIELDS) if (typeof fields[name] === 'string') fields[name] = redact(fields[name]);
+      }
+      boundModelCallText(fields);
+    }
     return this.sender.enqueue(newEvent(type, fields));
   }
 }

@@ -6,7 +6,8 @@ wrapped inside ``as_user``, in the same run; the sender delivers to the test
 suite's fake backend in a child process. Prints the added time and the ratio;
 run with ``--profile`` to see where the added time goes.
 
-Run: python3 sdk/python/bench/wrap.py [-n 50000] [--profile]
+Run: python3 sdk/python/bench/wrap.py [-n 50000] [--redact] [--profile]
+(``--redact``: the client redacts prompt and response, ``redact=True``)
 """
 
 import argparse
@@ -63,13 +64,15 @@ def per_call_us(client, provider, n, clock=time.thread_time):
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("-n", type=int, default=50_000)
+    parser.add_argument("--redact", action="store_true", help="redact prompt and response (redact=True)")
     parser.add_argument("--profile", action="store_true")
     args = parser.parse_args()
     addresses = multiprocessing.Queue()
     backend = multiprocessing.Process(target=serve_fake_backend, args=(addresses,), daemon=True)
     backend.start()
     base_url, api_key = addresses.get(timeout=10)
-    client = Client(api_key=api_key, base_url=base_url, wait_for_config=10.0, max_queue_size=args.n * 20)
+    client = Client(api_key=api_key, base_url=base_url, wait_for_config=10.0, max_queue_size=args.n * 20,
+                    redact=args.redact)
     if not client.ready:
         sys.exit("no config loaded")
     bare, wrapped = Provider(), client.wrap(Provider(), "bench")

@@ -18,6 +18,7 @@ from ._http import HttpClient
 from ._model_call import ModelCall
 from ._poller import ConfigPoller
 from ._prices import PriceTable
+from ._redact import REDACTED_FIELDS, redactor
 from ._scores import InvalidScore, new_score
 from ._sender import EventSender
 from ._spill import SpillFile
@@ -71,6 +72,13 @@ class Client:
         model_prices: USD per token by model name, ``{"my-model": {"input": 1e-6, "output": 2e-6}}``
             (or ``(input, output)`` pairs), over the shipped table; measured calls without an explicit
             ``cost_usd`` record the cost of their usage at these prices.
+        redact: ``True`` replaces emails, phone numbers, card numbers, IBANs, IP addresses and
+            API keys or tokens in every ``model_call``'s prompt and response by typed placeholders
+            (``[EMAIL]``, ...) before the event is queued; a function ``str -> str`` does that and
+            then runs on the result (it can remove more, never less; if it raises, the text is sent
+            as ``[REDACTED]``). Off by default: off costs nothing.
+        redact_patterns: custom ``{"name", "regex", "placeholder"}`` patterns, as ``GET /v1/privacy``
+            lists them, applied before the built-in detectors (they turn redaction on).
     """
 
     def __init__(
@@ -93,6 +101,8 @@ class Client:
         close_timeout: float = 5.0,
         capture_text: bool = True,
         model_prices: Optional[Mapping[str, Any]] = None,
+        redact: Any = False,
+        redact_patterns: Optional[Iterable[Mapping[str, Any]]] = None,
     ) -> None:
         key = api_key or os.environ.get(API_KEY_ENV)
         if not key:
@@ -103,6 +113,7 @@ class Client:
         self._closed = False
         self._unknown_experiments: set = set()
         self._prices = PriceTable(model_prices)
+        self._redact = redactor(redact, redact_patterns)
         # Publishable keys: expd_pk_..., or pk_... issued before the expd_ prefixes.
         self._publishable = key.startswith(("expd_pk_", "pk_"))
         http = HttpClient(self.base_url, key, request_timeout)
@@ -476,6 +487,12 @@ class Client:
         if fields.get("variant") is None:
             fields.pop("variant", None)
         if event_type == MODEL_CALL:
+            redact = self._redact
+            if redact is not None:
+                for name in REDACTED_FIELDS:
+                    value = fields.get(name)
+                    if type(value) is str:
+                        fields[name] = redact(value)
             bound_model_call_text(fields)
         return self._sender.enqueue(new_event(event_type, fields))
 

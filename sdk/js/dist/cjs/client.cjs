@@ -6,6 +6,7 @@ const { HttpClient } = require('./http.cjs');
 const { ModelCall } = require('./modelcall.cjs');
 const { ConfigPoller } = require('./poller.cjs');
 const { PriceTable } = require('./pricing.cjs');
+const { REDACTED_FIELDS, redactor } = require('./redact.cjs');
 const { InvalidScore, newScore } = require('./scores.cjs');
 const { EventSender } = require('./sender.cjs');
 const { SpillFile } = require('./spill.cjs');
@@ -53,6 +54,7 @@ class Client {
     this.closed = false;
     this.unknown = new Set();
     this.prices = new PriceTable(options.modelPrices, this.logger);
+    this.redactText = redactor(options.redact, options.redactPatterns, this.logger);
     // Publishable keys: expd_pk_..., or pk_... issued before the expd_ prefixes.
     this.publishable = key.startsWith('expd_pk_') || key.startsWith('pk_');
     const http = new HttpClient(this.baseUrl, key, options.requestTimeoutMs ?? 10_000, options.fetch);
@@ -327,7 +329,13 @@ class Client {
       }
     }
     if (fields.variant === null || fields.variant === undefined) delete fields.variant;
-    if (type === MODEL_CALL) boundModelCallText(fields);
+    if (type === MODEL_CALL) {
+      const redact = this.redactText;
+      if (redact !== null) {
+        for (const name of REDACTED_FIELDS) if (typeof fields[name] === 'string') fields[name] = redact(fields[name]);
+      }
+      boundModelCallText(fields);
+    }
     return this.sender.enqueue(newEvent(type, fields));
   }
 }
