@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import logging
 import re
-from typing import Any, Callable, Iterable, List, Mapping, NamedTuple, Optional, Pattern
+from typing import Any, Callable, Iterable, List, Mapping, NamedTuple, Optional, Pattern, Tuple
 
 logger = logging.getLogger("expd")
 
@@ -23,6 +23,7 @@ _DIGITS = frozenset("0123456789")
 _ALNUM = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789")
 _TOKEN = _ALNUM | frozenset("_-")
 _NONE: frozenset = frozenset()
+_ANY_DIGIT = re.compile(r"[0-9]")
 
 
 def _iban(value: str) -> bool:
@@ -107,40 +108,49 @@ class _Detector(NamedTuple):
     no_dot_digit: bool
     validator: Optional[Callable[[str], bool]]
     placeholder: str
+    # A speed-up only: every match contains one of these literals (a digit,
+    # when digits; a match of gate, when set), so a text without any is
+    # skipped unscanned.
+    needs: Tuple[str, ...]
+    digits: bool
+    gate: Optional[Pattern[str]]
 
 
-def _d(regex: str, left: frozenset = _NONE, right: frozenset = _NONE, no_dot_digit: bool = False,
-       validator: Optional[Callable[[str], bool]] = None, placeholder: str = "[SECRET]") -> _Detector:
-    return _Detector(re.compile(regex), left, right, no_dot_digit, validator, placeholder)
+def _d(regex: str, needs: Tuple[str, ...], left: frozenset = _NONE, right: frozenset = _NONE,
+       no_dot_digit: bool = False, validator: Optional[Callable[[str], bool]] = None,
+       placeholder: str = "[SECRET]", digits: bool = False, gate: Optional[str] = None) -> _Detector:
+    return _Detector(re.compile(regex), left, right, no_dot_digit, validator, placeholder, needs, digits,
+                     None if gate is None else re.compile(gate))
 
 
 # The table of testdata/redaction/README.md, in its order.
 _BUILTINS = (
-    _d(r"-----BEGIN [A-Z ]*PRIVATE KEY-----[^-]*-----END [A-Z ]*PRIVATE KEY-----"),
-    _d(r"eyJ[A-Za-z0-9_-]{5,}\.eyJ[A-Za-z0-9_-]{5,}\.[A-Za-z0-9_-]*", _TOKEN, _TOKEN),
-    _d(r"([Bb]earer[ ]+)[A-Za-z0-9._~+/=-]{12,}", _ALNUM, validator=lambda v: any(c in _DIGITS for c in v)),
-    _d(r"(Authorization:[ ]*Basic[ ]+)[A-Za-z0-9+/=]{8,}"),
-    _d(r"sk-[A-Za-z0-9_-]{20,}", _TOKEN),
-    _d(r"(?:sk|rk)_(?:live|test)_[A-Za-z0-9]{10,}", _TOKEN),
-    _d(r"(?:gh[pousr]_[A-Za-z0-9]{36,}|github_pat_[A-Za-z0-9_]{22,})", _TOKEN),
-    _d(r"(?:AKIA|ASIA)[A-Z0-9]{16}", _ALNUM, _ALNUM),
-    _d(r"xox[abposr]-[A-Za-z0-9-]{10,}", _TOKEN),
-    _d(r"AIza[A-Za-z0-9_-]{35}", _TOKEN, _TOKEN),
-    _d(r"[A-Za-z0-9._%+-]{1,64}@(?:[A-Za-z0-9-]{1,63}\.){1,8}[A-Za-z]{2,24}", _ALNUM | frozenset("._%+-"), _TOKEN,
-       placeholder="[EMAIL]"),
-    _d(r"[A-Z]{2}[0-9]{2}(?:[A-Z0-9]{11,30}|(?: [A-Z0-9]{4}){2,7}(?: [A-Z0-9]{1,3})?)", _ALNUM, _ALNUM,
-       validator=_iban, placeholder="[IBAN]"),
-    _d(r"[0-9]{4}(?:[ -]?[0-9]{4}){3}[0-9]{0,3}|[0-9]{4}[ -]?[0-9]{6}[ -]?[0-9]{4,5}", _ALNUM, _ALNUM,
-       validator=_card, placeholder="[CARD]"),
-    _d(r"[0-9A-Fa-f]{0,4}(?::[0-9A-Fa-f]{0,4}){2,7}(?:\.[0-9]{1,3}\.[0-9]{1,3}\.[0-9]{1,3})?",
-       _ALNUM | frozenset(":"), _ALNUM | frozenset(":"), validator=_ipv6, placeholder="[IP]"),
-    _d(r"[0-9]{1,3}\.[0-9]{1,3}\.[0-9]{1,3}\.[0-9]{1,3}", _ALNUM | frozenset("."), _ALNUM, True,
-       validator=_ipv4, placeholder="[IP]"),
-    _d(r"\+[0-9](?:[ .()-]{0,2}[0-9]){6,14}", _ALNUM | frozenset("+"), _ALNUM, validator=_e164,
+    _d(r"-----BEGIN [A-Z ]*PRIVATE KEY-----[^-]*-----END [A-Z ]*PRIVATE KEY-----", ("-----BEGIN ",)),
+    _d(r"eyJ[A-Za-z0-9_-]{5,}\.eyJ[A-Za-z0-9_-]{5,}\.[A-Za-z0-9_-]*", ("eyJ",), _TOKEN, _TOKEN),
+    _d(r"([Bb]earer[ ]+)[A-Za-z0-9._~+/=-]{12,}", ("earer",), _ALNUM, validator=lambda v: any(c in _DIGITS for c in v)),
+    _d(r"(Authorization:[ ]*Basic[ ]+)[A-Za-z0-9+/=]{8,}", ("Authorization:",)),
+    _d(r"sk-[A-Za-z0-9_-]{20,}", ("sk-",), _TOKEN),
+    _d(r"(?:sk|rk)_(?:live|test)_[A-Za-z0-9]{10,}", ("_live_", "_test_"), _TOKEN),
+    _d(r"(?:gh[pousr]_[A-Za-z0-9]{36,}|github_pat_[A-Za-z0-9_]{22,})", ("gh", "github_pat_"), _TOKEN),
+    _d(r"(?:AKIA|ASIA)[A-Z0-9]{16}", ("AKIA", "ASIA"), _ALNUM, _ALNUM),
+    _d(r"xox[abposr]-[A-Za-z0-9-]{10,}", ("xox",), _TOKEN),
+    _d(r"AIza[A-Za-z0-9_-]{35}", ("AIza",), _TOKEN, _TOKEN),
+    _d(r"[A-Za-z0-9._%+-]{1,64}@(?:[A-Za-z0-9-]{1,63}\.){1,8}[A-Za-z]{2,24}", ("@",),
+       _ALNUM | frozenset("._%+-"), _TOKEN, placeholder="[EMAIL]"),
+    _d(r"[A-Z]{2}[0-9]{2}(?:[A-Z0-9]{11,30}|(?: [A-Z0-9]{4}){2,7}(?: [A-Z0-9]{1,3})?)", (), _ALNUM, _ALNUM,
+       validator=_iban, placeholder="[IBAN]", digits=True),
+    _d(r"[0-9]{4}(?:[ -]?[0-9]{4}){3}[0-9]{0,3}|[0-9]{4}[ -]?[0-9]{6}[ -]?[0-9]{4,5}", (), _ALNUM, _ALNUM,
+       validator=_card, placeholder="[CARD]", digits=True),
+    _d(r"[0-9A-Fa-f]{0,4}(?::[0-9A-Fa-f]{0,4}){2,7}(?:\.[0-9]{1,3}\.[0-9]{1,3}\.[0-9]{1,3})?", (":",),
+       _ALNUM | frozenset(":"), _ALNUM | frozenset(":"), validator=_ipv6, placeholder="[IP]",
+       gate=r":[0-9A-Fa-f]{0,4}:"),  # two colons at most four hex digits apart
+    _d(r"[0-9]{1,3}\.[0-9]{1,3}\.[0-9]{1,3}\.[0-9]{1,3}", (".",), _ALNUM | frozenset("."), _ALNUM, True,
+       validator=_ipv4, placeholder="[IP]", digits=True),
+    _d(r"\+[0-9](?:[ .()-]{0,2}[0-9]){6,14}", ("+",), _ALNUM | frozenset("+"), _ALNUM, validator=_e164,
        placeholder="[PHONE]"),
-    _d(r"(?:1[ .-]?)?\(?[2-9][0-9]{2}\)?[ .-]?[0-9]{3}[ .-][0-9]{4}", _ALNUM | frozenset(".-+"), _ALNUM, True,
-       validator=_parentheses, placeholder="[PHONE]"),
-    _d(r"0[1-9][0-9]{0,3}(?:[ -][0-9]{2,8}){1,4}", _ALNUM | frozenset(".,:/+-"), _ALNUM, True,
+    _d(r"(?:1[ .-]?)?\(?[2-9][0-9]{2}\)?[ .-]?[0-9]{3}[ .-][0-9]{4}", (), _ALNUM | frozenset(".-+"), _ALNUM, True,
+       validator=_parentheses, placeholder="[PHONE]", digits=True),
+    _d(r"0[1-9][0-9]{0,3}(?:[ -][0-9]{2,8}){1,4}", ("0",), _ALNUM | frozenset(".,:/+-"), _ALNUM, True,
        validator=_trunk, placeholder="[PHONE]"),
 )
 
@@ -201,7 +211,20 @@ def redact(text: str, patterns: Optional[Iterable[Any]] = None) -> str:
     or compiled ones) run first, in order."""
     for p in patterns or ():
         text = _custom(text, p if isinstance(p, CustomPattern) else compile_patterns([p])[0])
+    # Placeholders hold no digit, so a text without digits after the custom
+    # patterns never gains one.
+    has_digit = _ANY_DIGIT.search(text) is not None
     for d in _BUILTINS:
+        if d.digits and not has_digit:
+            continue
+        if d.needs:
+            for literal in d.needs:
+                if literal in text:
+                    break
+            else:
+                continue
+        if d.gate is not None and d.gate.search(text) is None:
+            continue
         text = _apply(text, d)
     return text
 
