@@ -49,9 +49,9 @@ type Options struct {
 	// (model_prices.json): measured calls without CostUSD record the cost of their usage.
 	ModelPrices map[string]Price
 	// Redact replaces emails, phone numbers, card numbers, IBANs, IP
-	// addresses and API keys or tokens in every model_call's prompt and
-	// response by typed placeholders ([EMAIL], ...) before the event is
-	// queued (Redact). Off by default: off costs nothing.
+	// addresses and API keys or tokens in every model_call's prompt,
+	// response and error by typed placeholders ([EMAIL], ...) before the
+	// event is queued (see Redact). Off by default: off costs nothing.
 	Redact bool
 	// RedactPatterns are custom patterns, as GET /v1/privacy lists them,
 	// applied before the built-in detectors; they turn redaction on. New

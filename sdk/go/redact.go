@@ -26,8 +26,8 @@ type RedactPattern struct {
 }
 
 // redactedFields are the model_call fields redaction applies to, as the
-// server's payload policy.
-var redactedFields = [...]string{"prompt", "response"}
+// server's payload policy (provider errors quote keys and input).
+var redactedFields = [...]string{"prompt", "response", "error"}
 
 type charSet [128]bool
 

@@ -3,6 +3,7 @@ package expd
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"net/http"
 	"strings"
 	"testing"
@@ -101,6 +102,18 @@ func TestRedactionOfModelCalls(t *testing.T) {
 	panics := func(o *Options) { o.RedactHook = func(string) string { panic("boom") } }
 	if got := recordCall(t, panics, "Ann is "+testEmail, "ok"); got["prompt"] != DefaultPlaceholder || got["response"] != DefaultPlaceholder {
 		t.Fatalf("a panicking hook fails closed: %v", got)
+	}
+}
+
+func TestRedactionOfAFailedCallsError(t *testing.T) {
+	c, srv := readyClientWith(t, func(o *Options) { o.Redact = true })
+	m := c.StartModelCall(context.Background(), "two-arms", "u1")
+	m.Finish(errors.New("invalid api key sk-abcdefghijklmnopqrstuvwx for " + testEmail))
+	if err := c.Flush(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if calls := srv.eventsOf("model_call"); len(calls) != 1 || calls[0]["error"] != "invalid api key [SECRET] for [EMAIL]" {
+		t.Fatalf("model calls %v", calls)
 	}
 }
 

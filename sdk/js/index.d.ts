@@ -45,7 +45,7 @@ export interface ClientOptions {
   logger?: Logger;
   /**
    * true: replace emails, phone numbers, card numbers, IBANs, IP addresses and API keys or tokens in every
-   * model_call's prompt and response by typed placeholders ([EMAIL], ...) before the event is queued. A function
+   * model_call's prompt, response and error by typed placeholders ([EMAIL], ...) before the event is queued. A function
    * does that, then runs on the result (it can remove more, never less; if it throws or returns a non-string, the
    * text is sent as [REDACTED]). Default false: off costs nothing.
    */

@@ -6,8 +6,9 @@
 
 export const DEFAULT_PLACEHOLDER = '[REDACTED]';
 
-// The model_call fields redaction applies to, as the server's payload policy.
-export const REDACTED_FIELDS = ['prompt', 'response'];
+// The model_call fields redaction applies to, as the server's payload policy
+// (provider errors quote keys and input).
+export const REDACTED_FIELDS = ['prompt', 'response', 'error'];
 
 const set = (chars) => new Set(chars);
 const DIGITS = set('0123456789');

@@ -74,6 +74,16 @@ test('redact: true replaces the built-ins in prompt and response, wrapped calls 
   await server.close();
 });
 
+test('the error of a failed call is redacted too', async () => {
+  const { server, client } = await setup({ redact: true });
+  await assert.rejects(client.interceptModelCall('two-arms', 'u1', () => { throw new Error(`invalid api key sk-abcdefghijklmnopqrstuvwx for ${EMAIL}`); }));
+  await client.flush(5000);
+  const [call] = server.eventsOf('model_call');
+  assert.equal(call.error, 'Error: invalid api key [SECRET] for [EMAIL]');
+  await client.close();
+  await server.close();
+});
+
 test('custom patterns run first and turn redaction on', async () => {
   const [call] = await record({ redactPatterns: [{ name: 'employee', regex: 'EMP-[0-9]{6}', placeholder: '[EMPLOYEE]' }] }, `EMP-123456 ${EMAIL}`, 'fine');
   assert.equal(call.prompt, '[EMPLOYEE] [EMAIL]');

@@ -73,7 +73,7 @@ class Client:
             (or ``(input, output)`` pairs), over the shipped table; measured calls without an explicit
             ``cost_usd`` record the cost of their usage at these prices.
         redact: ``True`` replaces emails, phone numbers, card numbers, IBANs, IP addresses and
-            API keys or tokens in every ``model_call``'s prompt and response by typed placeholders
+            API keys or tokens in every ``model_call``'s prompt, response and error by typed placeholders
             (``[EMAIL]``, ...) before the event is queued; a function ``str -> str`` does that and
             then runs on the result (it can remove more, never less; if it raises, the text is sent
             as ``[REDACTED]``). Off by default: off costs nothing.

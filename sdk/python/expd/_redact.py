@@ -16,8 +16,9 @@ logger = logging.getLogger("expd")
 
 DEFAULT_PLACEHOLDER = "[REDACTED]"
 
-# The model_call fields redaction applies to, as the server's payload policy.
-REDACTED_FIELDS = ("prompt", "response")
+# The model_call fields redaction applies to, as the server's payload policy
+# (provider errors quote keys and input).
+REDACTED_FIELDS = ("prompt", "response", "error")
 
 _DIGITS = frozenset("0123456789")
 _ALNUM = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789")

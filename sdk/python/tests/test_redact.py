@@ -75,6 +75,14 @@ class ClientRedactionTest(BackendTestCase):
         for call in (manual, wrap):
             self.assertNotIn(EMAIL, json.dumps(call))
 
+    def test_the_error_of_a_failed_call_is_redacted_too(self):
+        client = self.ready_client(redact=True)
+        with self.assertRaises(RuntimeError):
+            with client.intercept_model_call("bot", "u1", model="gpt-x", prompt="hi"):
+                raise RuntimeError(f"invalid api key sk-abcdefghijklmnopqrstuvwx for {EMAIL}")
+        (call,) = self.calls(client)
+        self.assertEqual(call["error"], "RuntimeError: invalid api key [SECRET] for [EMAIL]")
+
     def test_custom_patterns_run_first_and_turn_redaction_on(self):
         client = self.ready_client(redact_patterns=[{"name": "employee", "regex": "EMP-[0-9]{6}", "placeholder": "[EMPLOYEE]"}])
         self.record(client, f"EMP-123456 {EMAIL}", "fine")

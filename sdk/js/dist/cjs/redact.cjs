@@ -8,8 +8,9 @@
 
 const DEFAULT_PLACEHOLDER = '[REDACTED]';
 
-// The model_call fields redaction applies to, as the server's payload policy.
-const REDACTED_FIELDS = ['prompt', 'response'];
+// The model_call fields redaction applies to, as the server's payload policy
+// (provider errors quote keys and input).
+const REDACTED_FIELDS = ['prompt', 'response', 'error'];
 
 const set = (chars) => new Set(chars);
 const DIGITS = set('0123456789');
