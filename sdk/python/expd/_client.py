@@ -474,7 +474,15 @@ class Client:
         return found
 
     def _record(self, event_type: str, fields: Dict[str, Any]) -> bool:
-        """Canonicalise the experiment, fill a missing variant, bound its text, stamp and enqueue one event."""
+        """Canonicalise the experiment, fill a missing variant, redact and bound its text, stamp and enqueue one event."""
+        return self._sender.enqueue(self._prepare(event_type, fields))
+
+    def _record_later(self, pending: Any) -> bool:
+        """Enqueue a measured call whose event the sender thread builds (``pending.event()``)."""
+        return self._sender.enqueue(pending)
+
+    def _prepare(self, event_type: str, fields: Dict[str, Any], now: Optional[float] = None) -> Dict[str, Any]:
+        """The wire event of ``fields``: experiment id canonical, variant filled, text redacted and bounded, stamped."""
         snapshot = self._poller.snapshot
         found = snapshot.find(str(fields.get("experiment_id"))) if snapshot is not None else None
         if found is not None:
@@ -494,7 +502,7 @@ class Client:
                     if type(value) is str:
                         fields[name] = redact(value)
             bound_model_call_text(fields)
-        return self._sender.enqueue(new_event(event_type, fields))
+        return new_event(event_type, fields, now)
 
     def _reset_after_fork(self) -> None:
         self._exposures.reset_after_fork()

@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import logging
 import time
-from typing import Any, Optional
+from typing import Any, Dict, Mapping, Optional
 
 from ._events import MODEL_CALL, uuid4_string
 from ._prices import Price, as_price, cost_usd
+from ._provider_shapes import model_of, prompt_text, response_text, usage_of
 from ._recorder import Recorder
 from ._user import note_call
 
@@ -59,6 +60,10 @@ class ModelCall:
         self._started = time.perf_counter()
         self._first_token: Optional[float] = None
         self._finished = self._outside
+        self._ended = self._started
+        self._wall: Optional[float] = None
+        self._error: Optional[str] = None
+        self._request: Optional[Mapping[str, Any]] = None
         if not self._outside:
             note_call(self.call_id)
 
@@ -86,22 +91,36 @@ class ModelCall:
         self.total_tokens = total_tokens
 
     def finish(self, error: Optional[BaseException] = None) -> None:
-        """Record the call once (later calls are ignored). Never raises."""
+        """Record the call once (later calls are ignored). Never raises.
+
+        Only the clock and the error are read here; the event is built on
+        the sender thread (``event``), off the caller's path, from what the
+        call holds then: report usage, text and cost before finishing.
+        """
         if self._finished:
             return
         self._finished = True
-        ended = time.perf_counter()
-        fields: dict = {
+        self._ended = time.perf_counter()
+        self._wall = time.time()
+        self._error = None if error is None else f"{type(error).__name__}: {error}"
+        self._client._record_later(self)
+
+    def event(self) -> Dict[str, Any]:
+        """The wire ``model_call`` of a finished call (the sender thread calls it once)."""
+        request, self._request = self._request, None
+        if request is not None and self.prompt is None:
+            self.prompt = prompt_text(request)
+        fields: Dict[str, Any] = {
             "event_id": self.call_id,
             "experiment_id": self.experiment,
             "user_id": self.user_id,
             "variant": self.variant,
             "model": self.model,
-            "latency_ms": _millis(ended - self._started),
+            "latency_ms": _millis(self._ended - self._started),
             "input_tokens": self.input_tokens,
             "output_tokens": self.output_tokens,
             "total_tokens": self.total_tokens,
-            "error": None if error is None else f"{type(error).__name__}: {error}",
+            "error": self._error,
         }
         optional = {
             "time_to_first_token_ms": None if self._first_token is None else _millis(self._first_token - self._started),
@@ -110,7 +129,24 @@ class ModelCall:
             "response": self.response,
         }
         fields.update((name, value) for name, value in optional.items() if value is not None)
-        self._client._record(MODEL_CALL, fields)
+        return self._client._prepare(MODEL_CALL, fields, self._wall)
+
+    def _prompt_from(self, request: Optional[Mapping[str, Any]]) -> None:
+        """For ``wrap``: a request (``prompt_request``'s snapshot) whose prompt ``event`` encodes."""
+        self._request = request
+
+    def _read_response(self, response: Any, capture_text: bool) -> None:
+        """For ``wrap``: the response's model, usage and (with ``capture_text``) text, read now,
+        before the caller can change the object (an odd shape costs the fields, never the call)."""
+        try:
+            self.model = model_of(response) or self.model
+            usage = usage_of(response)
+            if usage is not None:
+                self.set_usage(*usage)
+            if capture_text:
+                self.response = response_text(response)
+        except Exception:  # noqa: BLE001 - an odd response shape must not break the caller
+            logger.debug("expd: could not read usage from %r", type(response), exc_info=True)
 
     def _cost(self) -> Optional[float]:
         """The explicit cost, else the usage priced at this call's price or the client's table."""

@@ -71,6 +71,17 @@ def response_text(obj: Any) -> Optional[str]:
 _encode = json.JSONEncoder(ensure_ascii=False, default=str).encode
 
 
+def prompt_request(kwargs: Mapping[str, Any]) -> Optional[Dict[str, Any]]:
+    """The request's prompt argument alone, a list copied, for ``prompt_text`` to read
+    later (on the sender thread): a caller appending to its conversation after the
+    call does not change what was sent."""
+    for name in ("messages", "input", "prompt"):
+        value = kwargs.get(name)
+        if value is not None:
+            return {name: value[:] if type(value) is list else value}
+    return None
+
+
 def prompt_text(kwargs: Mapping[str, Any]) -> Optional[str]:
     """The request's prompt as text: chat messages, responses input, completion prompt or embedding input."""
     for name in ("messages", "input", "prompt"):

@@ -25,3 +25,11 @@ class Recorder(Protocol):
     def _record(self, event_type: str, fields: Dict[str, Any]) -> bool:
         """Canonicalise, stamp and enqueue one event."""
         ...
+
+    def _record_later(self, pending: Any) -> bool:
+        """Enqueue an event the sender thread builds: ``pending.event()`` (see ``_sender``)."""
+        ...
+
+    def _prepare(self, event_type: str, fields: Dict[str, Any], now: Optional[float] = None) -> Dict[str, Any]:
+        """Canonicalise, redact, bound and stamp one event (the wire form ``_record`` enqueues)."""
+        ...

@@ -1,7 +1,10 @@
 """The background event sender: a bounded queue drained by one worker thread.
 
 ``enqueue`` is the only call on the caller's path: a lock, a length check and
-an append. The worker wakes every ``flush_interval`` seconds or as soon as a
+an append. It takes an event, or a pending record with an ``event()`` method
+that the worker calls to build the event (a measured model call: reading its
+request and response, pricing, redacting and stamping happen off the caller's
+path). The worker wakes every ``flush_interval`` seconds or as soon as a
 full batch is waiting, posts batches to ``POST /v1/events`` (at most
 ``batch_size`` events and ``MAX_BATCH_BYTES`` per request), retries failures
 with backoff honouring ``Retry-After``, and finally spills the batch to the
@@ -84,7 +87,7 @@ class EventSender:
         self._init_threading()
 
     def _init_threading(self) -> None:
-        self._queue: Deque[Dict[str, Any]] = deque()
+        self._queue: Deque[Any] = deque()  # events, and pending records (module doc)
         self._lock = threading.Lock()
         self._idle = threading.Condition(self._lock)
         self._in_flight = 0
@@ -104,8 +107,8 @@ class EventSender:
             self._thread = threading.Thread(target=self._run, name="expd-sender", daemon=True)
             self._thread.start()
 
-    def enqueue(self, event: Dict[str, Any]) -> bool:
-        """Queue one event without blocking; False when the queue is full (counted, logged)."""
+    def enqueue(self, event: Any) -> bool:
+        """Queue one event (or pending record) without blocking; False when the queue is full (counted, logged)."""
         with self._lock:
             if self._closed or len(self._queue) >= self._max_queue_size:
                 self._dropped += 1
@@ -191,7 +194,7 @@ class EventSender:
             try:
                 if not batch:
                     return
-                self._deliver(batch)
+                self._deliver(self._built(batch))
             except Exception:  # noqa: BLE001 - the worker must survive any bug in one batch
                 logger.exception("expd: unexpected error while sending %d events; dropped", len(batch))
                 self._count_dropped(len(batch))
@@ -271,6 +274,20 @@ class EventSender:
         with self._lock:
             events = list(self._queue)
             self._queue.clear()
+        return self._built(events)
+
+    def _built(self, items: List[Any]) -> List[Dict[str, Any]]:
+        """The queued items as events: each pending record built (a failing one dropped, counted, logged)."""
+        events = []
+        for item in items:
+            if type(item) is not dict:
+                try:
+                    item = item.event()
+                except Exception:  # noqa: BLE001 - one bad record must not lose the batch
+                    logger.exception("expd: could not build a queued %s; dropped", type(item).__name__)
+                    self._count_dropped(1)
+                    continue
+            events.append(item)
         return events
 
     def _give_up(self, events: List[Dict[str, Any]], reason: str) -> None:

@@ -14,7 +14,7 @@ import logging
 from typing import Any, Callable, FrozenSet, Optional, Tuple
 
 from ._model_call import ModelCall
-from ._provider_shapes import StreamReader, model_of, prompt_text, response_text, usage_of
+from ._provider_shapes import StreamReader, prompt_request
 from ._recorder import Recorder
 from ._user import current_user
 
@@ -59,11 +59,10 @@ def _instrument(method: Callable[..., Any], client: Recorder, experiment: str) -
         user_id = current_user()
         if user_id is None:
             return method(*args, **kwargs)
-        call = ModelCall(
-            client, experiment, user_id,
-            model=kwargs.get("model") if isinstance(kwargs.get("model"), str) else None,
-            prompt=prompt_text(kwargs) if client.capture_text else None,
-        )
+        model = kwargs.get("model")
+        call = ModelCall(client, experiment, user_id, model=model if type(model) is str else None)
+        if client.capture_text:
+            call._prompt_from(prompt_request(kwargs))
         streaming = bool(kwargs.get("stream"))
         call.start()
         try:
@@ -94,21 +93,9 @@ def _observe(result: Any, call: ModelCall, streaming: bool, capture_text: bool) 
         return AsyncMeasuredStream(result, call, capture_text)
     if streaming and hasattr(result, "__iter__"):
         return MeasuredStream(result, call, capture_text)
-    try:
-        _fill_from_response(call, result, capture_text)
-    except Exception:  # noqa: BLE001 - an odd response shape must not break the caller
-        logger.debug("expd: could not read usage from %r", type(result), exc_info=True)
+    call._read_response(result, capture_text)
     call.finish()
     return result
-
-
-def _fill_from_response(call: ModelCall, response: Any, capture_text: bool) -> None:
-    call.model = model_of(response) or call.model
-    usage = usage_of(response)
-    if usage is not None:
-        call.set_usage(*usage)
-    if capture_text:
-        call.response = response_text(response)
 
 
 class _StreamMeasure:

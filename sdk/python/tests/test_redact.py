@@ -107,9 +107,10 @@ class ClientRedactionTest(BackendTestCase):
             raise RuntimeError("boom")
 
         client = self.ready_client(redact=hook)
+        # Logged where the event is built: on the sender thread, by the time calls() has flushed.
         with self.assertLogs("expd", "ERROR"):
             self.record(client, f"Ann is {EMAIL}", "ok")
-        (call,) = self.calls(client)
+            (call,) = self.calls(client)
         self.assertEqual((call["prompt"], call["response"]), ("[REDACTED]", "[REDACTED]"))
 
 
