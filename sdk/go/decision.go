@@ -50,28 +50,47 @@ func (d Decision) outside() bool {
 // filter holds), then the sticky filters, then the bucket map. ok is false
 // when the map leaves the bucket unowned.
 func (e *experiment) decide(userID string, attrs map[string]any) (dec Decision, ok bool) {
+	return e.decideFrom(e.facts(userID), attrs)
+}
+
+// facts are what a user's decision owes to hashing alone: fixed for one
+// parse of the config whatever the attributes, so the exposure log keeps
+// them and a warm targeted decision only evaluates the condition again.
+type facts struct {
+	ok       bool   // the map owns the user's bucket
+	mapped   string // the bucket map's variant
+	kept     string // the sticky filters' answer
+	assigned bool   // the assigned filter holds the user
+	held     bool   // a holdout holds the user out
+	outside  bool   // the user's layer bucket is outside the experiment's range
+}
+
+func (e *experiment) facts(userID string) facts {
 	d := digest(e.prefix, userID)
 	mapped, ok := e.ranges.Lookup(bucketOfDigest(&d, e.BucketCount))
-	if !ok {
-		return Decision{}, false
+	if !ok || e.closed != "" {
+		return facts{ok: ok, mapped: mapped}
 	}
-	if e.closed != "" {
-		return Decision{Variant: mapped, ReasonCode: e.closed}, true
-	}
-	outside := ReasonCode("")
+	return facts{ok: true, mapped: mapped, kept: e.Sticky.resolve(&d, mapped), assigned: e.Sticky.wasAssigned(&d),
+		held: len(e.Holdouts) > 0 && e.heldOut(userID), outside: e.Layer != nil && !e.Layer.holds(userID)}
+}
+
+// decideFrom applies the rules in order to the user's facts and attributes.
+func (e *experiment) decideFrom(f facts, attrs map[string]any) (Decision, bool) {
 	switch {
-	case len(e.Holdouts) > 0 && e.heldOut(userID) && !e.Sticky.wasAssigned(&d):
-		outside = ReasonHoldout
-	case e.Layer != nil && !e.Layer.holds(userID):
-		outside = ReasonLayer // ranges never move: an assigned user is inside
-	case e.targeting != nil && !e.targeting.Match(attrs) && !e.Sticky.wasAssigned(&d):
-		outside = ReasonNotTargeted
+	case !f.ok:
+		return Decision{}, false
+	case e.closed != "":
+		return Decision{Variant: f.mapped, ReasonCode: e.closed}, true
+	case f.held && !f.assigned:
+		return Decision{Variant: e.Control, ReasonCode: ReasonHoldout}, true
+	case f.outside:
+		return Decision{Variant: e.Control, ReasonCode: ReasonLayer}, true // ranges never move: an assigned user is inside
+	case e.targeting != nil && !f.assigned && !e.targeting.Match(attrs):
+		return Decision{Variant: e.Control, ReasonCode: ReasonNotTargeted}, true
 	}
-	if outside != "" {
-		return Decision{Variant: e.Control, ReasonCode: outside}, true
-	}
-	dec = Decision{Variant: e.Sticky.resolve(&d, mapped), InExperiment: true, ReasonCode: ReasonBucketed}
-	if dec.Variant != mapped {
+	dec := Decision{Variant: f.kept, InExperiment: true, ReasonCode: ReasonBucketed}
+	if f.kept != f.mapped {
 		dec.ReasonCode = ReasonPinned
 	}
 	return dec, true

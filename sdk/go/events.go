@@ -67,10 +67,11 @@ type exposureKey struct{ experiment, user string }
 // decision computed on one parsed config (gen), and the UTC day of the last
 // exposure queued for that variant.
 type exposureEntry struct {
-	gen uint64
-	dec Decision
-	ok  bool  // dec is valid (false: the user's bucket is in no range)
-	day int32 // noExposureDay until this variant's first exposure
+	gen   uint64
+	dec   Decision
+	ok    bool  // dec is valid (false: the user's bucket is in no range)
+	day   int32 // noExposureDay until this variant's first exposure
+	facts facts // what dec owes to hashing, for a targeted experiment's next decision
 }
 
 // exposureLog remembers, per (experiment, user), the variant computed on
@@ -109,7 +110,8 @@ const noExposureDay int32 = -1
 // false: in no range) and whether an exposure is due under mode on day. A
 // user outside the experiment (not targeted) owes none. A targeted
 // experiment's decision depends on the attributes, so it is computed
-// again except for Track (exposeNone), which has none and takes the last.
+// again except for Track (exposeNone), which has none and takes the last;
+// only the condition is evaluated again, the hashing's facts are kept.
 func (l *exposureLog) resolve(e *experiment, user string, attrs map[string]any, day int32, mode exposure) (dec Decision, ok, send bool) {
 	k := exposureKey{e.ID, user}
 	l.mu.Lock()
@@ -125,13 +127,19 @@ func (l *exposureLog) resolve(e *experiment, user string, attrs map[string]any, 
 	}
 	l.mu.Unlock()
 
-	dec, ok = e.decide(user, attrs) // hashing, outside the lock
+	var f facts
+	if seen && ent.gen == e.gen {
+		f = ent.facts
+	} else {
+		f = e.facts(user) // hashing, outside the lock
+	}
+	dec, ok = e.decideFrom(f, attrs)
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	ent, seen = l.m[k]
 	kept := seen && ent.ok && ok && ent.dec.Variant == dec.Variant // the day of the last exposure still counts
 	send = ok && !dec.outside() && (mode == exposeAlways || mode == exposeDaily && !(kept && ent.day == day))
-	next := exposureEntry{gen: e.gen, dec: dec, ok: ok, day: noExposureDay}
+	next := exposureEntry{gen: e.gen, dec: dec, ok: ok, day: noExposureDay, facts: f}
 	switch {
 	case send:
 		next.day = day

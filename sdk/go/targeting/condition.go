@@ -10,6 +10,7 @@
 package targeting
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"slices"
@@ -273,7 +274,7 @@ func (c *compiler) operator(op string, arg any, at string, depth int) func(any) 
 			c.fail(at, "must be a version string")
 			return nil
 		}
-		want := PaddedVersion(v)
+		want := []byte(PaddedVersion(v))
 		var test func(int) bool
 		if op == "$veq" || op == "$vne" {
 			eq := op == "$veq"
@@ -283,7 +284,12 @@ func (c *compiler) operator(op string, arg any, at string, depth int) func(any) 
 		}
 		return func(a any) bool {
 			s, ok := a.(string)
-			return ok && test(compareStrings(PaddedVersion(s), want))
+			if !ok {
+				return false
+			}
+			// Padded into a stack buffer: no allocation per evaluation.
+			var buf [64]byte
+			return test(bytes.Compare(appendPaddedVersion(buf[:0], s), want))
 		}
 	}
 	c.fail(at, "is not a supported operator")
@@ -501,33 +507,47 @@ func compareStrings(s, t string) int { return strings.Compare(s, t) }
 // three-part version (so 1.0.0 sorts after 1.0.0-rc.1), and each all-digit
 // part left-padded with spaces to 5 characters.
 func PaddedVersion(v string) string {
+	var buf [64]byte
+	return string(appendPaddedVersion(buf[:0], v))
+}
+
+// appendPaddedVersion appends PaddedVersion(v) to dst, splitting in place.
+func appendPaddedVersion(dst []byte, v string) []byte {
 	v = strings.TrimPrefix(v, "v")
 	if i := strings.IndexByte(v, '+'); i >= 0 {
 		v = v[:i]
 	}
-	parts := splitVersion(v)
-	if len(parts) == 3 {
-		parts = append(parts, "~")
-	}
-	for i, p := range parts {
-		if p != "" && strings.Trim(p, "0123456789") == "" && len(p) < 5 {
-			parts[i] = strings.Repeat(" ", 5-len(p)) + p
+	parts, start := 0, 0
+	for i := 0; i <= len(v); i++ {
+		if i < len(v) && v[i] != '.' && v[i] != '-' {
+			continue
 		}
+		p := v[start:i]
+		if parts > 0 {
+			dst = append(dst, '-')
+		}
+		if p != "" && len(p) < 5 && allDigits(p) {
+			for k := len(p); k < 5; k++ {
+				dst = append(dst, ' ')
+			}
+		}
+		dst = append(dst, p...)
+		parts++
+		start = i + 1
 	}
-	return strings.Join(parts, "-")
+	if parts == 3 {
+		dst = append(dst, "-~"...)
+	}
+	return dst
 }
 
-// splitVersion splits at every "." and "-", keeping empty parts.
-func splitVersion(v string) []string {
-	var parts []string
-	start := 0
-	for i := 0; i < len(v); i++ {
-		if v[i] == '.' || v[i] == '-' {
-			parts = append(parts, v[start:i])
-			start = i + 1
+func allDigits(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] < '0' || s[i] > '9' {
+			return false
 		}
 	}
-	return append(parts, v[start:])
+	return true
 }
 
 func sortedKeys(m map[string]any) []string {

@@ -83,23 +83,38 @@ class Experiment:
 
     def decide(self, user_id: str, attributes: Optional[Mapping[str, Any]] = None) -> Optional[Decision]:
         """The user's decision (lifecycle, holdouts, layer, targeting, sticky filters, bucket map), or None if the map leaves the bucket unowned."""
+        return self.decide_from(self.facts(user_id), attributes)
+
+    def facts(self, user_id: str) -> tuple:
+        """What the user's decision owes to hashing alone, fixed for this parse whatever the attributes:
+        ``(mapped, kept, assigned, held, outside)``. The exposure log keeps them, so a warm targeted
+        decision only evaluates the condition again."""
         digest = hashlib.sha256(self._hash_prefix + user_id.encode("utf-8")).digest()
         mapped = self.bucket_map.variant_for(int.from_bytes(digest[:8], "big") % self.bucket_count)
+        if mapped is None or self.closed is not None:
+            return (mapped, None, False, False, False)
+        kept = mapped if self.sticky is None else self.sticky.resolve(digest, mapped)
+        held = bool(self.holdouts) and any(h.holds(user_id) for h in self.holdouts)
+        outside = self.layer is not None and not self.layer.holds(user_id)
+        return (mapped, kept, self._assigned(digest), held, outside)
+
+    def decide_from(self, facts: tuple, attributes: Optional[Mapping[str, Any]]) -> Optional[Decision]:
+        """The rules in order, applied to the user's facts and attributes."""
+        mapped, kept, assigned, held, outside = facts
         if mapped is None:
             return None
         if self.closed is not None:
             return Decision(mapped, False, self.closed)
-        outside = None
-        if self.holdouts and any(h.holds(user_id) for h in self.holdouts) and not self._assigned(digest):
-            outside = HOLDOUT
-        elif self.layer is not None and not self.layer.holds(user_id):
-            outside = LAYER  # ranges never move: an assigned user is inside
-        elif self.targeting is not None and not self.targeting(attributes or {}) and not self._assigned(digest):
-            outside = NOT_TARGETED
-        if outside is not None:
-            return Decision(self.control or mapped, False, outside)
-        variant = mapped if self.sticky is None else self.sticky.resolve(digest, mapped)
-        return Decision(variant, True, BUCKETED if variant == mapped else PINNED)
+        reason = None
+        if held and not assigned:
+            reason = HOLDOUT
+        elif outside:
+            reason = LAYER  # ranges never move: an assigned user is inside
+        elif self.targeting is not None and not assigned and not self.targeting(attributes or {}):
+            reason = NOT_TARGETED
+        if reason is not None:
+            return Decision(self.control or mapped, False, reason)
+        return Decision(kept, True, BUCKETED if kept == mapped else PINNED)
 
     def _assigned(self, digest: bytes) -> bool:
         return self.sticky is not None and self.sticky.was_assigned(digest)

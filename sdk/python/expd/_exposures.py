@@ -38,7 +38,7 @@ class ExposureLog:
         if capacity < 1:
             raise ValueError(f"exposure cache capacity must be positive, got {capacity}")
         self._capacity = capacity
-        self._entries: "OrderedDict[ExposureKey, List[Any]]" = OrderedDict()  # [gen, decision, day]
+        self._entries: "OrderedDict[ExposureKey, List[Any]]" = OrderedDict()  # [gen, decision, day, facts]
         self._lock = threading.Lock()
 
     def reset_after_fork(self) -> None:
@@ -58,6 +58,7 @@ class ExposureLog:
         day = int((time.time() if now is None else now) // _SECONDS_PER_DAY)
         key = (experiment.id, user_id)
         gen = experiment.gen
+        facts = None
         with self._lock:
             entry = self._entries.get(key)
             if entry is not None:
@@ -68,7 +69,11 @@ class ExposureLog:
                     if due:
                         entry[2] = day
                     return decision, due
-        decision = experiment.decide(user_id, attributes)  # hashing, outside the lock
+                if entry[0] == gen:
+                    facts = entry[3]  # a targeted experiment: only the condition is evaluated again
+        if facts is None and hasattr(experiment, "facts"):
+            facts = experiment.facts(user_id)  # hashing, outside the lock
+        decision = experiment.decide(user_id, attributes) if facts is None else experiment.decide_from(facts, attributes)
         with self._lock:
             entry = self._entries.get(key)
             # The day of the last exposure still counts while the variant stays.
@@ -77,11 +82,11 @@ class ExposureLog:
                 mode == EXPOSE_ALWAYS or (mode == EXPOSE_DAILY and not (kept and entry[2] == day)))
             next_day = day if due else entry[2] if kept else _NO_EXPOSURE_DAY
             if entry is None:
-                self._entries[key] = [gen, decision, next_day]
+                self._entries[key] = [gen, decision, next_day, facts]
                 if len(self._entries) > self._capacity:
                     self._entries.popitem(last=False)
             else:
-                entry[0], entry[1], entry[2] = gen, decision, next_day
+                entry[0], entry[1], entry[2], entry[3] = gen, decision, next_day, facts
             return decision, due
 
     def __len__(self) -> int:

@@ -8,6 +8,7 @@ compiled once per config into closures.
 
 from __future__ import annotations
 
+import functools
 import re
 import warnings
 from typing import Any, Callable, List, Mapping, Optional
@@ -163,7 +164,7 @@ def _operator(op: str, arg: Any, at: str, depth: int) -> Test:
             test: Callable[[int], bool] = lambda r: (r == 0) == eq
         else:
             test = _ORDER["$" + op[2:]]
-        return lambda a: isinstance(a, str) and test(_cmp(padded_version(a), want))
+        return lambda a: isinstance(a, str) and test(_cmp(_padded_memo(a), want))
     raise ConditionError(f"{at}: is not a supported operator")
 
 
@@ -254,6 +255,10 @@ def padded_version(v: str) -> str:
     if len(parts) == 3:
         parts.append("~")
     return "-".join(p.rjust(5) if p and all("0" <= c <= "9" for c in p) else p for p in parts)
+
+
+# Attribute versions repeat (an app has few versions live): their padded forms are remembered.
+_padded_memo = functools.lru_cache(maxsize=1024)(padded_version)
 
 
 def compile_regex(pattern: str) -> "re.Pattern[str]":

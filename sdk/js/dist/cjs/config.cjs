@@ -69,18 +69,36 @@ class Experiment {
 
   /** The user's decision (lifecycle, holdouts, layer, targeting, sticky filters, bucket map); null if the map leaves the bucket unowned. */
   decide(userId, attributes = null) {
+    return this.decideFrom(this.facts(userId), attributes);
+  }
+
+  /**
+   * What the user's decision owes to hashing alone: fixed for this parse whatever the attributes,
+   * so the exposure log keeps them and a warm targeted decision only evaluates the condition again.
+   */
+  facts(userId) {
     const d = digestOf(this.prefix, userId);
     const mapped = this.bucketMap.variantFor(bucketOfDigest(d, this.bucketCount));
-    if (mapped === null) return null;
-    if (this.closed !== null) return decision(mapped, false, this.closed);
-    const assigned = () => this.sticky?.wasAssigned(d) ?? false;
+    if (mapped === null || this.closed !== null) return { mapped };
+    return {
+      mapped,
+      kept: this.sticky === null ? mapped : this.sticky.resolve(d, mapped),
+      assigned: this.sticky?.wasAssigned(d) ?? false,
+      held: this.holdouts.length > 0 && this.holdouts.some((h) => h.holds(userId)),
+      outside: this.layer !== null && !this.layer.holds(userId),
+    };
+  }
+
+  /** The rules in order, applied to the user's facts and attributes. */
+  decideFrom(f, attributes) {
+    if (f.mapped === null) return null;
+    if (this.closed !== null) return decision(f.mapped, false, this.closed);
     let outside = null;
-    if (this.holdouts.length > 0 && this.holdouts.some((h) => h.holds(userId)) && !assigned()) outside = HOLDOUT;
-    else if (this.layer !== null && !this.layer.holds(userId)) outside = LAYER; // ranges never move: an assigned user is inside
-    else if (this.targeting !== null && !this.targeting(attributes ?? {}) && !assigned()) outside = NOT_TARGETED;
-    if (outside !== null) return decision(this.control ?? mapped, false, outside);
-    const variant = this.sticky === null ? mapped : this.sticky.resolve(d, mapped);
-    return decision(variant, true, variant === mapped ? BUCKETED : PINNED);
+    if (f.held && !f.assigned) outside = HOLDOUT;
+    else if (f.outside) outside = LAYER; // ranges never move: an assigned user is inside
+    else if (this.targeting !== null && !f.assigned && !this.targeting(attributes ?? {})) outside = NOT_TARGETED;
+    if (outside !== null) return decision(this.control ?? f.mapped, false, outside);
+    return decision(f.kept, true, f.kept === f.mapped ? BUCKETED : PINNED);
   }
 
   /** The variant's prompt text, or null. */

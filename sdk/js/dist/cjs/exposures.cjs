@@ -53,18 +53,22 @@ class ExposureLog {
       if (this.due) entry.day = day;
       return entry.decision;
     }
-    const decision = experiment.decide(userId, attributes);
+    // A targeted experiment's warm decision evaluates the condition again on the kept facts (no hashing).
+    let facts = entry !== undefined && entry.gen === experiment.gen ? entry.facts : undefined;
+    if (facts === undefined && experiment.facts !== undefined) facts = experiment.facts(userId);
+    const decision = facts === undefined ? experiment.decide(userId, attributes) : experiment.decideFrom(facts, attributes);
     // The day of the last exposure still counts while the variant stays.
     const kept = entry !== undefined && entry.decision !== null && decision !== null && entry.decision.variant === decision.variant;
     const due = decision !== null && !outside(decision) && (mode === EXPOSE_ALWAYS || (mode === EXPOSE_DAILY && !(kept && entry.day === day)));
     const nextDay = due ? day : kept ? entry.day : NO_EXPOSURE_DAY;
     if (entry === undefined) {
-      users.set(userId, { gen: experiment.gen, decision, day: nextDay });
+      users.set(userId, { gen: experiment.gen, decision, day: nextDay, facts });
       this.admit(experiment.id, userId);
     } else {
       entry.gen = experiment.gen;
       entry.decision = decision;
       entry.day = nextDay;
+      entry.facts = facts;
     }
     this.due = due;
     return decision;

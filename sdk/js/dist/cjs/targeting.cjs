@@ -124,7 +124,7 @@ function operator(op, arg, at, depth) {
       const want = paddedVersion(arg);
       const eq = op === '$veq';
       const test = op === '$veq' || op === '$vne' ? (r) => (r === 0) === eq : ORDER[`$${op.slice(2)}`];
-      return (a) => typeof a === 'string' && test(compareStrings(paddedVersion(a), want));
+      return (a) => typeof a === 'string' && test(compareStrings(paddedVersionMemo(a), want));
     }
     default:
       throw new ConditionError(`${at}: is not a supported operator`);
@@ -204,9 +204,41 @@ function paddedVersion(v) {
   if (v.startsWith('v')) v = v.slice(1);
   const plus = v.indexOf('+');
   if (plus >= 0) v = v.slice(0, plus);
-  const parts = v.split(/[.-]/);
-  if (parts.length === 3) parts.push('~');
-  return parts.map((p) => (/^[0-9]+$/.test(p) ? p.padStart(5, ' ') : p)).join('-');
+  let out = '';
+  let parts = 0;
+  let start = 0;
+  for (let i = 0; i <= v.length; i++) {
+    const c = i < v.length ? v.charCodeAt(i) : -1;
+    if (c !== -1 && c !== 46 /* . */ && c !== 45 /* - */) continue;
+    const p = v.slice(start, i);
+    if (parts > 0) out += '-';
+    out += p.length > 0 && p.length < 5 && allDigits(p) ? ' '.repeat(5 - p.length) + p : p;
+    parts++;
+    start = i + 1;
+  }
+  return parts === 3 ? `${out}-~` : out;
+}
+
+function allDigits(s) {
+  for (let i = 0; i < s.length; i++) {
+    const c = s.charCodeAt(i);
+    if (c < 48 || c > 57) return false;
+  }
+  return true;
+}
+
+// Attribute versions repeat (an app has few versions live): their padded
+// forms are remembered, up to MEMO_MAX, then forgotten all at once.
+const MEMO_MAX = 1024;
+const padded = new Map();
+function paddedVersionMemo(v) {
+  let p = padded.get(v);
+  if (p === undefined) {
+    if (padded.size >= MEMO_MAX) padded.clear();
+    p = paddedVersion(v);
+    padded.set(v, p);
+  }
+  return p;
 }
 
 /**
