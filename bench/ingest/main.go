@@ -7,7 +7,10 @@
 // per-request latency; then it imports an NDJSON
 // file through POST /v1/events/import and reports rows/s. -score-rounds
 // and -trace-rounds compare POST /v1/scores and POST /v1/traces (OTLP) with
-// POST /v1/events carrying the same model calls.
+// POST /v1/events carrying the same model calls. -clickhouse adds, in each
+// round, POST /v1/events with the events on ClickHouse (a fresh database
+// there; CLICKHOUSE_CLUSTER for a cluster) and a raw clickhouse-go batch
+// insert of the same rows into the same tables (clickhouse.go).
 //
 //	DATABASE_URL=postgres://... go run ./bench/ingest -clients 64 -requests 4000
 //
@@ -36,6 +39,8 @@ func main() {
 	flag.IntVar(&cfg.scoreRounds, "score-rounds", 0, "rounds comparing POST /v1/scores with POST /v1/events carrying as many model calls (0: skip; scores.go)")
 	flag.IntVar(&cfg.traceRounds, "trace-rounds", 0, "rounds comparing POST /v1/traces (OTLP GenAI spans) with POST /v1/events carrying the same model calls (0: skip; traces.go)")
 	flag.IntVar(&cfg.groups, "groups", 0, "group transactions in flight at once (ingest.Options.Concurrency; 0: the default)")
+	flag.StringVar(&cfg.clickhouseURL, "clickhouse", os.Getenv("CLICKHOUSE_URL"), "ClickHouse DSN: also measure the write path with the events there, against a raw batch insert (default $CLICKHOUSE_URL)")
+	flag.StringVar(&cfg.clickhouseCluster, "clickhouse-cluster", os.Getenv("CLICKHOUSE_CLUSTER"), "the ClickHouse cluster to shard over (default $CLICKHOUSE_CLUSTER)")
 	profile := flag.String("cpuprofile", "", "write a CPU profile of the rounds here")
 	flag.Parse()
 	if cfg.databaseURL == "" {
@@ -47,6 +52,18 @@ func main() {
 		log.Fatal(err)
 	}
 	defer env.tearDown()
+	var chb *chBench
+	if cfg.clickhouseURL != "" {
+		if cfg.target != "" {
+			log.Fatal("-clickhouse serves its own router: leave -target unset")
+		}
+		var stop func()
+		if chb, stop, err = setUpClickHouse(ctx, env, cfg.clickhouseURL, cfg.clickhouseCluster, cfg.groups); err != nil {
+			log.Fatal(err)
+		}
+		defer stop()
+	}
+	var chAPI, chRaw loadResult
 
 	// Rounds alternate the API and the copies, so that on a shared
 	// machine both see the same load; the ratio is of the rounds' sums.
@@ -70,6 +87,16 @@ func main() {
 		api.add(a)
 		eventsOnly.add(raw.eventsOnly)
 		allTables.add(raw.allTables)
+		if chb != nil {
+			ca, cr, err := chb.round(ctx, round*cfg.requests*cfg.batch, cfg.requests, cfg.batch, cfg.clients)
+			if err != nil {
+				log.Fatal(err)
+			}
+			fmt.Printf("round %d: API on ClickHouse %.0f events/s (p50 %s, p99 %s); raw clickhouse-go batch insert %.0f events/s; ratio %.2f; against the API on PostgreSQL %.2f\n",
+				round+1, ca.rate(), ca.quantile(0.5), ca.quantile(0.99), cr.rate(), ca.rate()/cr.rate(), ca.rate()/a.rate())
+			chAPI.add(ca)
+			chRaw.add(cr)
+		}
 	}
 	stopProfile()
 	if cfg.traceRounds > 0 {
@@ -90,6 +117,14 @@ func main() {
 	fmt.Printf("raw COPY into every table the API writes (events, event_ids, assignments pins, usage; 1 transaction): %d rows in %s: %.0f rows/s\n",
 		allTables.rows, allTables.elapsed.Round(time.Millisecond), allTables.rate())
 	fmt.Printf("ratio API / raw COPY (same rows, same tables): %.2f\n", api.rate()/allTables.rate())
+	if chb != nil {
+		fmt.Printf("POST /v1/events on ClickHouse (%d shard(s)): %d events in %s: %.0f events/s; latency p50 %s p99 %s max %s\n",
+			chb.store.Shards(), chAPI.events, chAPI.elapsed.Round(time.Millisecond), chAPI.rate(), chAPI.quantile(0.5), chAPI.quantile(0.99), chAPI.quantile(1))
+		fmt.Printf("raw clickhouse-go batch insert of the same rows into events and event_ids: %d events in %s: %.0f events/s\n",
+			chRaw.events, chRaw.elapsed.Round(time.Millisecond), chRaw.rate())
+		fmt.Printf("ratio API on ClickHouse / raw batch insert: %.2f; API on ClickHouse / API on PostgreSQL: %.2f\n",
+			chAPI.rate()/chRaw.rate(), chAPI.rate()/api.rate())
+	}
 	if cfg.importLines > 0 {
 		imp, err := importAll(ctx, env, cfg.importLines)
 		if err != nil {
@@ -117,6 +152,7 @@ func startProfile(path string) (stop func(), err error) {
 
 type config struct {
 	databaseURL, target                      string
+	clickhouseURL, clickhouseCluster         string
 	clients, requests, batch, importLines    int
 	groups, rounds, scoreRounds, traceRounds int
 }

@@ -70,7 +70,8 @@ func setUp(ctx context.Context, cfg config) (*benchEnv, error) {
 		return nil, err
 	}
 	if cfg.target == "" {
-		return env, env.serve(cfg.groups)
+		env.baseURL, err = env.serve(ingest.NewWriter(env.db, ingest.Options{Concurrency: cfg.groups}))
+		return env, err
 	}
 	return env, nil
 }
@@ -85,27 +86,26 @@ func (e *benchEnv) freshSchema() error {
 	return nil
 }
 
-// serve runs the real router on a loopback port, as `expd api` does.
-func (e *benchEnv) serve(groups int) error {
+// serve runs the real router with writer on a loopback port, as `expd
+// api` does, and returns its base URL.
+func (e *benchEnv) serve(writer *ingest.Writer) (string, error) {
 	gin.SetMode(gin.ReleaseMode)
 	signer, err := auth.NewSigner()
 	if err != nil {
-		return err
+		return "", err
 	}
 	off, err := ratelimit.ParseOverrides("*=off")
 	if err != nil {
-		return err
+		return "", err
 	}
 	router := api.NewRouter(api.Deps{DB: e.db, Verifier: signer.Verifier(), RateLimits: ratelimit.New(off, nil),
-		Ingest: ingest.NewWriter(e.db, ingest.Options{Concurrency: groups}),
-		Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+		Ingest: writer, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
-		return err
+		return "", err
 	}
 	go func() { _ = http.Serve(ln, router) }()
-	e.baseURL = "http://" + ln.Addr().String()
-	return nil
+	return "http://" + ln.Addr().String(), nil
 }
 
 func newOrg(ctx context.Context, db *gorm.DB) (orgID, experimentID string, err error) {

@@ -9,6 +9,7 @@
 //     p95 latency as a per-user mean (the statement before issue 12),
 //     computed in the database (SELECT count(*) over it) and read out row
 //     by row, before and after the full run (the faster kept);
+//
 //   - full run: the ExperimentResults workflow on an in-process Temporal
 //     server with a real worker (load, aggregate with CUPED pre-period from
 //     day rollups plus the open day, per-call p95 read, statistics for 6
@@ -16,24 +17,33 @@
 //     the first rolls up the ended days, later ones reuse them as a manual
 //     run after the nightly runs does; and the process's peak RSS (VmHWM)
 //     after them;
+//
 //   - with -phases, the run's steps one by one outside the workflow
 //     (aggregation, statistics, coverage count);
+//
 //   - with -ramp, the same -runs full runs again after a second version
 //     that changes the allocation (its targeting, so the data's 50/50
 //     split still holds) is dated to the middle of the window: the same
 //     data in two phases, so the SRM check runs per phase and the
 //     welch_t and z_test metrics are stratified (docs/results.md,
 //     "Phases"), against the one-phase runs of the same session;
+//
 //   - with -power, the power answers over the same data (package power,
 //     docs/power.md): GET /v1/experiments/{id}/power's (the experiment's
 //     own data, days=14) and POST /v1/power's (a draft of the same config
 //     planned from the org's recent data), -runs times each, against the
 //     full runs and the bare SQL of the same session.
 //
+//   - with -clickhouse DSN (and -clickhouse-cluster), the events and
+//     scores copied into a fresh ClickHouse database with eventcopy (the
+//     copy's rate printed) and each full run repeated with the events on
+//     ClickHouse right after the one on PostgreSQL, interleaved, with the
+//     ratio of each pair.
+//
 // Loading 1,000,000 users takes minutes: -keep keeps the schema and prints
 // its name, -schema NAME times a kept one again.
 //
-// Usage: DATABASE_URL=postgres://... go run ./bench/results [-users 1000000] [-runs 2] [-phases] [-ramp] [-power] [-keep | -schema bench_...]
+// Usage: DATABASE_URL=postgres://... go run ./bench/results [-users 1000000] [-runs 2] [-phases] [-ramp] [-power] [-keep | -schema bench_...] [-clickhouse clickhouse://... [-clickhouse-cluster NAME]]
 package main
 
 import (
@@ -53,6 +63,7 @@ import (
 
 	"github.com/expd/expd/activities"
 	"github.com/expd/expd/bench/benchseed"
+	"github.com/expd/expd/clickhouse"
 	"github.com/expd/expd/experiments"
 	"github.com/expd/expd/metrics"
 	"github.com/expd/expd/power"
@@ -70,6 +81,8 @@ func main() {
 	phases := flag.Bool("phases", false, "also time the run's steps one by one")
 	ramp := flag.Bool("ramp", false, "then change the allocation mid-window and time -runs runs over the two phases")
 	powerAnswers := flag.Bool("power", false, "also time the power answers (the experiment's and a draft's) over the same data")
+	flag.StringVar(&chURL, "clickhouse", "", "ClickHouse DSN: also time each full run with the events copied there")
+	flag.StringVar(&chCluster, "clickhouse-cluster", "", "the ClickHouse cluster to shard over")
 	flag.Parse()
 	if err := run(*users, *perUser, *keep, *schema, *runs, *phases, *ramp, *powerAnswers); err != nil {
 		log.Fatal(err)
@@ -111,6 +124,17 @@ func run(users, perUser int, keep bool, schema string, runs int, phases, ramp, p
 		return err
 	}
 
+	var ch *clickhouse.Store
+	if chURL != "" {
+		var stop func()
+		var err error
+		if ch, stop, err = copyToClickHouse(ctx, db, chURL, chCluster); err != nil {
+			return err
+		}
+		defer stop()
+	}
+	var chFulls []time.Duration
+
 	// Bare SQL is timed before and after the full run and the faster of
 	// the two kept, so the cache warms neither side alone.
 	bareCount, bareRead, err := timeBareSQL(ctx, db, f)
@@ -136,9 +160,21 @@ func run(users, perUser int, keep bool, schema string, runs int, phases, ramp, p
 			}
 		}
 		began := time.Now()
-		full, out, err := timeFullRun(ctx, db, f)
+		full, out, err := timeFullRun(ctx, db, f, &activities.Activities{DB: db})
 		if err != nil {
 			return err
+		}
+		if ch != nil {
+			time.Sleep(time.Second) // manual runs are keyed by their second
+			chFull, chOut, err := timeFullRun(ctx, db, f, &activities.Activities{DB: db, Events: ch, Aggregator: ch})
+			if err != nil {
+				return err
+			}
+			if chOut.Users != out.Users || chOut.Rows != out.Rows {
+				return fmt.Errorf("run on clickhouse: %d users, %d rows; on postgresql %d, %d", chOut.Users, chOut.Rows, out.Users, out.Rows)
+			}
+			chFulls = append(chFulls, chFull)
+			log.Printf("full run %d on clickhouse: %s", i+1, chFull.Round(time.Millisecond))
 		}
 		var n int64
 		if err := db.Raw("SELECT count(*) FROM result_rollup_days WHERE experiment_id = ? AND rolled_at >= ?", f.expID, began).Scan(&n).Error; err != nil {
@@ -174,6 +210,10 @@ func run(users, perUser int, keep bool, schema string, runs int, phases, ramp, p
 			i+1, labels[i], full.Round(time.Millisecond), out.Users, out.Rows, out.SRMGate, rolled[i])
 		fmt.Printf("  ratio full / bare (rows read out):  %.2f\n", full.Seconds()/bareRead.Seconds())
 		fmt.Printf("  ratio full / bare (in database):    %.2f\n", full.Seconds()/bareCount.Seconds())
+		if i < len(chFulls) {
+			fmt.Printf("  the same run on ClickHouse (%d shard(s)): %s; PostgreSQL / ClickHouse: %.2f\n",
+				ch.Shards(), chFulls[i].Round(time.Millisecond), full.Seconds()/chFulls[i].Seconds())
+		}
 	}
 	if ramp {
 		// Steady state: the fastest run of each kind after the first
@@ -356,12 +396,12 @@ func timeBareSQL(ctx context.Context, db *gorm.DB, f fixture) (inDB, readOut tim
 }
 
 // timeFullRun runs ExperimentResults on an in-process Temporal server.
-func timeFullRun(ctx context.Context, db *gorm.DB, f fixture) (time.Duration, workflows.ExperimentResultsResult, error) {
+func timeFullRun(ctx context.Context, db *gorm.DB, f fixture, acts *activities.Activities) (time.Duration, workflows.ExperimentResultsResult, error) {
 	srv := servertest.NewServer()
 	defer srv.Stop()
 	c := srv.GetDefaultClient()
 	const queue = "bench-results"
-	w := srv.NewWorker(queue, func(r sdkworker.Registry) { worker.Register(r, &activities.Activities{DB: db}) })
+	w := srv.NewWorker(queue, func(r sdkworker.Registry) { worker.Register(r, acts) })
 	defer w.Stop()
 	key := results.ManualKey(time.Now())
 	start := time.Now()

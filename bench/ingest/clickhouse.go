@@ -1,0 +1,148 @@
+package main
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"fmt"
+	"net/url"
+	"strings"
+	"time"
+
+	ch "github.com/ClickHouse/clickhouse-go/v2"
+	"github.com/ClickHouse/clickhouse-go/v2/lib/driver"
+
+	"github.com/expd/expd/auth"
+	"github.com/expd/expd/clickhouse"
+	"github.com/expd/expd/ingest"
+	"github.com/expd/expd/keys"
+)
+
+// chBench is the ClickHouse side (-clickhouse): a second router whose
+// writer puts the events on ClickHouse (the control plane in the same
+// database as the PostgreSQL side), and one clickhouse-go connection for
+// the baseline, a raw batch insert of the same rows into the same tables.
+type chBench struct {
+	store            *clickhouse.Store
+	api              *benchEnv // env with the ClickHouse router and its org
+	raw              driver.Conn
+	events, eventIDs string // qualified: the Distributed tables on a cluster
+}
+
+// setUpClickHouse migrates a fresh database on the ClickHouse of dsn
+// (dropped by the returned teardown) and serves the second router.
+func setUpClickHouse(ctx context.Context, env *benchEnv, dsn, cluster string, groups int) (*chBench, func(), error) {
+	u, err := url.Parse(dsn)
+	if err != nil {
+		return nil, nil, err
+	}
+	b := make([]byte, 6)
+	rand.Read(b)
+	database := "bench_" + hex.EncodeToString(b)
+	u.Path = "/" + database
+	store, err := clickhouse.Open(ctx, u.String(), cluster)
+	if err != nil {
+		return nil, nil, err
+	}
+	teardown := func() {
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		defer cancel()
+		_ = store.DropDatabase(ctx)
+		store.Close()
+	}
+	if err := store.Migrate(ctx); err != nil {
+		teardown()
+		return nil, nil, err
+	}
+	c := &chBench{store: store, events: database + ".events_local", eventIDs: database + ".event_ids_local"}
+	if cluster != "" {
+		c.events, c.eventIDs = database+".events", database+".event_ids"
+	}
+	opts, err := ch.ParseDSN(dsn)
+	if err != nil {
+		teardown()
+		return nil, nil, err
+	}
+	// The same commit point as the store's: every shard holds its rows.
+	opts.Settings = ch.Settings{"insert_distributed_sync": 1}
+	if c.raw, err = ch.Open(opts); err != nil {
+		teardown()
+		return nil, nil, err
+	}
+	api := *env
+	if api.apiOrg, api.experimentID, err = newOrg(ctx, env.db); err != nil {
+		teardown()
+		return nil, nil, err
+	}
+	if api.publishable, err = keys.Issue(ctx, env.db, api.apiOrg, auth.Publishable, "bench"); err != nil {
+		teardown()
+		return nil, nil, err
+	}
+	if api.baseURL, err = env.serve(ingest.NewEngineWriter(env.db, store, ingest.Options{Concurrency: groups})); err != nil {
+		teardown()
+		return nil, nil, err
+	}
+	c.api = &api
+	return c, func() { c.raw.Close(); teardown() }, nil
+}
+
+// round posts batches of the ClickHouse org's experiment through the API,
+// then inserts the same rows (under a fresh org) with one raw batch into
+// events and one into event_ids.
+func (c *chBench) round(ctx context.Context, first, requests, size, clients int) (api, raw loadResult, err error) {
+	batches := makeBatches(c.api.experimentID, first, requests, size)
+	if api, err = postAll(ctx, c.api, "/v1/events", batches, clients); err != nil {
+		return api, raw, err
+	}
+	rawEnv := *c.api
+	if rawEnv.copyOrg, rawEnv.copyExpID, err = newOrg(ctx, c.api.db); err != nil {
+		return api, raw, err
+	}
+	rows, err := rowsOf(&rawEnv, batches)
+	if err != nil {
+		return api, raw, err
+	}
+	raw, err = c.rawInsert(ctx, rows)
+	return api, raw, err
+}
+
+// rawInsert is the baseline: the rows' events and their claims, two
+// batches on one connection, none of the write path's checks (no claim
+// probe, no control transaction, no HTTP, JSON or validation).
+func (c *chBench) rawInsert(ctx context.Context, rows []ingest.EventRow) (loadResult, error) {
+	now := time.Now().UTC()
+	start := time.Now()
+	b, err := c.raw.PrepareBatch(ctx, "INSERT INTO "+c.events+" ("+strings.Join(ingest.EventColumns, ", ")+")")
+	if err != nil {
+		return loadResult{}, err
+	}
+	vals := make([]any, 0, len(ingest.EventColumns))
+	for i := range rows {
+		r := &rows[i]
+		r.ReceivedAt = now
+		vals = ingest.AppendEventValues(vals[:0], r, r.OrgID, r.ExperimentID)
+		vals[ingest.TsColumn], vals[ingest.TsColumn+1] = r.Ts.UnixMicro(), r.ReceivedAt.UnixMicro()
+		if err := b.Append(vals...); err != nil {
+			b.Abort()
+			return loadResult{}, fmt.Errorf("raw insert: %w", err)
+		}
+	}
+	if err := b.Send(); err != nil {
+		return loadResult{}, fmt.Errorf("raw insert: %w", err)
+	}
+	ids, err := c.raw.PrepareBatch(ctx, "INSERT INTO "+c.eventIDs+" (org_id, event_id, experiment_id, user_id, ts)")
+	if err != nil {
+		return loadResult{}, err
+	}
+	for i := range rows {
+		r := &rows[i]
+		if err := ids.Append(r.OrgID, r.EventID, r.ExperimentID, r.UserID, r.Ts.UnixMicro()); err != nil {
+			ids.Abort()
+			return loadResult{}, fmt.Errorf("raw claims: %w", err)
+		}
+	}
+	if err := ids.Send(); err != nil {
+		return loadResult{}, fmt.Errorf("raw claims: %w", err)
+	}
+	return loadResult{events: len(rows), rows: 2 * len(rows), elapsed: time.Since(start)}, nil
+}
