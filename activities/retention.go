@@ -6,6 +6,9 @@ import (
 
 	"go.temporal.io/sdk/activity"
 
+	"github.com/expd/expd/assignments"
+	"github.com/expd/expd/evaluators"
+	"github.com/expd/expd/experiments"
 	"github.com/expd/expd/ingest"
 	"github.com/expd/expd/orgs"
 	"github.com/expd/expd/plans"
@@ -60,12 +63,19 @@ type PurgeOrgInput struct {
 type PurgeOrgResult struct {
 	EventsDeleted int64
 	RunsDeleted   int
+	// The derived per-user data of the same age (docs/privacy.md,
+	// "Retention"): scores, evaluations, pins of experiments not running.
+	ScoresDeleted      int64
+	EvaluationsDeleted int64
+	PinsDeleted        int64
 }
 
-// PurgeExpired deletes an org's expired events in batches, then its
-// nightly result runs older than the cutoff (manual runs are never
-// touched). Each batch commits on its own and the progress is
-// heartbeated, so a retried attempt resumes where the last one stopped.
+// PurgeExpired deletes an org's expired events in batches, then the
+// scores, evaluations and pins (of experiments not running) older than
+// the cutoff, then its nightly result runs older than the cutoff with the
+// rollups (manual runs are never touched). Each batch commits on its own
+// and the progress is heartbeated, so a retried attempt resumes where the
+// last one stopped.
 func (a *Activities) PurgeExpired(ctx context.Context, in PurgeOrgInput) (PurgeOrgResult, error) {
 	cutoff := in.AsOf.UTC().AddDate(0, 0, -in.RetentionDays)
 	var done PurgeOrgResult
@@ -84,6 +94,10 @@ func (a *Activities) PurgeExpired(ctx context.Context, in PurgeOrgInput) (PurgeO
 			break
 		}
 	}
+	if err := a.purgeDerived(ctx, in.OrgID, cutoff, &done); err != nil {
+		return done, err
+	}
+	activity.RecordHeartbeat(ctx, done)
 	for {
 		n, err := results.PurgeNightly(ctx, a.DB, in.OrgID, cutoff, in.BatchSize)
 		if err != nil {
@@ -95,6 +109,34 @@ func (a *Activities) PurgeExpired(ctx context.Context, in PurgeOrgInput) (PurgeO
 			return done, nil
 		}
 	}
+}
+
+// purgeDerived deletes the org's per-user data derived from events that is
+// older than cutoff: scores, evaluations, and the pins of experiments that
+// are not running (a running experiment's pins keep its users' variants).
+func (a *Activities) purgeDerived(ctx context.Context, orgID string, cutoff time.Time, done *PurgeOrgResult) error {
+	n, err := a.events().PurgeScoresBefore(ctx, orgID, cutoff)
+	if err != nil {
+		return err
+	}
+	done.ScoresDeleted += n
+	if n, err = evaluators.PurgeBefore(ctx, a.DB, orgID, cutoff); err != nil {
+		return err
+	}
+	done.EvaluationsDeleted += n
+	running, err := experiments.Store{DB: a.DB}.List(ctx, orgID, experiments.StatusRunning)
+	if err != nil {
+		return err
+	}
+	keep := make([]string, len(running))
+	for i, e := range running {
+		keep[i] = e.ID
+	}
+	if n, err = assignments.PurgeBefore(ctx, a.DB, orgID, cutoff, keep); err != nil {
+		return err
+	}
+	done.PinsDeleted += n
+	return nil
 }
 
 // DropPartitionsInput fixes the instant of a retention run.

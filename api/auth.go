@@ -29,6 +29,14 @@ const (
 // (expd_mt_..., package mgmttokens). SDK keys are refused here, as management
 // tokens are on the SDK routes: each credential has one route family.
 func (h *handlers) requireSession(c *gin.Context) {
+	if h.authenticateSession(c) {
+		c.Next()
+	}
+}
+
+// authenticateSession is requireSession without running the rest of the
+// chain: it sets the session and org, or answers 401 and returns false.
+func (h *handlers) authenticateSession(c *gin.Context) bool {
 	authz := c.GetHeader("Authorization")
 	token, ok := strings.CutPrefix(authz, "Bearer ")
 	token = strings.TrimSpace(token)
@@ -38,49 +46,48 @@ func (h *handlers) requireSession(c *gin.Context) {
 			detail = "SDK keys (X-API-Key) are not accepted on dashboard routes; send an identity session token or a management token as Authorization: Bearer"
 		}
 		unauthorized(c, detail)
-		return
+		return false
 	}
 	if _, isKey := auth.ScopeOfKey(token); isKey {
 		unauthorized(c, "SDK keys are not accepted on dashboard routes; use an identity session token or a management token")
-		return
+		return false
 	}
 	if strings.HasPrefix(token, auth.ManagementTokenPrefix) {
-		h.managementTokenSession(c, token)
-		return
+		return h.managementTokenSession(c, token)
 	}
 	sess, org, err := orgs.SignIn(c.Request.Context(), h.deps.DB, h.deps.Verifier, token)
 	switch {
 	case errors.Is(err, orgs.ErrBadToken):
 		unauthorized(c, "invalid identity token")
-		return
+		return false
 	case errors.Is(err, orgs.ErrDeleted):
 		unauthorized(c, "the token's organization has been deleted")
-		return
+		return false
 	case err != nil:
 		internalError(c, err)
-		return
+		return false
 	}
 	c.Set(ctxSession, sess)
 	c.Set(ctxOrgID, org.ID)
-	c.Next()
+	return true
 }
 
 // managementTokenSession authenticates a management token: its org and
 // role stand in for the identity session's.
-func (h *handlers) managementTokenSession(c *gin.Context, plain string) {
+func (h *handlers) managementTokenSession(c *gin.Context, plain string) bool {
 	tok, err := mgmttokens.Authenticate(c.Request.Context(), h.deps.DB, plain)
 	if errors.Is(err, mgmttokens.ErrInvalid) {
 		unauthorized(c, "invalid management token: unknown, revoked or expired")
-		return
+		return false
 	}
 	if err != nil {
 		internalError(c, err)
-		return
+		return false
 	}
 	c.Set(ctxSession, mgmttokens.Session(tok))
 	c.Set(ctxOrgID, tok.OrgID)
 	c.Set(ctxManagementToken, tok.ID)
-	c.Next()
+	return true
 }
 
 // requireAdmin must follow requireSession.

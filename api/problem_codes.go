@@ -52,7 +52,10 @@ const (
 
 	// Online evaluators.
 	CodeEvaluatorNotFound    = "evaluator_not_found"    // 404: no such evaluator in the org (or deleted)
-	CodeSecretsNotConfigured = "secrets_not_configured" // 409: the server has no EXPD_SECRETS_KEY to seal a judge's api_key or a signing secret
+	CodeSecretsNotConfigured = "secrets_not_configured" // 409: the server has no EXPD_SECRETS_KEY to seal a judge's api_key or a signing secret, or to key an erasure
+
+	// Privacy (docs/privacy.md).
+	CodeErasureNotFound = "erasure_not_found" // 404: no such erasure in the org
 
 	// Billing.
 	CodeBillingNotConfigured = "billing_not_configured" // 409: this server has no payment provider

@@ -82,7 +82,7 @@ func NewRouter(deps Deps) *gin.Engine {
 		deps.RateLimits = ratelimit.New(nil, nil)
 	}
 	if deps.Ingest == nil {
-		deps.Ingest = ingest.NewWriter(deps.DB, ingest.Options{})
+		deps.Ingest = ingest.NewWriter(deps.DB, ingest.Options{Secrets: deps.Secrets})
 	}
 	if deps.Events == nil {
 		deps.Events = ingest.SQLEvents{DB: deps.DB}
@@ -171,6 +171,7 @@ func NewRouter(deps Deps) *gin.Engine {
 	dash.DELETE("/evaluators/:id", requireAdmin, h.deleteEvaluator)                                     // evaluators.go
 	dash.GET("/evaluators/:id/evaluations", requireAdmin, h.listEvaluations)                            // evaluators.go
 	dash.POST("/evaluators/:id/backfill", requireAdmin, h.backfillEvaluator)                            // evaluators.go
+	dash.POST("/exports", requireAdmin, h.createExport)                                                 // exports.go
 
 	// ---- SDK: org API key in X-API-Key (requireSDKKey, keys.go), rate limited per org (ratelimit.go) ----
 	anyKey := h.requireSDKKey(auth.Publishable, auth.Secret)
@@ -181,6 +182,11 @@ func NewRouter(deps Deps) *gin.Engine {
 	v1.POST("/scores", anyKey, h.rateLimit("scores"), limitBody(scoresBodyLimit), h.postScores)         // scores.go
 	// OTLP/HTTP trace export; refusals are google.rpc.Status, not problem+json (otlpAnswers).
 	v1.POST("/traces", otlpAnswers, anyKey, h.rateLimit("events"), limitBody(tracesBodyLimit), h.postTraces) // traces.go
+
+	// ---- Privacy: an org admin's session or the org's secret key (adminOrSecretKey, erasures.go) ----
+	privacy := v1.Group("", limitBody(defaultBodyLimit), h.adminOrSecretKey())
+	privacy.POST("/erasures", h.createErasure) // erasures.go
+	privacy.GET("/erasures/:id", h.getErasure) // erasures.go
 
 	// ---- Signed deliveries: the body's signature is the credential ----
 	// Each counted by outcome (webhook_metrics.go).

@@ -42,6 +42,10 @@ const (
 	EvaluatorCreated       = "evaluator.created"
 	EvaluatorUpdated       = "evaluator.updated"
 	EvaluatorDeleted       = "evaluator.deleted"
+	// ErasureRequested and ErasureCompleted name the user by the keyed
+	// hash of their id, never by the id (package erasure).
+	ErasureRequested = "erasure.requested"
+	ErasureCompleted = "erasure.completed"
 )
 
 // legacyActions maps actions recorded under an older name to today's:

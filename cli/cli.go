@@ -1,5 +1,6 @@
 // Package cli is expd's command line for people and scripts: login, the
-// experiments, results, runs, events, keys and tokens commands. It talks
+// experiments, results, runs, events, keys, tokens, erasures and exports
+// commands. It talks
 // to an expd server over its HTTP API only, prints a table on a terminal
 // and JSON when piped (or with --json), and exits with a code that says
 // what went wrong (see ExitCode). cmd/expd calls Run for these commands.
@@ -60,6 +61,8 @@ func init() {
 		"events":      {"events import FILE", "import historical events (NDJSON) with a progress bar", runEvents},
 		"keys":        {"keys rotate publishable|secret", "issue a new SDK key of a scope (the previous one stops working)", runKeys},
 		"tokens":      {"tokens create|list|revoke ...", "manage org management tokens for scripts and CI", runTokens},
+		"erasures":    {"erasures create USER_ID | erasures get ID", "erase one user's data (docs/privacy.md) and follow the erasure", runErasures},
+		"exports":     {"exports create USER_ID", "export one user's events, scores and assignments as NDJSON to stdout", runExports},
 	}
 }
 

@@ -175,7 +175,16 @@ func (s *Store) Read(ctx context.Context, f ingest.ReadFilter) ([]ingest.EventRo
 
 // ReadUser is EventStore.ReadUser.
 func (s *Store) ReadUser(ctx context.Context, orgID, userID string) ([]ingest.EventRow, error) {
-	return s.readEvents(ctx, "events of user "+userID, "org_id = ? AND user_id = ? ORDER BY ts, event_id", orgID, userID)
+	return s.readEvents(ctx, "events of a user of org "+orgID, "org_id = ? AND user_id = ? ORDER BY ts, event_id", orgID, userID)
+}
+
+// ReadUserPage is EventStore.ReadUserPage.
+func (s *Store) ReadUserPage(ctx context.Context, orgID, userID string, after ingest.UserPosition, limit int) ([]ingest.EventRow, error) {
+	where, args := "org_id = ? AND user_id = ?", []any{orgID, userID}
+	if after.AfterID != "" {
+		where, args = where+" AND (ts > ? OR ts = ? AND event_id > ?)", append(args, micros(after.AfterTs), micros(after.AfterTs), after.AfterID)
+	}
+	return s.readEvents(ctx, "a page of a user's events of org "+orgID, where+fmt.Sprintf(" ORDER BY ts, event_id LIMIT %d", limit), args...)
 }
 
 // ReadCalls is EventStore.ReadCalls.

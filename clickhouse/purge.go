@@ -34,9 +34,56 @@ func (s *Store) PurgeBefore(ctx context.Context, orgID string, cutoff time.Time,
 func (s *Store) DeleteUser(ctx context.Context, orgID, userID string) (int64, error) {
 	n, err := s.deleteWhere(ctx, "org_id = ? AND user_id = ?", orgID, userID)
 	if err != nil {
-		return 0, fmt.Errorf("delete events of user %q: %w", userID, err)
+		return 0, fmt.Errorf("delete events of a user of org %s: %w", orgID, err)
 	}
 	return n, nil
+}
+
+// DeleteScores is EventStore.DeleteScores: a mutation on every node
+// deleting the org's scores of the calls, waited for.
+func (s *Store) DeleteScores(ctx context.Context, orgID string, callIDs []string) (int64, error) {
+	var total int64
+	for chunk := range slices.Chunk(callIDs, maxIDsPerProbe) {
+		n, err := s.deleteScoresWhere(ctx, "org_id = ? AND call_id IN "+quoteList(chunk), orgID)
+		if err != nil {
+			return total, fmt.Errorf("delete scores of %d calls: %w", len(chunk), err)
+		}
+		total += n
+	}
+	return total, nil
+}
+
+// PurgeScoresBefore is EventStore.PurgeScoresBefore: a mutation on every
+// node, waited for.
+func (s *Store) PurgeScoresBefore(ctx context.Context, orgID string, cutoff time.Time) (int64, error) {
+	n, err := s.deleteScoresWhere(ctx, "org_id = ? AND ts < ?", orgID, micros(cutoff))
+	if err != nil {
+		return 0, fmt.Errorf("purge scores of org %s: %w", orgID, err)
+	}
+	return n, nil
+}
+
+// deleteScoresWhere counts the scores matching where (one per key),
+// deletes them on every node and waits for the mutations.
+func (s *Store) deleteScoresWhere(ctx context.Context, where string, args ...any) (int64, error) {
+	var n uint64
+	if err := s.conn.QueryRow(ctx, "SELECT count() FROM "+s.t(s.scores)+" FINAL WHERE "+where, args...).Scan(&n); err != nil {
+		return 0, err
+	}
+	if n == 0 {
+		return 0, nil
+	}
+	for _, node := range s.nodes {
+		if err := node.Exec(ctx, "ALTER TABLE "+s.t("scores_local")+" DELETE WHERE "+where, args...); err != nil {
+			return 0, fmt.Errorf("delete from scores_local: %w", err)
+		}
+	}
+	for _, node := range s.nodes {
+		if err := s.awaitMutations(ctx, node); err != nil {
+			return 0, err
+		}
+	}
+	return int64(n), nil
 }
 
 // deleteWhere counts the events matching where (each id once), deletes

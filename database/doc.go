@@ -10,7 +10,8 @@
 // (management_tokens), experiments (experiments, experiment_versions),
 // metrics (shared_metrics), assignments (pins), ingest (events, usage,
 // business_event_secrets), results (result_runs, results, result_staging),
-// audit (audit_log), webhooks (endpoints, deliveries, the outbox).
+// audit (audit_log), webhooks (endpoints, deliveries, the outbox),
+// erasure (erasures).
 // Every row that belongs to an org carries org_id, and every query is
 // scoped by it. Internal ids are UUIDs; references to the identity
 // provider live in clerk_-prefixed columns.

@@ -51,6 +51,11 @@ type EventStore interface {
 	// ReadUser returns one user's events of the org, of every experiment,
 	// oldest first.
 	ReadUser(ctx context.Context, orgID, userID string) ([]EventRow, error)
+	// ReadUserPage returns up to limit of one user's events of the org,
+	// oldest first (ts, then event_id), after the keyset position
+	// (AfterTs, AfterID); a zero position starts at the first. The export
+	// streams a user page by page.
+	ReadUserPage(ctx context.Context, orgID, userID string, after UserPosition, limit int) ([]EventRow, error)
 	// PurgeBefore deletes up to about limit of the org's events stamped
 	// before cutoff and returns how many; called until it returns less
 	// than limit. A purged event's id may be stored again.
@@ -58,6 +63,12 @@ type EventStore interface {
 	// DeleteUser deletes every event of one user of the org (an erasure)
 	// and returns how many.
 	DeleteUser(ctx context.Context, orgID, userID string) (int64, error)
+	// DeleteScores deletes the org's scores of the calls callIDs (the
+	// model calls of an erased user) and returns how many.
+	DeleteScores(ctx context.Context, orgID string, callIDs []string) (int64, error)
+	// PurgeScoresBefore deletes the org's scores stamped before cutoff
+	// (retention) and returns how many.
+	PurgeScoresBefore(ctx context.Context, orgID string, cutoff time.Time) (int64, error)
 }
 
 // SQLEvents is the EventStore of expd's own database, PostgreSQL or
@@ -112,6 +123,37 @@ func (s SQLEvents) ScoresOfCalls(ctx context.Context, orgID string, callIDs []st
 	return scores.OfCalls(ctx, s.DB, orgID, callIDs)
 }
 
+// UserPosition is a keyset position in a user's events: after the event
+// AfterID of time AfterTs; AfterID "" is the start.
+type UserPosition struct {
+	AfterTs time.Time
+	AfterID string
+}
+
+// ReadUserPage is EventStore.ReadUserPage on the (org_id, user_id, ts)
+// index.
+func (s SQLEvents) ReadUserPage(ctx context.Context, orgID, userID string, after UserPosition, limit int) ([]EventRow, error) {
+	q := s.DB.WithContext(ctx).Where("org_id = ? AND user_id = ?", orgID, userID)
+	if after.AfterID != "" {
+		q = q.Where("(ts > ? OR ts = ? AND event_id > ?)", after.AfterTs, after.AfterTs, after.AfterID)
+	}
+	var rows []EventRow
+	if err := q.Order("ts, event_id").Limit(limit).Find(&rows).Error; err != nil {
+		return nil, fmt.Errorf("read a page of a user's events of org %s: %w", orgID, err)
+	}
+	return rows, nil
+}
+
+// DeleteScores deletes through the scores table's owner (scores.DeleteCalls).
+func (s SQLEvents) DeleteScores(ctx context.Context, orgID string, callIDs []string) (int64, error) {
+	return scores.DeleteCalls(ctx, s.DB, orgID, callIDs)
+}
+
+// PurgeScoresBefore deletes through the scores table's owner (scores.PurgeBefore).
+func (s SQLEvents) PurgeScoresBefore(ctx context.Context, orgID string, cutoff time.Time) (int64, error) {
+	return scores.PurgeBefore(ctx, s.DB, orgID, cutoff)
+}
+
 // ReadFilter selects an experiment's stored events; empty fields match all.
 type ReadFilter struct {
 	OrgID        string
@@ -144,7 +186,7 @@ func (s SQLEvents) ReadUser(ctx context.Context, orgID, userID string) ([]EventR
 	var rows []EventRow
 	if err := s.DB.WithContext(ctx).Where("org_id = ? AND user_id = ?", orgID, userID).
 		Order("ts, event_id").Find(&rows).Error; err != nil {
-		return nil, fmt.Errorf("read events of user %q: %w", userID, err)
+		return nil, fmt.Errorf("read events of a user of org %s: %w", orgID, err)
 	}
 	return rows, nil
 }

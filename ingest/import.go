@@ -57,6 +57,12 @@ func (w *Writer) Import(ctx context.Context, t Tenant, body io.Reader, p Prepare
 			for _, rej := range rejected {
 				res.reject(rej)
 			}
+			rows, erased, err := w.dropErased(ctx, t.OrgID, prep.Rows)
+			if err != nil {
+				return err
+			}
+			prep.Rows = rows
+			res.Duplicates += erased
 			for i := range prep.Rows {
 				prep.Rows[i].ReceivedAt = now
 			}

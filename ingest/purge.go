@@ -56,7 +56,7 @@ SELECT count(*) FROM gone`, args...).Scan(&n).Error
 func (s SQLEvents) DeleteUser(ctx context.Context, orgID, userID string) (int64, error) {
 	n, err := deleteEvents(ctx, s.DB, "org_id = ? AND user_id = ?", orgID, userID)
 	if err != nil {
-		return 0, fmt.Errorf("delete events of user %q: %w", userID, err)
+		return 0, fmt.Errorf("delete events of a user of org %s: %w", orgID, err)
 	}
 	return n, nil
 }

@@ -7,7 +7,9 @@ import (
 
 	"gorm.io/gorm"
 
+	"github.com/expd/expd/erasure"
 	"github.com/expd/expd/scores"
+	"github.com/expd/expd/secrets"
 )
 
 // Options tune a Writer; zero values take the defaults.
@@ -25,6 +27,10 @@ type Options struct {
 	CommitTimeout time.Duration
 	// Now is the clock of received_at and of the usage month.
 	Now func() time.Time
+	// Secrets is the server key that names erased users (package
+	// erasure): events of a user erased within erasure.TombstoneTTL are
+	// dropped. nil or unconfigured: no user can have been erased.
+	Secrets *secrets.Keyring
 }
 
 // Writer stores batches of events with group commit: concurrent Write
@@ -35,6 +41,7 @@ type Options struct {
 // others' groups.
 type Writer struct {
 	store store
+	db    *gorm.DB // where the erasures' tombstones are read
 	opts  Options
 
 	mu     sync.Mutex
@@ -77,7 +84,9 @@ type result struct {
 
 // NewWriter returns a writer on db (PostgreSQL or SQLite).
 func NewWriter(db *gorm.DB, opts Options) *Writer {
-	return newWriter(storeOf(db), opts)
+	w := newWriter(storeOf(db), opts)
+	w.db = db
+	return w
 }
 
 func newWriter(s store, opts Options) *Writer {
@@ -109,8 +118,13 @@ func newWriter(s store, opts Options) *Writer {
 // *UnavailableError (retry), or another storage error. If ctx ends first
 // the rows may still be stored; a retry with the same event ids is safe.
 func (w *Writer) Write(ctx context.Context, b Batch) (Outcome, error) {
+	rows, erased, err := w.dropErased(ctx, b.Tenant.OrgID, b.Rows)
+	if err != nil {
+		return Outcome{}, err
+	}
+	b.Rows = rows
 	if b.size() == 0 {
-		return Outcome{}, nil
+		return Outcome{Duplicates: erased}, nil
 	}
 	r := &request{batch: b, done: make(chan result, 1)}
 	w.mu.Lock()
@@ -130,10 +144,42 @@ func (w *Writer) Write(ctx context.Context, b Batch) (Outcome, error) {
 	}
 	select {
 	case res := <-r.done:
+		res.outcome.Duplicates += erased
 		return res.outcome, res.err
 	case <-ctx.Done():
 		return Outcome{}, ctx.Err()
 	}
+}
+
+// dropErased removes from rows the events of users erased recently
+// (erasure.Erased: one indexed query per batch, none without a server
+// key) and returns how many it removed. They are answered as duplicates:
+// the client has delivered them and must not send them again, and the
+// answer does not tell which user was erased (docs/privacy.md, "Events
+// after an erasure").
+func (w *Writer) dropErased(ctx context.Context, orgID string, rows []EventRow) ([]EventRow, int, error) {
+	if w.db == nil || !w.opts.Secrets.Configured() || len(rows) == 0 {
+		return rows, 0, nil
+	}
+	seen := map[string]bool{}
+	var users []string
+	for _, r := range rows {
+		if !seen[r.UserID] {
+			seen[r.UserID] = true
+			users = append(users, r.UserID)
+		}
+	}
+	gone, err := erasure.Erased(ctx, w.db, w.opts.Secrets, orgID, users, w.opts.Now())
+	if err != nil || len(gone) == 0 {
+		return rows, 0, err
+	}
+	kept := make([]EventRow, 0, len(rows))
+	for _, r := range rows {
+		if !gone[r.UserID] {
+			kept = append(kept, r)
+		}
+	}
+	return kept, len(rows) - len(kept), nil
 }
 
 // flush commits one group in slot, then hands the slot on to a new

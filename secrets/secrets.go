@@ -12,6 +12,7 @@ import (
 	"context"
 	"crypto/aes"
 	"crypto/cipher"
+	"crypto/hmac"
 	"crypto/rand"
 	"crypto/sha256"
 	"encoding/base64"
@@ -43,6 +44,7 @@ var ErrCorrupt = errors.New("sealed secret is malformed or does not belong here"
 type key struct {
 	id   string
 	aead cipher.AEAD
+	mac  []byte // base of the keyed hashes (MAC), derived from the key
 }
 
 // Keyring holds the current key (seals and opens) and optionally the
@@ -107,7 +109,9 @@ func parseKey(s string) (*key, error) {
 	// The id names the key without revealing it: 8 bytes of a hash under
 	// a label, enough to tell two keys apart.
 	sum := sha256.Sum256(append([]byte("expd-secrets-key-id:"), raw...))
-	return &key{id: hex.EncodeToString(sum[:8]), aead: aead}, nil
+	base := hmac.New(sha256.New, raw)
+	base.Write([]byte("expd-mac"))
+	return &key{id: hex.EncodeToString(sum[:8]), aead: aead, mac: base.Sum(nil)}, nil
 }
 
 // Configured tells whether secrets can be sealed.
@@ -160,6 +164,39 @@ func (k *Keyring) Open(sealed, owner string) (string, error) {
 func (k *Keyring) Current(sealed string) bool {
 	parts := strings.SplitN(sealed, ".", 3)
 	return k.Configured() && len(parts) == 3 && parts[1] == k.current.id
+}
+
+// MAC is the keyed hash (HMAC-SHA256, hex) of msg under a key derived
+// from the current server key for purpose, so that hashes of one purpose
+// do not match another's. It names a value that must not be stored
+// itself (a user id an erasure removes) and is stable while the server
+// key is.
+func (k *Keyring) MAC(purpose, msg string) (string, error) {
+	if !k.Configured() {
+		return "", ErrNoKey
+	}
+	return k.current.sum(purpose, msg), nil
+}
+
+// MACs is msg's MAC under the current key and, during a rotation, under
+// the previous one too: what a lookup of hashes stored before the
+// rotation compares with. Empty without a key.
+func (k *Keyring) MACs(purpose, msg string) []string {
+	var out []string
+	for _, c := range []*key{k.currentKey(), k.previousKey()} {
+		if c != nil {
+			out = append(out, c.sum(purpose, msg))
+		}
+	}
+	return out
+}
+
+func (c *key) sum(purpose, msg string) string {
+	derived := hmac.New(sha256.New, c.mac)
+	derived.Write([]byte(purpose))
+	h := hmac.New(sha256.New, derived.Sum(nil))
+	h.Write([]byte(msg))
+	return hex.EncodeToString(h.Sum(nil))
 }
 
 func (k *Keyring) currentKey() *key {

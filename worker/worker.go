@@ -37,6 +37,7 @@ func Register(r worker.Registry, acts *activities.Activities) {
 	r.RegisterWorkflow(workflows.GuardrailHealth)
 	r.RegisterWorkflow(workflows.Redrive)
 	r.RegisterWorkflow(workflows.Evaluator)
+	r.RegisterWorkflow(workflows.Erasure)
 }
 
 // Run is the whole worker start on c's namespace and taskQueue: the search

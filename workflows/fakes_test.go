@@ -239,3 +239,11 @@ func (fakeActivities) PollEvaluator(_ context.Context, in activities.PollEvaluat
 func (fakeActivities) EvaluateCalls(_ context.Context, in activities.EvaluateCallsInput) (activities.EvaluateCallsResult, error) {
 	return activities.EvaluateCallsResult{Scored: len(in.CallIDs)}, nil
 }
+
+func (fakeActivities) EraseTable(_ context.Context, in activities.EraseTableInput) (activities.EraseTableResult, error) {
+	return activities.EraseTableResult{Removed: int64(len(in.Table))}, nil
+}
+
+func (fakeActivities) CompleteErasure(_ context.Context, _ activities.CompleteErasureInput) (activities.CompleteErasureResult, error) {
+	return activities.CompleteErasureResult{Removed: map[string]int64{"events": 5}}, nil
+}

@@ -79,3 +79,8 @@ func RedriveScheduleID(taskQueue string) string { return taskQueue + "/redrive" 
 // EvaluatorID is the one workflow of an online evaluator:
 // evaluator/<id>. Starting it again while it runs changes nothing.
 func EvaluatorID(evaluatorID string) string { return "evaluator/" + evaluatorID }
+
+// ErasureWorkflowID is the one running erasure of a user of an org:
+// erasure/<org>/<user hash>, the hash keyed by the server key
+// (erasure.UserHash), never the user id itself.
+func ErasureWorkflowID(orgID, userHash string) string { return "erasure/" + orgID + "/" + userHash }

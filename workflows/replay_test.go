@@ -156,6 +156,8 @@ func historyScenarios() []historyScenario {
 		{file: "redrive_evaluators.json", id: "redrive-replay-evaluators", workflow: workflows.Redrive, input: workflows.RedriveInput{}, lastRun: true},
 		{file: "evaluator.json", id: workflows.EvaluatorID("ev-replay"), workflow: workflows.Evaluator,
 			input: workflows.EvaluatorInput{EvaluatorID: "ev-replay"}},
+		{file: "erasure.json", id: workflows.ErasureWorkflowID("org-1", "5e3c0hash0only"), workflow: workflows.Erasure,
+			input: workflows.ErasureInput{ErasureID: "erasure-replay"}},
 		{file: "deliver_event.json", id: workflows.DeliverEventID(webhooks.EventID("replay")), workflow: workflows.DeliverEvent,
 			input: workflows.DeliverEventInput{Event: webhooks.Event{ID: webhooks.EventID("replay"), OrgID: "org-1", Type: webhooks.EventExperimentStopped,
 				ExperimentID: "exp-a", OccurredAt: time.Unix(1_700_000_000, 0).UTC(), Data: json.RawMessage(`{"experiment_id":"exp-a"}`)}}},

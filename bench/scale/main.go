@@ -18,7 +18,11 @@
 // into events and event_ids, day by day), so the machine time goes to
 // measurements rather than to JSON encoding.
 //
+// With -erasure it times one user's erasure after each pass instead
+// (the Erasure workflow's steps on the real activities, docs/privacy.md).
+//
 //	DATABASE_URL=postgres://... go run ./bench/scale -passes 10000000,20000000
+//	DATABASE_URL=postgres://... go run ./bench/scale -erasure -experiments 20 -passes 1000000,2000000,7000000
 package main
 
 import (
@@ -41,6 +45,7 @@ type config struct {
 	firstPass         int    // number of the first pass (event ids carry it)
 	fillWorkers       int    // days filled side by side
 	orgNightlyMax     int    // largest size at which the whole org's nightly is timed
+	erasure           bool   // measure one user's erasure instead (erasure.go)
 }
 
 func main() {
@@ -54,6 +59,7 @@ func main() {
 	flag.IntVar(&cfg.firstPass, "first-pass", 1, "number of the first pass; with -reuse, one more than the earlier run's last")
 	flag.IntVar(&cfg.fillWorkers, "fill-workers", 2, "days of the bulk fill written side by side")
 	flag.IntVar(&cfg.orgNightlyMax, "org-nightly-max", 15_000_000, "time the whole org's nightly only up to this many events (the largest experiment's at every size)")
+	flag.BoolVar(&cfg.erasure, "erasure", false, "after each pass, time one user's erasure (the Erasure workflow's steps) instead of the other measurements")
 	flag.Parse()
 	for _, f := range strings.Split(*passes, ",") {
 		n, err := strconv.Atoi(strings.TrimSpace(f))
@@ -72,6 +78,21 @@ func main() {
 		log.Fatal(err)
 	}
 	defer env.tearDown()
+	if cfg.erasure {
+		fmt.Println("| events | one user's erasure | steps (rows removed, time) |")
+		fmt.Println("|---|---|---|")
+		for pass := cfg.firstPass; pass < cfg.firstPass+len(cfg.sizes); pass++ {
+			if _, _, err := env.fill(ctx, pass); err != nil {
+				log.Fatal(err)
+			}
+			m, err := env.erase(ctx, pass)
+			if err != nil {
+				log.Fatal(err)
+			}
+			fmt.Println(m.row())
+		}
+		return
+	}
 	fmt.Println("| events | bulk load rows/s | ingest events/s | events table | events indexes | event_ids (table+index) | nightly, whole org, cold / warm | nightly, largest experiment, cold / warm | manual run, largest experiment | drop one day (rows) |")
 	fmt.Println("|---|---|---|---|---|---|---|---|---|---|")
 	for pass := cfg.firstPass; pass < cfg.firstPass+len(cfg.sizes); pass++ {
