@@ -511,7 +511,7 @@ func TestErasureBadInput(t *testing.T) {
 	}
 
 	// Without a server key nothing can be erased.
-	bare := testenv.New(t)
+	bare := testenv.New(t, func(d *api.Deps) { d.Secrets = &secrets.Keyring{} })
 	borg := bare.NewOrg(t)
 	if p := testenv.ExpectProblem(t, bare.Do(t, http.MethodPost, "/v1/erasures", map[string]string{"user_id": "u"}, testenv.Bearer(borg.AdminToken)...), http.StatusConflict); p.Code != "secrets_not_configured" {
 		t.Errorf("without EXPD_SECRETS_KEY: %+v", p)
