@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -16,6 +17,7 @@ import (
 	"github.com/expd/expd/ingest"
 	"github.com/expd/expd/orgs"
 	"github.com/expd/expd/plans"
+	"github.com/expd/expd/privacy"
 	"github.com/expd/expd/scores"
 	"github.com/expd/expd/sdk/prices"
 	"github.com/expd/expd/telemetry"
@@ -187,6 +189,7 @@ const (
 	failNoAnswer    = "no_answer"    // the call recorded no response to grade
 	failKey         = "key"          // the judge's key does not open with this server's secrets keys
 	failStore       = "store_refused"
+	failNoText      = "payload_not_kept" // the payload policy stored a hash, not text (docs/privacy.md)
 )
 
 // EvaluateCalls evaluates a batch of calls, each once, `concurrency` at a
@@ -296,7 +299,10 @@ func (a *Activities) evaluateCall(ctx context.Context, l evaluators.Loaded, in E
 	}
 	output := deref(call.Response)
 	if output == "" {
-		return a.recordFailure(ctx, l, in, failNoAnswer, "the call recorded no response", 0)
+		return a.recordFailure(ctx, l, in, failNoAnswer, "the call recorded no response (or the payload policy drop kept none)", 0)
+	}
+	if strings.HasPrefix(output, privacy.HashPrefix) {
+		return a.recordFailure(ctx, l, in, failNoText, "the payload policy hash stored no text to evaluate", 0)
 	}
 	if l.Spec.Kind == evaluators.KindCode {
 		check, err := evaluators.Compile("check", *l.Spec.Check)

@@ -6,6 +6,7 @@ import (
 	"github.com/gin-gonic/gin"
 
 	"github.com/expd/expd/calls"
+	"github.com/expd/expd/privacy"
 )
 
 // GET /v1/experiments/:id/calls?variant=&model=&error=&score=&score_min=&
@@ -27,5 +28,13 @@ func (h *handlers) listCalls(c *gin.Context) {
 		internalError(c, err)
 		return
 	}
-	c.JSON(http.StatusOK, page)
+	inForce, err := h.privacyStore().InForce(c.Request.Context(), orgID(c), exp.PayloadPolicy)
+	if err != nil {
+		internalError(c, err)
+		return
+	}
+	c.JSON(http.StatusOK, struct {
+		calls.Page
+		privacy.InForce
+	}{page, inForce})
 }

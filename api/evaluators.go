@@ -3,6 +3,7 @@ package api
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net/http"
 	"strconv"
 	"time"
@@ -11,6 +12,7 @@ import (
 
 	"github.com/expd/expd/evaluators"
 	"github.com/expd/expd/ingest"
+	"github.com/expd/expd/privacy"
 	"github.com/expd/expd/validate"
 	"github.com/expd/expd/workflows"
 )
@@ -39,7 +41,30 @@ func (h *handlers) evaluatorRules(c *gin.Context) evaluators.Rules {
 		Experiments: func(ctx context.Context, refs []string) (map[string]string, error) {
 			return ingest.LookupExperiments(ctx, h.deps.DB, org, refs)
 		},
+		Judgeable: func(ctx context.Context, ids []string) error { return h.judgeable(ctx, org, ids) },
 	}
+}
+
+// judgeable refuses an LLM judge where the payload policy keeps no text:
+// the org's, or a listed experiment's stricter one (docs/privacy.md).
+func (h *handlers) judgeable(ctx context.Context, org string, experimentIDs []string) error {
+	set, err := h.privacyStore().Get(ctx, org)
+	if err != nil {
+		return err
+	}
+	if !set.PayloadPolicy.KeepsText() {
+		return fmt.Errorf("%w: the org's payload policy is %s", privacy.ErrTextNotKept, set.PayloadPolicy)
+	}
+	for _, id := range experimentIDs {
+		exp, err := h.experiments.Get(ctx, org, id)
+		if err != nil {
+			return err
+		}
+		if p := set.PayloadPolicy.Stricter(exp.PayloadPolicy); !p.KeepsText() {
+			return fmt.Errorf("%w: experiment %s has payload policy %s", privacy.ErrTextNotKept, exp.Name, p)
+		}
+	}
+	return nil
 }
 
 // POST /v1/evaluators (admin, additive): a new online evaluator, version 1.
@@ -197,6 +222,9 @@ func (h *handlers) evaluatorError(c *gin.Context, err error) {
 		invalid(c, err)
 	case errors.Is(err, evaluators.ErrNotFound):
 		problem(c, http.StatusNotFound, CodeEvaluatorNotFound, "no evaluator "+strconv.Quote(c.Param("id"))+" in this org")
+	case errors.Is(err, privacy.ErrTextNotKept):
+		problem(c, http.StatusConflict, CodePayloadNotKept, err.Error()+
+			"; an LLM judge has nothing to read. Score in your process instead: a code evaluator run by the client (docs/privacy.md, docs/quality.md)")
 	case errors.Is(err, evaluators.ErrNoSecretsKey):
 		secretsNotConfigured(c, "a judge's api_key")
 	default:

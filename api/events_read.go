@@ -7,6 +7,7 @@ import (
 	"github.com/gin-gonic/gin"
 
 	"github.com/expd/expd/ingest"
+	"github.com/expd/expd/privacy"
 	"github.com/expd/expd/validate"
 	"github.com/expd/expd/vocab"
 )
@@ -29,6 +30,7 @@ type storedEvent struct {
 type eventsPage struct {
 	ExperimentID string        `json:"experiment_id"`
 	Events       []storedEvent `json:"events"`
+	privacy.InForce
 }
 
 // eventsFilter is the validated query of the read-back route.
@@ -72,7 +74,12 @@ func (h *handlers) listEvents(c *gin.Context) {
 		internalError(c, err)
 		return
 	}
-	page := eventsPage{ExperimentID: exp.ID, Events: make([]storedEvent, len(rows))}
+	inForce, err := h.privacyStore().InForce(c.Request.Context(), orgID(c), exp.PayloadPolicy)
+	if err != nil {
+		internalError(c, err)
+		return
+	}
+	page := eventsPage{ExperimentID: exp.ID, Events: make([]storedEvent, len(rows)), InForce: inForce}
 	for i, r := range rows {
 		page.Events[i] = showEvent(r)
 	}

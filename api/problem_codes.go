@@ -52,7 +52,8 @@ const (
 
 	// Online evaluators.
 	CodeEvaluatorNotFound    = "evaluator_not_found"    // 404: no such evaluator in the org (or deleted)
-	CodeSecretsNotConfigured = "secrets_not_configured" // 409: the server has no EXPD_SECRETS_KEY to seal a judge's api_key or a signing secret, or to key an erasure
+	CodePayloadNotKept       = "payload_not_kept"       // 409: an LLM judge where the payload policy (hash, drop) keeps no text
+	CodeSecretsNotConfigured = "secrets_not_configured" // 409: the server has no EXPD_SECRETS_KEY to seal a judge's api_key or a signing secret, to key an erasure, or for the hash payload policy
 
 	// Privacy (docs/privacy.md).
 	CodeErasureNotFound = "erasure_not_found" // 404: no such erasure in the org

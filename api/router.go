@@ -76,7 +76,7 @@ func NewRouter(deps Deps) *gin.Engine {
 	}
 	// Per-instance state the caller did not share gets a fresh default.
 	if deps.SDK == nil {
-		deps.SDK = sdkcache.New(deps.DB, sdkcache.Options{})
+		deps.SDK = sdkcache.New(deps.DB, sdkcache.Options{Secrets: deps.Secrets})
 	}
 	if deps.RateLimits == nil {
 		deps.RateLimits = ratelimit.New(nil, nil)
@@ -94,7 +94,7 @@ func NewRouter(deps Deps) *gin.Engine {
 	starter := workflowclient.Starter{Client: deps.Temporal, TaskQueue: deps.TaskQueue, EvaluatorPoll: deps.EvaluatorPoll}
 	h := &handlers{deps: deps, experiments: experiments.Store{DB: deps.DB}, workflows: starter,
 		ingest: sources}
-	h.cases = usecases.Service{DB: deps.DB, Workflows: starter, SDK: deps.SDK, Ingest: sources, Logger: deps.Logger, KeyRotated: deps.KeyRotated,
+	h.cases = usecases.Service{DB: deps.DB, Workflows: starter, SDK: deps.SDK, Ingest: sources, Logger: deps.Logger, KeyRotated: deps.KeyRotated, Secrets: deps.Secrets,
 		RecentUsers: func(ctx context.Context, orgID string) (int64, error) {
 			return h.powerReader().RecentUsers(ctx, orgID, time.Now().UTC())
 		}}
@@ -147,6 +147,8 @@ func NewRouter(deps Deps) *gin.Engine {
 	dash.GET("/management-tokens", requireAdmin, h.listManagementTokens)                                // management_tokens.go
 	dash.DELETE("/management-tokens/:token_id", requireAdmin, h.revokeManagementToken)                  // management_tokens.go
 	dash.GET("/audit", requireAdmin, h.listAudit)                                                       // audit.go
+	dash.GET("/privacy", requireAdmin, h.getPrivacy)                                                    // privacy.go
+	dash.PUT("/privacy", requireAdmin, h.putPrivacy)                                                    // privacy.go
 	dash.POST("/experiments/:id/start", requireAdmin, h.lifecycleAction(experiments.ActionStart))       // lifecycle.go
 	dash.POST("/experiments/:id/stop", requireAdmin, h.lifecycleAction(experiments.ActionStop))         // lifecycle.go
 	dash.POST("/experiments/:id/ship", requireAdmin, h.shipExperiment)                                  // lifecycle.go

@@ -26,7 +26,7 @@ func newSDKEnv(t *testing.T, tune ...func(*api.Deps)) *testenv.Env {
 // sdkDeps puts the SDK cache and unlimited rates before tune.
 func sdkDeps(t *testing.T, tune []func(*api.Deps)) []func(*api.Deps) {
 	return append([]func(*api.Deps){func(d *api.Deps) {
-		d.SDK = sdkcache.New(d.DB, sdkcache.Options{MaxAge: testMaxAge})
+		d.SDK = sdkcache.New(d.DB, sdkcache.Options{MaxAge: testMaxAge, Secrets: d.Secrets})
 		d.RateLimits = ratelimit.New(unlimitedRates(t), nil)
 	}}, tune...)
 }

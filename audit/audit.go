@@ -46,6 +46,9 @@ const (
 	// hash of their id, never by the id (package erasure).
 	ErasureRequested = "erasure.requested"
 	ErasureCompleted = "erasure.completed"
+	// PrivacyUpdated: PUT /v1/privacy (payload policy, custom patterns,
+	// retention).
+	PrivacyUpdated = "privacy.updated"
 )
 
 // legacyActions maps actions recorded under an older name to today's:

@@ -5,11 +5,13 @@ import (
 	"net/http"
 	"net/url"
 	"strconv"
+	"time"
 
 	"github.com/gin-gonic/gin"
 
 	"github.com/expd/expd/calls"
 	"github.com/expd/expd/experiments"
+	"github.com/expd/expd/privacy"
 	"github.com/expd/expd/usecases"
 	"github.com/expd/expd/validate"
 )
@@ -32,6 +34,8 @@ type callsView struct {
 	Variants []string
 	Columns  []callsColumn
 	Errors   []validate.FieldError
+	Privacy  privacy.InForce // what the texts are stored under
+	Since    time.Time       // Privacy's since; zero: never changed
 }
 
 // GET /experiments/:id/calls: the call explorer. The same filters as GET
@@ -43,7 +47,15 @@ func (d *Dashboard) callsPage(c *gin.Context) {
 		return
 	}
 	form := c.Request.URL.Query()
-	view := callsView{Exp: exp, Form: form, Back: form.Encode()}
+	inForce, err := privacy.Store{DB: d.deps.DB}.InForce(c.Request.Context(), orgID(c), exp.PayloadPolicy)
+	if err != nil {
+		d.fail(c, err)
+		return
+	}
+	view := callsView{Exp: exp, Form: form, Back: form.Encode(), Privacy: inForce}
+	if inForce.PayloadPolicySince != nil {
+		view.Since = *inForce.PayloadPolicySince
+	}
 	for _, s := range exp.Allocation {
 		view.Variants = append(view.Variants, s.Variant)
 	}

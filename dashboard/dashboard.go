@@ -116,6 +116,8 @@ func (d *Dashboard) Routes(r gin.IRouter) {
 	s.GET("/evaluators", d.evaluatorsPage)
 	s.GET("/evaluators/:id", d.evaluatorPage)
 	s.GET("/layers", d.layersPage)
+	s.GET("/privacy", d.requireAdmin, d.privacyPage)
+	s.POST("/privacy", d.requireAdmin, d.checkCSRF, d.privacyPost)
 	s.GET("/keys", d.requireAdmin, d.keysPage)
 	s.POST("/keys", d.requireAdmin, d.checkCSRF, d.rotateKey)
 	s.GET("/billing", d.billingPage)

@@ -89,6 +89,10 @@ type Rules struct {
 	// KeyStored: an update may omit the judge's api_key to keep the
 	// stored one.
 	KeyStored bool
+	// Judgeable refuses a judge over experiments (ids; none: all of the
+	// org's) whose payload policy keeps no text to read (docs/privacy.md);
+	// nil: no check.
+	Judgeable func(ctx context.Context, experimentIDs []string) error
 }
 
 // Validate checks s, fills its defaults (concurrency) and resolves its
@@ -126,7 +130,10 @@ func (s *Spec) Validate(ctx context.Context, r Rules) error {
 	if err := s.resolveExperiments(ctx, &errs, r); err != nil {
 		return err
 	}
-	return errs.Err()
+	if err := errs.Err(); err != nil || s.Kind != KindJudge || r.Judgeable == nil {
+		return err
+	}
+	return r.Judgeable(ctx, s.Experiments)
 }
 
 func (s *Spec) checkBudget(errs *validate.Errors) {

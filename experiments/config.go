@@ -8,6 +8,7 @@ import (
 
 	"github.com/expd/expd/bucketing"
 	"github.com/expd/expd/layers"
+	"github.com/expd/expd/privacy"
 	"github.com/expd/expd/sdk/go/targeting"
 	"github.com/expd/expd/stats"
 	"github.com/expd/expd/validate"
@@ -50,6 +51,9 @@ type Config struct {
 	StopAt         *time.Time `json:"stop_at,omitempty"`
 	ShippedVariant string     `json:"shipped_variant,omitempty"`
 	StatusReason   string     `json:"status_reason,omitempty"`
+	// PayloadPolicy makes the org's payload policy stricter for this
+	// experiment's model calls (docs/privacy.md); empty: the org's.
+	PayloadPolicy privacy.Policy `json:"payload_policy,omitempty"`
 }
 
 // LayerPlacement is an experiment's range of a layer: Range is [start,

@@ -15,6 +15,7 @@ import (
 	"github.com/expd/expd/bucketing"
 	"github.com/expd/expd/database"
 	"github.com/expd/expd/orgs"
+	"github.com/expd/expd/privacy"
 	"github.com/expd/expd/validate"
 )
 
@@ -48,6 +49,9 @@ func (s Store) Create(ctx context.Context, orgID, actor string, cfg Config) (Exp
 	now := time.Now().UTC()
 	cfg.Status, cfg.ShippedVariant, cfg.StatusReason = initialStatus(&cfg, now), "", ""
 	if err := cfg.Validate(); err != nil {
+		return Experiment{}, err
+	}
+	if err := checkPayloadPolicy(ctx, s.DB, orgID, cfg.PayloadPolicy); err != nil {
 		return Experiment{}, err
 	}
 	bmap, err := bucketing.InitialMap(cfg.Allocation, cfg.BucketCount)
@@ -165,6 +169,9 @@ func (s Store) update(ctx context.Context, orgID, idOrName, actor string, ifMatc
 		if err := cfg.Validate(); err != nil {
 			return err
 		}
+		if err := checkPayloadPolicy(ctx, tx, orgID, cfg.PayloadPolicy); err != nil {
+			return err
+		}
 		bmap, err := bucketing.Rebalance(cur.BucketMap, cfg.Allocation, cfg.BucketCount)
 		if err != nil {
 			return validate.New("allocation", "%v", err)
@@ -187,6 +194,19 @@ func (s Store) update(ctx context.Context, orgID, idOrName, actor string, ifMatc
 			Actor: actor, Summary: fmt.Sprintf("updated %s to version %d", out.Name, out.Version), Before: summarize(cur), After: summarize(out), At: exp.UpdatedAt})
 	})
 	return out, err
+}
+
+// checkPayloadPolicy refuses an experiment's payload_policy looser than
+// its org's (privacy.CheckExperiment).
+func checkPayloadPolicy(ctx context.Context, db *gorm.DB, orgID string, p privacy.Policy) error {
+	if p == "" {
+		return nil
+	}
+	org, err := privacy.Store{DB: db}.Get(ctx, orgID)
+	if err != nil {
+		return err
+	}
+	return privacy.CheckExperiment(p, org.PayloadPolicy)
 }
 
 // Get returns the latest version of one experiment, by id or unique name.

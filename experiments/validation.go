@@ -87,6 +87,9 @@ func (c *Config) Validate() error {
 	c.validateVariants(&errs)
 	c.validateMetrics(&errs)
 	c.validateInference(&errs)
+	if c.PayloadPolicy != "" && !c.PayloadPolicy.Valid() {
+		errs.Add("payload_policy", "must be one of store, redact, hash, drop (and no looser than the org's)")
+	}
 	return errs.Err()
 }
 

@@ -5,6 +5,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/expd/expd/privacy"
 	"github.com/expd/expd/telemetry"
 	"github.com/expd/expd/validate"
 	"github.com/expd/expd/vocab"
@@ -35,6 +36,30 @@ type Preparer struct {
 	Window Window
 	Source string
 	Lookup Lookup
+	// Privacy rewrites each model call's texts under the payload policy
+	// in force before anything is stored; the zero value stores them as
+	// sent.
+	Privacy Privacy
+}
+
+// Privacy is the payload policy of the preparing org (docs/privacy.md).
+type Privacy struct {
+	Payload *privacy.Payload
+	// Experiment returns an experiment's stricter policy ("" for none);
+	// nil: none has one.
+	Experiment func(experimentID string) privacy.Policy
+}
+
+// apply rewrites r's texts under the policy in force for its experiment.
+func (pr Privacy) apply(r *EventRow) {
+	if r.Type != vocab.TypeModelCall {
+		return
+	}
+	var exp privacy.Policy
+	if pr.Experiment != nil {
+		exp = pr.Experiment(r.ExperimentID)
+	}
+	pr.Payload.Apply(exp, &r.ModelCall)
 }
 
 // Prepared is a batch after validation: the rows to store and the events
@@ -120,7 +145,9 @@ func (p Preparer) check(evs []Event, errs []error) (Prepared, error) {
 				Reason: "experiment_id: no experiment with this id or name in your org"})
 			continue
 		}
-		out.Rows = append(out.Rows, c.ev.row(p.OrgID, expID, c.ts, p.Source))
+		r := c.ev.row(p.OrgID, expID, c.ts, p.Source)
+		p.Privacy.apply(&r)
+		out.Rows = append(out.Rows, r)
 	}
 	// Unknown experiments are found after validation; keep input order.
 	slices.SortFunc(out.Rejected, func(a, b Rejection) int { return a.Index - b.Index })

@@ -9,6 +9,7 @@ import (
 
 	"gorm.io/gorm"
 
+	"github.com/expd/expd/privacy"
 	"github.com/expd/expd/scores"
 	"github.com/expd/expd/sdkcache"
 )
@@ -42,10 +43,11 @@ func (s Sources) Spans(ctx context.Context, snap *sdkcache.Snapshot, evs []Event
 
 func (s Sources) live(ctx context.Context, snap *sdkcache.Snapshot, evs []Event, errs []error, whole bool) (Prepared, Outcome, error) {
 	p := Preparer{
-		OrgID:  snap.OrgID,
-		Window: Window{Now: time.Now(), MaxAge: LiveMaxAge},
-		Source: SourceAPI,
-		Lookup: s.snapshotLookup(ctx, snap),
+		OrgID:   snap.OrgID,
+		Window:  Window{Now: time.Now(), MaxAge: LiveMaxAge},
+		Source:  SourceAPI,
+		Lookup:  s.snapshotLookup(ctx, snap),
+		Privacy: PrivacyOf(snap),
 	}
 	prep, err := p.prepare(evs, errs)
 	if err != nil || (whole && len(prep.Rejected) > 0) {
@@ -58,7 +60,7 @@ func (s Sources) live(ctx context.Context, snap *sdkcache.Snapshot, evs []Event,
 // Business stores one verified business event that passed Check against
 // window; ErrUnknownExperiment when it names no experiment of the org.
 func (s Sources) Business(ctx context.Context, snap *sdkcache.Snapshot, ev Event, window Window) (Outcome, error) {
-	p := Preparer{OrgID: snap.OrgID, Window: window, Source: SourceWebhook, Lookup: s.snapshotLookup(ctx, snap)}
+	p := Preparer{OrgID: snap.OrgID, Window: window, Source: SourceWebhook, Lookup: s.snapshotLookup(ctx, snap), Privacy: PrivacyOf(snap)}
 	prep, err := p.PrepareEvents([]Event{ev})
 	if err != nil {
 		return Outcome{}, err
@@ -79,12 +81,26 @@ func (s Sources) Import(ctx context.Context, snap *sdkcache.Snapshot, body io.Re
 		return ImportResult{}, err
 	}
 	p := Preparer{
-		OrgID:  tenant.OrgID,
-		Window: Window{Now: time.Now(), MaxAge: tenant.Retention()},
-		Source: SourceImport,
-		Lookup: func([]string) (Refs, error) { return refs, nil },
+		OrgID:   tenant.OrgID,
+		Window:  Window{Now: time.Now(), MaxAge: tenant.Retention()},
+		Source:  SourceImport,
+		Lookup:  func([]string) (Refs, error) { return refs, nil },
+		Privacy: PrivacyOf(snap),
 	}
 	return s.Writer.Import(ctx, tenant, body, p)
+}
+
+// PrivacyOf is the payload policy of a snapshot's org and experiments.
+// An experiment the snapshot does not know yet (created within the
+// cache's max age on another instance) gets the org's policy until the
+// snapshot is rebuilt, like any change of the policy (docs/privacy.md).
+func PrivacyOf(snap *sdkcache.Snapshot) Privacy {
+	return Privacy{Payload: snap.Payload, Experiment: func(id string) privacy.Policy {
+		if e, ok := snap.Find(id); ok {
+			return e.PayloadPolicy
+		}
+		return ""
+	}}
 }
 
 // TenantOf is the write path's view of an org's snapshot.
@@ -129,6 +145,9 @@ func (s Sources) Scores(ctx context.Context, snap *sdkcache.Snapshot, batch []sc
 	rows, err := scores.CheckAll(batch, snap.OrgID, w)
 	if err != nil {
 		return Outcome{}, err
+	}
+	for i := range rows {
+		rows[i].Comment = snap.Payload.Comment(rows[i].Comment)
 	}
 	if humanOnly {
 		if err := scores.HumanOnly(rows); err != nil {

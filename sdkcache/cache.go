@@ -7,6 +7,7 @@ import (
 	"gorm.io/gorm"
 
 	"github.com/expd/expd/experiments"
+	"github.com/expd/expd/secrets"
 )
 
 // Defaults of Options.
@@ -24,6 +25,9 @@ type Options struct {
 	MaxPins int
 	// Now is the clock; tests move it.
 	Now func() time.Time
+	// Secrets (EXPD_SECRETS_KEY) opens the orgs' keys of the hash payload
+	// policy; nil: texts under that policy are stored as nothing.
+	Secrets *secrets.Keyring
 }
 
 // Cache is one API instance's cache for the SDK routes.
@@ -51,7 +55,7 @@ func New(db *gorm.DB, opts Options) *Cache {
 	}
 	return &Cache{
 		db:      db,
-		Configs: &Configs{db: db, store: experiments.Store{DB: db}, maxAge: opts.MaxAge, now: opts.Now},
+		Configs: &Configs{db: db, secrets: opts.Secrets, store: experiments.Store{DB: db}, maxAge: opts.MaxAge, now: opts.Now},
 		Keys:    &Keys{maxAge: opts.MaxAge, now: opts.Now, byHash: map[string]liveKey{}},
 		Pins:    &Pins{max: opts.MaxPins, pins: map[pinKey]string{}},
 

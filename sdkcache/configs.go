@@ -16,6 +16,8 @@ import (
 	"github.com/expd/expd/layers"
 	"github.com/expd/expd/orgs"
 	"github.com/expd/expd/plans"
+	"github.com/expd/expd/privacy"
+	"github.com/expd/expd/secrets"
 	"github.com/expd/expd/telemetry"
 )
 
@@ -26,6 +28,7 @@ const refreshTimeout = 5 * time.Second
 // Configs caches one Snapshot per org.
 type Configs struct {
 	db      *gorm.DB
+	secrets *secrets.Keyring // opens the orgs' hash keys (privacy.Load)
 	store   experiments.Store
 	maxAge  time.Duration
 	now     func() time.Time
@@ -110,7 +113,15 @@ func (c *Configs) revalidate(ctx context.Context, orgID string, e *configEntry) 
 	if err != nil {
 		return nil, err
 	}
-	s, err := newSnapshot(orgID, org.ConfigVersion, plan, list, pins, sc)
+	needHash := false
+	for _, e := range list {
+		needHash = needHash || e.PayloadPolicy == privacy.PolicyHash
+	}
+	payload, err := privacy.Load(ctx, c.db, c.secrets, orgID, needHash)
+	if err != nil {
+		return nil, err
+	}
+	s, err := newSnapshot(orgID, org.ConfigVersion, plan, list, pins, sc, payload)
 	if err != nil {
 		return nil, err
 	}

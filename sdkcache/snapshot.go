@@ -10,6 +10,7 @@ import (
 	"github.com/expd/expd/holdouts"
 	"github.com/expd/expd/layers"
 	"github.com/expd/expd/plans"
+	"github.com/expd/expd/privacy"
 	"github.com/expd/expd/sdk/go/targeting"
 )
 
@@ -22,8 +23,12 @@ type Snapshot struct {
 	// ETag is the quoted config_version, the entity tag of Body.
 	ETag string
 	// Body is the encoded GET /v1/config answer.
-	Body  []byte
-	byKey map[string]*Experiment
+	Body []byte
+	// Payload is the org's payload policy, applied to every event the
+	// SDK routes store (ingest); PUT /v1/privacy raises config_version,
+	// which rebuilds the snapshot on every instance.
+	Payload *privacy.Payload
+	byKey   map[string]*Experiment
 }
 
 // Experiment is one experiment of the snapshot, in any status: what
@@ -33,6 +38,8 @@ type Experiment struct {
 	Name   string
 	Status string
 	Reason string // why it is not running, when it is not
+	// PayloadPolicy is the experiment's stricter payload policy, if any.
+	PayloadPolicy privacy.Policy
 }
 
 // Find returns an experiment of the org by id or unique name. Ids win over
@@ -87,10 +94,11 @@ func (sc scopes) holdoutsOf(e *experiments.Experiment) []bucketing.Slot {
 
 // newSnapshot builds a snapshot from the org's experiments (any status) at
 // config_version; pins are the stored pins of experiments whose weights
-// changed, that are targeted or in a holdout's scope, by experiment id.
-func newSnapshot(orgID string, version int64, plan plans.Name, exps []experiments.Experiment, pins map[string][]bucketing.PinnedUser, sc scopes) (*Snapshot, error) {
+// changed, that are targeted or in a holdout's scope, by experiment id;
+// payload is the org's payload policy.
+func newSnapshot(orgID string, version int64, plan plans.Name, exps []experiments.Experiment, pins map[string][]bucketing.PinnedUser, sc scopes, payload *privacy.Payload) (*Snapshot, error) {
 	body := configBody{ConfigVersion: version, Experiments: []configExperiment{}}
-	s := &Snapshot{OrgID: orgID, ConfigVersion: version, Plan: plan, ETag: ETag(version), byKey: make(map[string]*Experiment, 2*len(exps))}
+	s := &Snapshot{OrgID: orgID, ConfigVersion: version, Plan: plan, ETag: ETag(version), Payload: payload, byKey: make(map[string]*Experiment, 2*len(exps))}
 	views := make([]*Experiment, 0, len(exps))
 	for i := range exps {
 		e := &exps[i]
@@ -116,7 +124,7 @@ func newSnapshot(orgID string, version int64, plan plans.Name, exps []experiment
 			wire.BucketMap = bucketing.Map{{Variant: serves, Start: 0, End: e.BucketCount}}
 			wire.Allocation = []bucketing.Slice{{Variant: serves, Weight: 100}}
 		}
-		view := &Experiment{Served: wire.served(), Name: e.Name, Status: e.Status, Reason: wire.Reason}
+		view := &Experiment{Served: wire.served(), Name: e.Name, Status: e.Status, Reason: wire.Reason, PayloadPolicy: e.PayloadPolicy}
 		if p := pins[e.ID]; serves == "" && len(p) > 0 {
 			view.Sticky = bucketing.BuildSticky(e.ID, e.Salt, e.BucketCount, e.BucketMap, func(v string) bool { return view.Allocated[v] }, p)
 			if e.Targeted() || len(wire.Holdouts) > 0 {

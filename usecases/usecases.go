@@ -17,6 +17,7 @@ import (
 	"github.com/expd/expd/experiments"
 	"github.com/expd/expd/ingest"
 	"github.com/expd/expd/sdkcache"
+	"github.com/expd/expd/secrets"
 	"github.com/expd/expd/workflowclient"
 )
 
@@ -30,6 +31,8 @@ type Service struct {
 	SDK       *sdkcache.Cache
 	Ingest    ingest.Sources // the write path of records (ReviewCall)
 	Logger    *slog.Logger
+	// Secrets (EXPD_SECRETS_KEY) seals the orgs' hash keys (SetPrivacy).
+	Secrets *secrets.Keyring
 	// KeyRotated, when set, hears of every key a rotation issues, after it
 	// is live (expd dev keeps its credentials file current with it).
 	KeyRotated func(ctx context.Context, orgID string, key RotatedKey)

@@ -19,6 +19,7 @@ type batch struct {
 	events      []map[string]any
 	body        []byte
 	contentType string // "": application/json
+	key         string // "": the bench org's publishable key
 }
 
 // makeBatches builds requests of a realistic mix: half exposures, 40%
@@ -141,7 +142,11 @@ func post(ctx context.Context, httpc *http.Client, env *benchEnv, path string, b
 		ct = "application/json"
 	}
 	req.Header.Set("Content-Type", ct)
-	req.Header.Set("X-API-Key", env.publishable)
+	key := b.key
+	if key == "" {
+		key = env.publishable
+	}
+	req.Header.Set("X-API-Key", key)
 	resp, err := httpc.Do(req)
 	if err != nil {
 		return 0, err

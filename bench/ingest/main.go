@@ -10,7 +10,8 @@
 // POST /v1/events carrying the same model calls. -clickhouse adds, in each
 // round, POST /v1/events with the events on ClickHouse (a fresh database
 // there; CLICKHOUSE_CLUSTER for a cluster) and a raw clickhouse-go batch
-// insert of the same rows into the same tables (clickhouse.go).
+// insert of the same rows into the same tables (clickhouse.go); -redact-rounds
+// compares model calls stored under the redact payload policy with store.
 //
 //	DATABASE_URL=postgres://... go run ./bench/ingest -clients 64 -requests 4000
 //
@@ -37,6 +38,7 @@ func main() {
 	flag.IntVar(&cfg.batch, "batch", 100, "events per request")
 	flag.IntVar(&cfg.importLines, "import-lines", 200_000, "lines of the NDJSON import (0: skip)")
 	flag.IntVar(&cfg.scoreRounds, "score-rounds", 0, "rounds comparing POST /v1/scores with POST /v1/events carrying as many model calls (0: skip; scores.go)")
+	flag.IntVar(&cfg.redactRounds, "redact-rounds", 0, "rounds comparing POST /v1/events of model calls under the redact payload policy with store (0: skip; redact.go)")
 	flag.IntVar(&cfg.traceRounds, "trace-rounds", 0, "rounds comparing POST /v1/traces (OTLP GenAI spans) with POST /v1/events carrying the same model calls (0: skip; traces.go)")
 	flag.IntVar(&cfg.groups, "groups", 0, "group transactions in flight at once (ingest.Options.Concurrency; 0: the default)")
 	flag.StringVar(&cfg.clickhouseURL, "clickhouse", os.Getenv("CLICKHOUSE_URL"), "ClickHouse DSN: also measure the write path with the events there, against a raw batch insert (default $CLICKHOUSE_URL)")
@@ -109,6 +111,11 @@ func main() {
 			log.Fatal(err)
 		}
 	}
+	if cfg.redactRounds > 0 {
+		if err := compareRedaction(ctx, env, cfg); err != nil {
+			log.Fatal(err)
+		}
+	}
 	fmt.Printf("POST /v1/events: %d events in %d rounds of %d requests of %d from %d clients in %s: %.0f events/s; latency p50 %s p99 %s max %s\n",
 		api.events, cfg.rounds, cfg.requests, cfg.batch, cfg.clients, api.elapsed.Round(time.Millisecond), api.rate(),
 		api.quantile(0.5), api.quantile(0.99), api.quantile(1))
@@ -151,8 +158,8 @@ func startProfile(path string) (stop func(), err error) {
 }
 
 type config struct {
-	databaseURL, target                      string
-	clickhouseURL, clickhouseCluster         string
-	clients, requests, batch, importLines    int
-	groups, rounds, scoreRounds, traceRounds int
+	databaseURL, target                                    string
+	clickhouseURL, clickhouseCluster                       string
+	clients, requests, batch, importLines                  int
+	groups, rounds, scoreRounds, traceRounds, redactRounds int
 }

@@ -282,7 +282,7 @@ func apiDeps(ctx context.Context, cfg Config, db *gorm.DB, ch *clickhouse.Store,
 	if err != nil {
 		return api.Deps{}, err
 	}
-	cache := sdkcache.New(db, sdkcache.Options{MaxAge: cfg.SDKCacheMaxAge})
+	cache := sdkcache.New(db, sdkcache.Options{MaxAge: cfg.SDKCacheMaxAge, Secrets: cfg.Secrets})
 	go cache.Listen(ctx)
 	deps := api.Deps{
 		DB: db, Verifier: v, Temporal: c, TaskQueue: cfg.TaskQueue, Logger: slog.Default(),
