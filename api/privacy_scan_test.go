@@ -1,14 +1,12 @@
 package api_test
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
 	"log/slog"
 	"net/http"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -37,24 +35,6 @@ var plantedText = fmt.Sprintf("Hi, I am %s, my key is %s and my card %s.", plant
 // partly kept one is found too.
 var needles = []string{"planted.person", "plantedSecret", "4111 1111"}
 
-// scanLogBuffer collects log output written from several goroutines.
-type scanLogBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *scanLogBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *scanLogBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
-
 // With each payload policy, texts with planted personal data and a secret
 // arrive through every ingest path that carries text (POST /v1/events,
 // NDJSON import, OTLP traces, and score comments through POST
@@ -63,7 +43,7 @@ func (s *scanLogBuffer) String() string {
 // are found (the search works); under redact, hash and drop they are
 // nowhere. Run on SQLite, and on PostgreSQL with DATABASE_URL.
 func TestPayloadPolicyLeavesNothingBehind(t *testing.T) {
-	logs := &scanLogBuffer{}
+	logs := &syncBuffer{}
 	logger := slog.New(slog.NewJSONHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	prev := slog.Default()
 	slog.SetDefault(logger)
