@@ -12,6 +12,7 @@ import (
 	"github.com/expd/expd/ingest"
 	"github.com/expd/expd/orgs"
 	"github.com/expd/expd/plans"
+	"github.com/expd/expd/privacy"
 	"github.com/expd/expd/results"
 )
 
@@ -33,7 +34,8 @@ type ListOrgsResult struct {
 	Next string
 }
 
-// ListOrgsForRetention returns one page of orgs with their plan's retention.
+// ListOrgsForRetention returns one page of orgs with the retention in
+// force: their plan's, or their privacy settings' shorter retention_days.
 func (a *Activities) ListOrgsForRetention(ctx context.Context, in ListOrgsInput) (ListOrgsResult, error) {
 	rows, err := orgs.Page(ctx, a.DB, in.AfterID, in.Limit)
 	if err != nil {
@@ -41,7 +43,11 @@ func (a *Activities) ListOrgsForRetention(ctx context.Context, in ListOrgsInput)
 	}
 	out := ListOrgsResult{Orgs: make([]RetentionOrg, len(rows))}
 	for i, o := range rows {
-		out.Orgs[i] = RetentionOrg{ID: o.ID, RetentionDays: plans.Get(plans.Name(o.Plan)).RetentionDays}
+		days, err := privacy.RetentionDays(ctx, a.DB, o.ID, plans.Get(plans.Name(o.Plan)).RetentionDays)
+		if err != nil {
+			return ListOrgsResult{}, err
+		}
+		out.Orgs[i] = RetentionOrg{ID: o.ID, RetentionDays: days}
 	}
 	if len(rows) == in.Limit {
 		out.Next = rows[len(rows)-1].ID

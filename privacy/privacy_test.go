@@ -139,3 +139,30 @@ func TestHashKeyMadeOnce(t *testing.T) {
 		t.Errorf("no key: stored %q", *mc.Prompt)
 	}
 }
+
+// The retention in force is the shorter of the plan's and the org's own;
+// an org that never set one keeps the plan's, and another org's setting
+// changes nothing.
+func TestRetentionDaysInForce(t *testing.T) {
+	ctx := context.Background()
+	db := testenv.DB(t)
+	signer := testenv.Signer(t)
+	org, other := testenv.NewOrg(t, db, signer), testenv.NewOrg(t, db, signer)
+	if days, err := privacy.RetentionDays(ctx, db, org.ID, 30); err != nil || days != 30 {
+		t.Fatalf("no settings: %d, %v; want the plan's 30", days, err)
+	}
+	set := privacy.Defaults()
+	seven := 7
+	set.RetentionDays = &seven
+	if _, err := (privacy.Store{DB: db}).Put(ctx, org.ID, "test", set, 30, nil); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		org        string
+		plan, want int
+	}{{org.ID, 30, 7}, {org.ID, 5, 5}, {other.ID, 30, 30}} {
+		if days, err := privacy.RetentionDays(ctx, db, tc.org, tc.plan); err != nil || days != tc.want {
+			t.Errorf("plan %d: %d, %v; want %d", tc.plan, days, err, tc.want)
+		}
+	}
+}

@@ -36,6 +36,10 @@ type row struct {
 
 func (row) TableName() string { return "org_privacy" }
 
+// HashKeys is the column of sealed hash keys `expd migrate` seals again
+// under the new server key during a rotation (secrets.Keyring.ResealColumn).
+var HashKeys = secrets.Column{Table: "org_privacy", Key: "org_id", Secret: "hash_key", Owner: sealOwner}
+
 // sealOwner binds an org's sealed hash key to the org: copied to another
 // org's row, it does not open.
 func sealOwner(orgID string) string { return "org_privacy:" + orgID }
@@ -44,6 +48,17 @@ func sealOwner(orgID string) string { return "org_privacy:" + orgID }
 type Store struct {
 	DB      *gorm.DB
 	Secrets *secrets.Keyring // seals the hash key; nil or unconfigured: the hash policy is refused
+}
+
+// RetentionDays is the retention in force for the org, in days: the
+// shorter of its plan's (planDays) and its own retention_days. The
+// nightly purge and the results window both read it.
+func RetentionDays(ctx context.Context, db *gorm.DB, orgID string, planDays int) (int, error) {
+	set, err := Store{DB: db}.Get(ctx, orgID)
+	if err != nil {
+		return 0, fmt.Errorf("privacy settings of org %s: %w", orgID, err)
+	}
+	return int(set.Retention(planDays) / (24 * time.Hour)), nil
 }
 
 // Get returns the org's settings (Defaults when it never set them).

@@ -11,6 +11,7 @@ import (
 	"github.com/expd/expd/metrics"
 	"github.com/expd/expd/orgs"
 	"github.com/expd/expd/plans"
+	"github.com/expd/expd/privacy"
 )
 
 // Planned is what a run of an experiment up to a window end analyses: its
@@ -55,13 +56,17 @@ func LoadDesign(ctx context.Context, db *gorm.DB, orgID, experimentID string, wi
 		return Planned{}, err
 	}
 	limits := plans.Get(plans.Name(org.Plan))
+	retention, err := privacy.RetentionDays(ctx, db, orgID, limits.RetentionDays)
+	if err != nil {
+		return Planned{}, err
+	}
 	resolved, err := metrics.Resolve(ctx, metrics.Store{DB: db}, orgID, cfg.Metrics)
 	if err != nil {
 		return Planned{}, err
 	}
 	d := Design{
 		OrgID: orgID, ExperimentID: cfg.ID, Control: cfg.ControlVariant(), Allocation: cfg.Allocation,
-		Metrics: resolved, Window: NewWindow(cfg.CreatedAt, windowEnd, limits.RetentionDays), Limits: limits,
+		Metrics: resolved, Window: NewWindow(cfg.CreatedAt, windowEnd, retention), Limits: limits,
 		Sequential: cfg.Sequential(),
 	}
 	if d.Phases, err = store.Phases(ctx, orgID, experimentID, d.Window.Start, d.Window.End); err != nil {

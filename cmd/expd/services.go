@@ -22,6 +22,7 @@ import (
 	"github.com/expd/expd/database"
 	"github.com/expd/expd/evaluators"
 	"github.com/expd/expd/ingest"
+	"github.com/expd/expd/privacy"
 	"github.com/expd/expd/ratelimit"
 	"github.com/expd/expd/sdkcache"
 	"github.com/expd/expd/secrets"
@@ -81,7 +82,7 @@ func migrate(ctx context.Context, db *gorm.DB, keys *secrets.Keyring) (m migrate
 
 // sealColumns are the columns of secrets expd must keep usable, each
 // declared by its table's owner package.
-var sealColumns = []secrets.Column{ingest.SigningSecrets, webhooks.Secrets, evaluators.JudgeKeys}
+var sealColumns = []secrets.Column{ingest.SigningSecrets, webhooks.Secrets, evaluators.JudgeKeys, privacy.HashKeys}
 
 // sealSecrets seals the secrets stored in clear (signing secrets from
 // before sealing) and seals again under EXPD_SECRETS_KEY those under
