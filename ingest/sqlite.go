@@ -26,6 +26,8 @@ func (s sqliteStore) inTx(ctx context.Context, fn func(tx groupTx) error) error 
 
 type sqliteTx struct{ tx *gorm.DB }
 
+func (s sqliteTx) relational() *gorm.DB { return s.tx }
+
 // sqliteRowsPerStatement keeps a statement's parameters (one per event
 // column, 22 today) under SQLite's limit of 32,766.
 const sqliteRowsPerStatement = 500

@@ -78,6 +78,22 @@ type controlTx interface {
 	addUsage(ctx context.Context, month string, deltas []usageDelta) error
 }
 
+// relationalTx is a group's transaction whose control part is a gorm
+// transaction (SQLite's): control-plane reads made while it is open must
+// go through it, since SQLite's one connection is the transaction's.
+type relationalTx interface{ relational() *gorm.DB }
+
+// controlDB is the handle for control-plane reads inside tx: tx's own
+// where it has one (relationalTx), else the writer's database.
+func (w *Writer) controlDB(tx groupTx) *gorm.DB {
+	if r, ok := tx.(relationalTx); ok {
+		if db := r.relational(); db != nil {
+			return db
+		}
+	}
+	return w.db
+}
+
 // eventKey is the primary key of the events table.
 type eventKey struct{ orgID, eventID string }
 

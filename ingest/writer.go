@@ -118,7 +118,7 @@ func newWriter(s store, opts Options) *Writer {
 // *UnavailableError (retry), or another storage error. If ctx ends first
 // the rows may still be stored; a retry with the same event ids is safe.
 func (w *Writer) Write(ctx context.Context, b Batch) (Outcome, error) {
-	rows, erased, err := w.dropErased(ctx, b.Tenant.OrgID, b.Rows)
+	rows, erased, err := w.dropErased(ctx, w.db, b.Tenant.OrgID, b.Rows)
 	if err != nil {
 		return Outcome{}, err
 	}
@@ -157,8 +157,8 @@ func (w *Writer) Write(ctx context.Context, b Batch) (Outcome, error) {
 // the client has delivered them and must not send them again, and the
 // answer does not tell which user was erased (docs/privacy.md, "Events
 // after an erasure").
-func (w *Writer) dropErased(ctx context.Context, orgID string, rows []EventRow) ([]EventRow, int, error) {
-	if w.db == nil || !w.opts.Secrets.Configured() || len(rows) == 0 {
+func (w *Writer) dropErased(ctx context.Context, db *gorm.DB, orgID string, rows []EventRow) ([]EventRow, int, error) {
+	if db == nil || !w.opts.Secrets.Configured() || len(rows) == 0 {
 		return rows, 0, nil
 	}
 	seen := map[string]bool{}
@@ -169,7 +169,7 @@ func (w *Writer) dropErased(ctx context.Context, orgID string, rows []EventRow) 
 			users = append(users, r.UserID)
 		}
 	}
-	gone, err := erasure.Erased(ctx, w.db, w.opts.Secrets, orgID, users, w.opts.Now())
+	gone, err := erasure.Erased(ctx, db, w.opts.Secrets, orgID, users, w.opts.Now())
 	if err != nil || len(gone) == 0 {
 		return rows, 0, err
 	}
