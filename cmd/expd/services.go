@@ -99,7 +99,7 @@ func sealSecrets(ctx context.Context, db *gorm.DB, keys *secrets.Keyring) (secre
 		}
 		if t.Lost > 0 {
 			slog.WarnContext(ctx, "stored secrets open under no configured key (EXPD_SECRETS_KEY, EXPD_SECRETS_KEY_PREVIOUS); they stay unusable until re-issued",
-				"table", c.Table, "column", c.Secret, "count", t.Lost)
+				"table", c.Table, "column", c.Secret, "lost", t.Lost)
 		}
 		total = total.Plus(t)
 	}
