@@ -177,11 +177,7 @@ func (s Store) Update(ctx context.Context, orgID, id string, spec Spec, now time
 			return err
 		}
 		var errs validate.Errors
-		if spec.Salt == "" {
-			spec.Salt = cur.Salt
-		} else if spec.Salt != cur.Salt {
-			errs.Add("salt", "cannot change: it decides who is held out")
-		}
+		validate.Kept(&errs, "salt", &spec.Salt, cur.Salt, "it decides who is held out")
 		if spec.LayerID == nil {
 			spec.LayerID = cur.LayerID
 		} else if cur.LayerID == nil || *spec.LayerID != *cur.LayerID {

@@ -114,16 +114,9 @@ func (s Store) Update(ctx context.Context, orgID, id string, spec Spec, now time
 			return err
 		}
 		var errs validate.Errors
-		if spec.Salt == "" {
-			spec.Salt = cur.Salt
-		} else if spec.Salt != cur.Salt {
-			errs.Add("salt", "cannot change: it is a frozen bucketing input for the layer's life")
-		}
-		if spec.BucketCount == 0 {
-			spec.BucketCount = cur.BucketCount
-		} else if spec.BucketCount != cur.BucketCount {
-			errs.Add("bucket_count", "cannot change: it is a frozen bucketing input for the layer's life")
-		}
+		const frozen = "it is a frozen bucketing input for the layer's life"
+		validate.Kept(&errs, "salt", &spec.Salt, cur.Salt, frozen)
+		validate.Kept(&errs, "bucket_count", &spec.BucketCount, cur.BucketCount, frozen)
 		if err := errs.Err(); err != nil {
 			return err
 		}

@@ -128,3 +128,16 @@ func jsonKind(goKind string) string {
 	}
 	return "a number"
 }
+
+// Kept checks a field an update may omit but not change (a bucketing
+// input frozen at creation): the zero value takes current, another value
+// is an error naming field; why says what the field decides.
+func Kept[T comparable](e *Errors, field string, given *T, current T, why string) {
+	var zero T
+	switch {
+	case *given == zero:
+		*given = current
+	case *given != current:
+		e.Add(field, "cannot change: %s", why)
+	}
+}
