@@ -344,6 +344,10 @@ func Run(t *testing.T, db *gorm.DB, newEngine func(t *testing.T) Engine) {
 		}
 	})
 
+	t.Run("a user's pages, their scores' erasure and the scores' purge", func(t *testing.T) {
+		checkUserPagesAndScores(t, e.Events, db, at)
+	})
+
 	t.Run("every model-call field round-trips", func(t *testing.T) {
 		other := testenv.NewOrg(t, db, testenv.Signer(t)) // its own org: the purge above counts this one's
 		row := fullModelCall(other.ID, uuid.NewString(), at)
@@ -911,5 +915,174 @@ func checkScoresOfCalls(t *testing.T, events ingest.EventStore, db *gorm.DB, sto
 	other := testenv.NewOrg(t, db, testenv.Signer(t))
 	if leak, err := events.ScoresOfCalls(ctx, other.ID, ids); err != nil || len(leak) != 0 {
 		t.Errorf("another org's ScoresOfCalls of the same call ids = %d calls, %v; want none", len(leak), err)
+	}
+}
+
+// checkUserPagesAndScores checks the export's and the erasure's
+// primitives in orgs of their own: ReadUserPage pages a user's events in
+// (ts, event_id) order across page boundaries, ties of ts included, and
+// from any position; DeleteScores removes exactly the named calls'
+// scores of one org (another org's scores of the same call ids stay);
+// PurgeScoresBefore removes exactly the org's scores stamped before the
+// cutoff.
+func checkUserPagesAndScores(t *testing.T, events ingest.EventStore, db *gorm.DB, at time.Time) {
+	ctx := t.Context()
+	org, other := testenv.NewOrg(t, db, testenv.Signer(t)), testenv.NewOrg(t, db, testenv.Signer(t))
+	const user = "paged-user"
+	var mine, theirs []ingest.EventRow
+	// 23 events over three days and two experiments, in groups of three
+	// sharing a timestamp, ids out of time order; the same user id in
+	// another org, and another user of this org, at the same times.
+	exps := []string{uuid.NewString(), uuid.NewString()}
+	for i := range 23 {
+		ts := at.AddDate(0, 0, -2+i/9).Add(time.Duration(i/3) * time.Minute)
+		ev := ingest.EventRow{OrgID: org.ID, EventID: fmt.Sprintf("page-%02d", (i*7)%23), Type: vocab.TypeModelCall,
+			ExperimentID: exps[i%2], UserID: user, Variant: resultstest.Arms[0], Ts: ts, ReceivedAt: at, Source: ingest.SourceAPI}
+		mine = append(mine, ev)
+		o := ev
+		o.OrgID, o.EventID = other.ID, fmt.Sprintf("theirs-%02d", i)
+		theirs = append(theirs, o)
+		n := ev
+		n.UserID, n.EventID = "neighbour", fmt.Sprintf("neighbour-%02d", i)
+		theirs = append(theirs, n)
+	}
+	if n, err := events.Insert(ctx, append(slices.Clone(mine), theirs...)); err != nil || n != len(mine)+len(theirs) {
+		t.Fatalf("Insert = %d, %v; want %d", n, err, len(mine)+len(theirs))
+	}
+	slices.SortFunc(mine, func(a, b ingest.EventRow) int {
+		if c := a.Ts.Compare(b.Ts); c != 0 {
+			return c
+		}
+		return strings.Compare(a.EventID, b.EventID)
+	})
+	want := make([]string, len(mine))
+	for i, ev := range mine {
+		want[i] = ev.EventID
+	}
+	for _, limit := range []int{1, 5, 6, 23, 100} {
+		var pos ingest.UserPosition
+		got := pageAll(t, limit, func() ([]ingest.EventRow, error) { return events.ReadUserPage(ctx, org.ID, user, pos, limit) },
+			func(last ingest.EventRow) { pos = ingest.UserPosition{AfterTs: last.Ts, AfterID: last.EventID} })
+		if !slices.Equal(got, want) {
+			t.Errorf("ReadUserPage in pages of %d: %v; want %v", limit, got, want)
+		}
+	}
+	// From inside a group of equal timestamps: the rest of the group
+	// (by id), then the later events.
+	for _, k := range []int{0, 3, 4, 10, 22} {
+		pos := ingest.UserPosition{AfterTs: mine[k].Ts, AfterID: mine[k].EventID}
+		page, err := events.ReadUserPage(ctx, org.ID, user, pos, 4)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got []string
+		for _, ev := range page {
+			got = append(got, ev.EventID)
+			if ev.OrgID != org.ID || ev.UserID != user {
+				t.Errorf("ReadUserPage read event %s of org %s, user %s", ev.EventID, ev.OrgID, ev.UserID)
+			}
+		}
+		if w := want[k+1 : min(k+5, len(want))]; !slices.Equal(got, w) {
+			t.Errorf("ReadUserPage after event %d (%s): %v; want %v", k, mine[k].EventID, got, w)
+		}
+	}
+	if page, err := events.ReadUserPage(ctx, other.ID, "no-such-user", ingest.UserPosition{}, 10); err != nil || len(page) != 0 {
+		t.Errorf("ReadUserPage of an unknown user = %d events, %v; want none", len(page), err)
+	}
+
+	// Scores: the same call ids in both orgs, two names each, stamped
+	// over the three days.
+	var rows []scores.Row
+	for i, ev := range mine {
+		for _, o := range []string{org.ID, other.ID} {
+			rows = append(rows,
+				scores.Row{OrgID: o, CallID: ev.EventID, Name: "helpfulness", Source: scores.SourceJudge, Value: float64(i), Ts: ev.Ts},
+				scores.Row{OrgID: o, CallID: ev.EventID, Name: "thumbs_up", Source: scores.SourceHuman, Value: 1, Ts: ev.Ts.Add(time.Second)})
+		}
+	}
+	if n, err := events.UpsertScores(ctx, rows, at); err != nil || n != len(rows) {
+		t.Fatalf("UpsertScores = %d, %v; want %d", n, err, len(rows))
+	}
+	countScores := func(orgID string) map[string]int {
+		t.Helper()
+		got, err := events.ScoresOfCalls(ctx, orgID, want)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out := map[string]int{}
+		for id, rs := range got {
+			out[id] = len(rs)
+		}
+		return out
+	}
+	erased := []string{want[0], want[5], want[6], "never-scored"}
+	if n, err := events.DeleteScores(ctx, org.ID, erased); err != nil || n != 6 {
+		t.Fatalf("DeleteScores of 3 scored calls (2 scores each) and 1 unscored = %d, %v; want 6", n, err)
+	}
+	left := countScores(org.ID)
+	for _, id := range want {
+		w := 2
+		if slices.Contains(erased, id) {
+			w = 0
+		}
+		if left[id] != w {
+			t.Errorf("after DeleteScores, call %s has %d scores in the org; want %d", id, left[id], w)
+		}
+	}
+	for _, id := range want {
+		if n := countScores(other.ID)[id]; n != 2 {
+			t.Errorf("after the org's DeleteScores, another org's call %s with the same id has %d scores; want 2 (untouched)", id, n)
+		}
+	}
+	if n, err := events.DeleteScores(ctx, org.ID, erased); err != nil || n != 0 {
+		t.Errorf("DeleteScores again = %d, %v; want 0", n, err)
+	}
+
+	// The cutoff falls between a call's two scores (helpfulness at ts,
+	// thumbs_up a second later) on the middle day.
+	cut := mine[12]
+	cutoff := cut.Ts.Add(time.Second / 2)
+	// A grade of an early call replaced by a later one past the cutoff:
+	// the engine may hold both rows until it collapses them; the grade in
+	// force is after the cutoff, so it stays.
+	regraded := rows[slices.IndexFunc(rows, func(r scores.Row) bool { return r.OrgID == org.ID && r.CallID == want[1] })]
+	regraded.Value, regraded.Ts = 42, cutoff.Add(time.Hour)
+	if n, err := events.UpsertScores(ctx, []scores.Row{regraded}, at); err != nil || n != 1 {
+		t.Fatalf("a later grade: UpsertScores = %d, %v; want 1", n, err)
+	}
+	rows = append(rows, regraded)
+	rows, _ = scores.Latest(rows)
+	var wantGone int64
+	before := map[string]int{}
+	for _, r := range rows {
+		if r.OrgID == org.ID && !slices.Contains(erased, r.CallID) && r.Ts.Before(cutoff) {
+			wantGone++
+			before[r.CallID]++
+		}
+	}
+	if n, err := events.PurgeScoresBefore(ctx, org.ID, cutoff); err != nil || n != wantGone {
+		t.Fatalf("PurgeScoresBefore = %d, %v; want %d", n, err, wantGone)
+	}
+	left = countScores(org.ID)
+	for _, id := range want {
+		w := 2 - before[id]
+		if slices.Contains(erased, id) {
+			w = 0
+		}
+		if left[id] != w {
+			t.Errorf("after PurgeScoresBefore, call %s has %d scores; want %d", id, left[id], w)
+		}
+	}
+	got, err := events.ScoresOfCalls(ctx, org.ID, []string{cut.EventID})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rs := got[cut.EventID]; len(rs) != 1 || rs[0].Name != "thumbs_up" {
+		t.Errorf("the call at the cutoff keeps %+v; want its later score only (thumbs_up)", rs)
+	}
+	for _, id := range want {
+		if n := countScores(other.ID)[id]; n != 2 {
+			t.Errorf("after the org's PurgeScoresBefore, another org's call %s has %d scores; want 2", id, n)
+		}
 	}
 }
