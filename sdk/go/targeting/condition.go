@@ -129,6 +129,14 @@ func (c *compiler) cond(v any, at string, depth int) func(any) bool {
 				continue
 			}
 			test := c.value(val, here, depth+1)
+			if len(path) == 1 {
+				key := path[0]
+				parts = append(parts, func(o any) bool {
+					m, _ := o.(map[string]any) // a nil map reads nil: a missing attribute
+					return test(m[key])
+				})
+				continue
+			}
 			parts = append(parts, func(o any) bool { return test(lookup(o, path)) })
 		}
 	}
@@ -140,7 +148,7 @@ func (c *compiler) cond(v any, at string, depth int) func(any) bool {
 func (c *compiler) value(v any, at string, depth int) func(any) bool {
 	obj, ok := v.(map[string]any)
 	if !ok || !hasOperator(obj) {
-		return func(a any) bool { return Equal(a, v) }
+		return equalTo(v)
 	}
 	if depth > MaxDepth {
 		c.fail(at, "nests deeper than %d levels", MaxDepth)
@@ -174,18 +182,29 @@ var typeNames = []string{"string", "number", "boolean", "array", "object", "null
 func (c *compiler) operator(op string, arg any, at string, depth int) func(any) bool {
 	switch op {
 	case "$eq":
-		return func(a any) bool { return Equal(a, arg) }
+		return equalTo(arg)
 	case "$ne":
-		return func(a any) bool { return !Equal(a, arg) }
+		eq := equalTo(arg)
+		return func(a any) bool { return !eq(a) }
 	case "$lt", "$lte", "$gt", "$gte":
-		if !isNumber(arg) && !isString(arg) {
+		ok := orderTest(op)
+		if g, isNum := number(arg); isNum {
+			if g != g {
+				return never // NaN (only from a Go caller's Compile) orders with nothing
+			}
+			return func(a any) bool {
+				f, isNum := number(a)
+				return isNum && f == f && ok(cmpFloat(f, g)) // NaN compares with nothing
+			}
+		}
+		t, isStr := arg.(string)
+		if !isStr {
 			c.fail(at, "must be a number or a string")
 			return nil
 		}
-		ok := orderTest(op)
 		return func(a any) bool {
-			r, comparable := compare(a, arg)
-			return comparable && ok(r)
+			s, isStr := a.(string)
+			return isStr && ok(compareStrings(s, t))
 		}
 	case "$in", "$nin":
 		list, isList := arg.([]any)
@@ -193,10 +212,11 @@ func (c *compiler) operator(op string, arg any, at string, depth int) func(any) 
 			c.fail(at, "must be an array")
 			return nil
 		}
+		set := newValueSet(list)
 		if op == "$in" {
-			return func(a any) bool { return in(a, list) }
+			return set.in
 		}
-		return func(a any) bool { return !in(a, list) }
+		return func(a any) bool { return !set.in(a) }
 	case "$all":
 		list, isList := arg.([]any)
 		if !isList {
@@ -348,6 +368,9 @@ func anyOf(fs []func(any) bool) func(any) bool {
 // lookup walks a dotted path through objects (and arrays, by decimal
 // index); a missing step gives nil, like a null attribute.
 func lookup(o any, path []string) any {
+	if m, ok := o.(map[string]any); ok { // attributes: the common first step
+		o, path = m[path[0]], path[1:]
+	}
 	for _, part := range path {
 		switch x := o.(type) {
 		case map[string]any:
@@ -380,16 +403,102 @@ func arrayIndex(s string) (int, bool) {
 	return n, true
 }
 
-func in(a any, list []any) bool {
-	listed := func(e any) bool { return slices.ContainsFunc(list, func(l any) bool { return Equal(e, l) }) }
-	if elems, ok := a.([]any); ok {
-		// An array attribute is in the list when any of its elements is.
-		return slices.ContainsFunc(elems, listed)
-	}
-	return listed(a)
+// valueSet is the list of $in and $nin, split by type once per parse:
+// strings in a map (or a short slice), numbers as float64, and only arrays
+// and objects left to deep equality.
+type valueSet struct {
+	strings    []string
+	stringSet  map[string]struct{} // instead of strings past setMin
+	numbers    []float64
+	bools      [2]bool // false, true listed
+	null       bool
+	composites []any // arrays and objects
 }
 
-func isString(v any) bool { _, ok := v.(string); return ok }
+// setMin: below it a linear scan of strings beats hashing the attribute.
+const setMin = 8
+
+func newValueSet(list []any) *valueSet {
+	s := &valueSet{}
+	for _, v := range list {
+		switch x := v.(type) {
+		case nil:
+			s.null = true
+		case string:
+			s.strings = append(s.strings, x)
+		case bool:
+			s.bools[b2i(x)] = true
+		case []any, map[string]any:
+			s.composites = append(s.composites, x)
+		default:
+			if f, ok := number(x); ok {
+				s.numbers = append(s.numbers, f)
+			}
+		}
+	}
+	if len(s.strings) >= setMin {
+		s.stringSet = make(map[string]struct{}, len(s.strings))
+		for _, x := range s.strings {
+			s.stringSet[x] = struct{}{}
+		}
+		s.strings = nil
+	}
+	return s
+}
+
+// in: the attribute is listed; an array attribute when any of its
+// elements is.
+func (s *valueSet) in(a any) bool {
+	if elems, ok := a.([]any); ok {
+		return slices.ContainsFunc(elems, s.has)
+	}
+	return s.has(a)
+}
+
+func (s *valueSet) has(a any) bool {
+	switch x := a.(type) {
+	case nil:
+		return s.null
+	case string:
+		if s.stringSet != nil {
+			_, ok := s.stringSet[x]
+			return ok
+		}
+		return slices.Contains(s.strings, x)
+	case bool:
+		return s.bools[b2i(x)]
+	case []any, map[string]any:
+		return slices.ContainsFunc(s.composites, func(l any) bool { return Equal(x, l) })
+	}
+	f, ok := number(a)
+	return ok && slices.Contains(s.numbers, f)
+}
+
+func b2i(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// equalTo is the test "equals v", specialised by v's type once per parse.
+func equalTo(v any) func(any) bool {
+	switch x := v.(type) {
+	case nil:
+		return func(a any) bool { return a == nil }
+	case string:
+		return func(a any) bool { s, ok := a.(string); return ok && s == x }
+	case bool:
+		return func(a any) bool { b, ok := a.(bool); return ok && b == x }
+	case []any, map[string]any:
+		return func(a any) bool { return Equal(a, v) }
+	}
+	if f, ok := number(v); ok {
+		return func(a any) bool { g, ok := number(a); return ok && g == f }
+	}
+	return func(a any) bool { return Equal(a, v) }
+}
+
 func isNumber(v any) bool { _, ok := number(v); return ok }
 
 // number reads any Go numeric type as a float64 (attributes passed by Go
@@ -472,29 +581,15 @@ func Equal(a, b any) bool {
 	return ok && ok2 && f == g
 }
 
-// compare orders two numbers or two strings (by code points); comparable
-// is false for any other pair.
-func compare(a, b any) (r int, comparable bool) {
-	if f, ok := number(a); ok {
-		g, ok := number(b)
-		switch {
-		case !ok:
-			return 0, false
-		case f < g:
-			return -1, true
-		case f > g:
-			return 1, true
-		case f == g:
-			return 0, true
-		}
-		return 0, false // NaN
+// cmpFloat orders two numbers that are not NaN.
+func cmpFloat(f, g float64) int {
+	switch {
+	case f < g:
+		return -1
+	case f > g:
+		return 1
 	}
-	s, ok := a.(string)
-	t, ok2 := b.(string)
-	if !ok || !ok2 {
-		return 0, false
-	}
-	return compareStrings(s, t), true
+	return 0
 }
 
 // compareStrings orders by code points: UTF-8 byte order is code point
@@ -511,43 +606,39 @@ func PaddedVersion(v string) string {
 	return string(appendPaddedVersion(buf[:0], v))
 }
 
-// appendPaddedVersion appends PaddedVersion(v) to dst, splitting in place.
+// appendPaddedVersion appends PaddedVersion(v) to dst, splitting v in
+// place and copying byte by byte (the pieces are a few bytes: a copy call
+// each would cost more).
 func appendPaddedVersion(dst []byte, v string) []byte {
-	v = strings.TrimPrefix(v, "v")
+	if len(v) > 0 && v[0] == 'v' {
+		v = v[1:]
+	}
 	if i := strings.IndexByte(v, '+'); i >= 0 {
 		v = v[:i]
 	}
-	parts, start := 0, 0
-	for i := 0; i <= len(v); i++ {
-		if i < len(v) && v[i] != '.' && v[i] != '-' {
-			continue
+	parts := 0
+	for start := 0; start <= len(v); parts++ {
+		end, digits := start, true
+		for ; end < len(v) && v[end] != '.' && v[end] != '-'; end++ {
+			digits = digits && '0' <= v[end] && v[end] <= '9'
 		}
-		p := v[start:i]
 		if parts > 0 {
 			dst = append(dst, '-')
 		}
-		if p != "" && len(p) < 5 && allDigits(p) {
-			for k := len(p); k < 5; k++ {
+		if digits && end > start {
+			for k := end - start; k < 5; k++ {
 				dst = append(dst, ' ')
 			}
 		}
-		dst = append(dst, p...)
-		parts++
-		start = i + 1
+		for k := start; k < end; k++ {
+			dst = append(dst, v[k])
+		}
+		start = end + 1
 	}
 	if parts == 3 {
-		dst = append(dst, "-~"...)
+		dst = append(dst, '-', '~')
 	}
 	return dst
-}
-
-func allDigits(s string) bool {
-	for i := 0; i < len(s); i++ {
-		if s[i] < '0' || s[i] > '9' {
-			return false
-		}
-	}
-	return true
 }
 
 func sortedKeys(m map[string]any) []string {
