@@ -116,7 +116,8 @@ func (l *exposureLog) resolve(e *experiment, user string, attrs map[string]any, 
 	k := exposureKey{e.ID, user}
 	l.mu.Lock()
 	ent, seen := l.m[k]
-	if seen && ent.gen == e.gen && (e.targeting == nil || mode == exposeNone) {
+	current := seen && ent.gen == e.gen
+	if current && (e.targeting == nil || mode == exposeNone) {
 		send = ent.ok && !ent.dec.outside() && (mode == exposeAlways || mode == exposeDaily && ent.day != day)
 		if send && ent.day != day {
 			ent.day = day
@@ -128,12 +129,21 @@ func (l *exposureLog) resolve(e *experiment, user string, attrs map[string]any, 
 	l.mu.Unlock()
 
 	var f facts
-	if seen && ent.gen == e.gen {
+	if current {
 		f = ent.facts
 	} else {
 		f = e.facts(user) // hashing, outside the lock
 	}
 	dec, ok = e.decideFrom(f, attrs)
+	if current && dec == ent.dec && ok == ent.ok {
+		// A warm targeted call deciding as last time: the entry would be
+		// written back unchanged unless the day's exposure is due, so it
+		// is not locked again (a concurrent change is that call's to log).
+		send = ok && !dec.outside() && (mode == exposeAlways || mode == exposeDaily && ent.day != day)
+		if !send || ent.day == day {
+			return dec, ok, send
+		}
+	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	ent, seen = l.m[k]
