@@ -35,29 +35,30 @@ var users = func() []string {
 	return u
 }()
 
-// expdClient serves the conformance scenario's first config (two-arms
-// 50/50) from a fake expd and waits until the client has it; every user is
-// then assigned once, so the measured calls are warm (exposures queued).
-func expdClient(tb testing.TB) *expd.Client {
-	raw, err := os.ReadFile(filepath.Join("..", "..", "..", "..", "testdata", "conformance", "scenario.json"))
+// readTestdata decodes a file of the repository's testdata directory.
+func readTestdata(tb testing.TB, name string, v any) {
+	raw, err := os.ReadFile(filepath.Join("..", "..", "..", "..", "testdata", name))
 	if err != nil {
 		tb.Fatal(err)
 	}
-	var scenario struct{ Configs []json.RawMessage }
-	if err := json.Unmarshal(raw, &scenario); err != nil {
+	if err := json.Unmarshal(raw, v); err != nil {
 		tb.Fatal(err)
 	}
-	config := scenario.Configs[0]
+}
+
+// newExpd serves config from a fake expd, waits until the client has it
+// and assigns every user once in each of experiments (with attrs), so the
+// measured calls are warm (exposures queued).
+func newExpd(tb testing.TB, config json.RawMessage, attrs map[string]any, experiments ...string) *expd.Client {
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		switch r.URL.Path {
-		case "/v1/config":
+		if r.URL.Path == "/v1/config" {
 			w.Header().Set("ETag", `"1"`)
 			w.Write(config)
-		default:
-			io.Copy(io.Discard, r.Body)
-			w.WriteHeader(http.StatusAccepted)
-			w.Write([]byte(`{"accepted":0,"rejected":[],"config_version":1}`))
+			return
 		}
+		io.Copy(io.Discard, r.Body)
+		w.WriteHeader(http.StatusAccepted)
+		w.Write([]byte(`{"accepted":0,"rejected":[],"config_version":1}`))
 	}))
 	tb.Cleanup(srv.Close)
 	c, err := expd.New(expd.Options{APIKey: "pk_bench", BaseURL: srv.URL, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
@@ -75,21 +76,33 @@ func expdClient(tb testing.TB) *expd.Client {
 		tb.Fatal(err)
 	}
 	for _, u := range users {
-		c.Assign(ctx, experiment, u)
+		for _, e := range experiments {
+			c.AssignWith(ctx, e, u, attrs)
+		}
 	}
 	return c
+}
+
+// expdClient serves the conformance scenario's first config (two-arms
+// 50/50).
+func expdClient(tb testing.TB) *expd.Client {
+	var scenario struct{ Configs []json.RawMessage }
+	readTestdata(tb, filepath.Join("conformance", "scenario.json"), &scenario)
+	return newExpd(tb, scenario.Configs[0], nil, experiment)
 }
 
 // The same experiment in GrowthBook's terms: a feature whose one rule is a
 // 50/50 experiment hashed on the id attribute, and the inline experiment
 // RunExperiment takes.
-const features = `{"checkout": {"defaultValue": "control", "rules": [{"key": "two-arms",
-	"variations": ["control", "treatment"], "weights": [0.5, 0.5], "hashAttribute": "id"}]}}`
+const twoArmsRule = `{"key": "two-arms", "variations": ["control", "treatment"], "weights": [0.5, 0.5], "hashAttribute": "id"}`
 
 var gbExperiment = &gb.Experiment{Key: experiment, Variations: []gb.FeatureValue{"control", "treatment"}, Weights: []float64{0.5, 0.5}, HashAttribute: "id"}
 
-func gbClient(tb testing.TB) *gb.Client {
-	c, err := gb.NewClient(context.Background(), gb.WithJsonFeatures(features), gb.WithLogger(slog.New(slog.NewTextHandler(io.Discard, nil))))
+// gbClient is a GrowthBook client whose feature "checkout" has rule as its
+// one rule.
+func gbClient(tb testing.TB, rule string) *gb.Client {
+	c, err := gb.NewClient(context.Background(), gb.WithJsonFeatures(`{"checkout": {"defaultValue": "control", "rules": [`+rule+`]}}`),
+		gb.WithLogger(slog.New(slog.NewTextHandler(io.Discard, nil))))
 	if err != nil {
 		tb.Fatal(err)
 	}
@@ -97,12 +110,17 @@ func gbClient(tb testing.TB) *gb.Client {
 	return c
 }
 
-// gbChildren are per-user child clients built ahead, GrowthBook's warm
-// path: a request handler would pay WithAttributes too (BenchmarkGrowthBookWithAttributesEvalFeature).
-func gbChildren(tb testing.TB, c *gb.Client) []*gb.Client {
+// gbChildren are per-user child clients (id and attrs) built ahead,
+// GrowthBook's warm path: a request handler would pay WithAttributes too
+// (BenchmarkGrowthBookWithAttributesEvalFeature).
+func gbChildren(tb testing.TB, c *gb.Client, attrs map[string]any) []*gb.Client {
 	out := make([]*gb.Client, len(users))
 	for i, u := range users {
-		child, err := c.WithAttributes(gb.Attributes{"id": u})
+		a := gb.Attributes{"id": u}
+		for k, v := range attrs {
+			a[k] = v
+		}
+		child, err := c.WithAttributes(a)
 		if err != nil {
 			tb.Fatal(err)
 		}
@@ -116,7 +134,7 @@ func gbChildren(tb testing.TB, c *gb.Client) []*gb.Client {
 func TestBothRunTheExperiment(t *testing.T) {
 	ctx := context.Background()
 	e := expdClient(t)
-	children := gbChildren(t, gbClient(t))
+	children := gbChildren(t, gbClient(t, twoArmsRule), nil)
 	var expdControl, runControl, featureControl int
 	for i, u := range users {
 		if v, ok := e.Assign(ctx, experiment, u); !ok {
@@ -152,16 +170,22 @@ var (
 	sinkDigest [32]byte
 )
 
-// Baseline in the same run: SHA-256 of what expd hashes for the same users.
-func BenchmarkBaselineSHA256(b *testing.B) {
+// sha256Baseline is the SHA-256 of what expd hashes for each user in the
+// two-arms experiment: a baseline measured in the same run.
+func sha256Baseline() call {
 	inputs := make([][]byte, len(users))
 	for i, u := range users {
 		inputs[i] = []byte("7f3c2a10-5b1e-4d8a-9c3f-2e6b8d4a1f00.conformance." + u)
 	}
+	return call{"baseline SHA-256", func(i int) { sinkDigest = sha256.Sum256(inputs[i%1000]) }}
+}
+
+func BenchmarkBaselineSHA256(b *testing.B) {
+	f := sha256Baseline().f
 	b.ReportAllocs()
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
-		sinkDigest = sha256.Sum256(inputs[i%1000])
+		f(i)
 	}
 }
 
@@ -176,7 +200,7 @@ func BenchmarkExpdAssign(b *testing.B) {
 }
 
 func BenchmarkGrowthBookRunExperiment(b *testing.B) {
-	children := gbChildren(b, gbClient(b))
+	children := gbChildren(b, gbClient(b, twoArmsRule), nil)
 	ctx := context.Background()
 	b.ReportAllocs()
 	b.ResetTimer()
@@ -186,7 +210,7 @@ func BenchmarkGrowthBookRunExperiment(b *testing.B) {
 }
 
 func BenchmarkGrowthBookEvalFeature(b *testing.B) {
-	children := gbChildren(b, gbClient(b))
+	children := gbChildren(b, gbClient(b, twoArmsRule), nil)
 	ctx := context.Background()
 	b.ReportAllocs()
 	b.ResetTimer()
@@ -196,7 +220,7 @@ func BenchmarkGrowthBookEvalFeature(b *testing.B) {
 }
 
 func BenchmarkGrowthBookWithAttributesEvalFeature(b *testing.B) {
-	c := gbClient(b)
+	c := gbClient(b, twoArmsRule)
 	ctx := context.Background()
 	b.ReportAllocs()
 	b.ResetTimer()
@@ -206,33 +230,23 @@ func BenchmarkGrowthBookWithAttributesEvalFeature(b *testing.B) {
 	}
 }
 
-// BenchmarkSideBySide times each call alone, the SDKs taking turns in ten
-// rounds, and prints p50 and p99 per call with their ratios to the bare
-// SHA-256 and to expd's Assign: on a shared machine a preempted loop makes
-// the mean of a -bench run meaningless, while a p50 of single calls holds.
-// Run: go test -run '^$' -bench SideBySide
-func BenchmarkSideBySide(b *testing.B) {
-	ctx := context.Background()
-	e := expdClient(b)
-	gbc := gbClient(b)
-	children := gbChildren(b, gbc)
-	inputs := make([][]byte, len(users))
-	for i, u := range users {
-		inputs[i] = []byte("7f3c2a10-5b1e-4d8a-9c3f-2e6b8d4a1f00.conformance." + u)
-	}
-	calls := []struct {
-		name string
-		f    func(i int)
-	}{
-		{"baseline SHA-256", func(i int) { sinkDigest = sha256.Sum256(inputs[i%1000]) }},
-		{"expd Assign", func(i int) { sinkString, _ = e.Assign(ctx, experiment, users[i%1000]) }},
-		{"GrowthBook RunExperiment", func(i int) { sink = children[i%1000].RunExperiment(ctx, gbExperiment).Value }},
-		{"GrowthBook EvalFeature", func(i int) { sink = children[i%1000].EvalFeature(ctx, "checkout").Value }},
-		{"GrowthBook WithAttributes+EvalFeature", func(i int) {
-			child, _ := gbc.WithAttributes(gb.Attributes{"id": users[i%1000]})
-			sink = child.EvalFeature(ctx, "checkout").Value
-		}},
-	}
+// call is one call a side-by-side benchmark times, on user i%1000.
+type call struct {
+	name string
+	f    func(i int)
+}
+
+// ratioTo is a column of sideBySide: each p50 over the p50 of calls[k].
+type ratioTo struct {
+	label string
+	k     int
+}
+
+// sideBySide times each call alone, the calls taking turns in ten rounds,
+// and prints p50 and p99 per call with each p50's ratios: on a shared
+// machine a preempted loop makes the mean of a -bench run meaningless,
+// while a p50 of single calls holds.
+func sideBySide(calls []call, ratios ...ratioTo) {
 	samples := make([][]time.Duration, len(calls))
 	for r := 0; r < 10; r++ {
 		for k, c := range calls {
@@ -249,8 +263,35 @@ func BenchmarkSideBySide(b *testing.B) {
 		return s[int(p*float64(len(s)-1))]
 	}
 	load, _ := os.ReadFile("/proc/loadavg")
-	fmt.Printf("load average %s\n%-40s %10s %10s %12s %12s\n", strings.TrimSpace(string(load)), "call", "p50", "p99", "p50/SHA-256", "p50/expd")
-	for k, c := range calls {
-		fmt.Printf("%-40s %10v %10v %12.2f %12.2f\n", c.name, q(k, 0.5), q(k, 0.99), float64(q(k, 0.5))/float64(q(0, 0.5)), float64(q(k, 0.5))/float64(q(1, 0.5)))
+	fmt.Printf("load average %s\n%-40s %10s %10s", strings.TrimSpace(string(load)), "call", "p50", "p99")
+	for _, r := range ratios {
+		fmt.Printf(" %14s", "p50/"+r.label)
 	}
+	fmt.Println()
+	for k, c := range calls {
+		fmt.Printf("%-40s %10v %10v", c.name, q(k, 0.5), q(k, 0.99))
+		for _, r := range ratios {
+			fmt.Printf(" %14.2f", float64(q(k, 0.5))/float64(q(r.k, 0.5)))
+		}
+		fmt.Println()
+	}
+}
+
+// BenchmarkSideBySide compares the two-arms experiment's calls with the
+// bare SHA-256 and with expd's Assign. Run: go test -run '^$' -bench SideBySide
+func BenchmarkSideBySide(b *testing.B) {
+	ctx := context.Background()
+	e := expdClient(b)
+	gbc := gbClient(b, twoArmsRule)
+	children := gbChildren(b, gbc, nil)
+	sideBySide([]call{
+		sha256Baseline(),
+		{"expd Assign", func(i int) { sinkString, _ = e.Assign(ctx, experiment, users[i%1000]) }},
+		{"GrowthBook RunExperiment", func(i int) { sink = children[i%1000].RunExperiment(ctx, gbExperiment).Value }},
+		{"GrowthBook EvalFeature", func(i int) { sink = children[i%1000].EvalFeature(ctx, "checkout").Value }},
+		{"GrowthBook WithAttributes+EvalFeature", func(i int) {
+			child, _ := gbc.WithAttributes(gb.Attributes{"id": users[i%1000]})
+			sink = child.EvalFeature(ctx, "checkout").Value
+		}},
+	}, ratioTo{"SHA-256", 0}, ratioTo{"expd", 1})
 }
