@@ -31,6 +31,26 @@ func listAudit(t *testing.T, env *testenv.Env, org testenv.Org, query url.Values
 	return p
 }
 
+// expectActions checks that the org's audit log has, for each action,
+// the number of entries want gives, every one by the org's admin.
+func expectActions(t *testing.T, env *testenv.Env, org testenv.Org, want map[string]int) []auditEntry {
+	t.Helper()
+	var all []auditEntry
+	for action, n := range want {
+		page := listAudit(t, env, org, url.Values{"action": {action}})
+		if len(page.Entries) != n {
+			t.Fatalf("%s: %d entries %+v; want %d", action, len(page.Entries), page.Entries, n)
+		}
+		for _, e := range page.Entries {
+			if e.Actor != "user_admin_"+org.ClerkOrgID {
+				t.Errorf("%s entry by %q; want the admin", action, e.Actor)
+			}
+		}
+		all = append(all, page.Entries...)
+	}
+	return all
+}
+
 func TestAuditRecordsExperimentChangesNewestFirst(t *testing.T) {
 	env := newSDKEnv(t)
 	org := env.NewOrg(t)

@@ -139,13 +139,7 @@ func TestEvaluatorLifecycle(t *testing.T) {
 	// A deleted evaluator's score name is free again.
 	createEvaluator(t, env, org, codeSpec("json check again"))
 
-	var page auditPage
-	for action, n := range map[string]int{"evaluator.created": 3, "evaluator.updated": 2, "evaluator.deleted": 1} {
-		env.Do(t, "GET", "/v1/audit?action="+action, nil, admin...).JSON(t, &page)
-		if len(page.Entries) != n || page.Entries[0].Actor != "user_admin_"+org.ClerkOrgID {
-			t.Fatalf("%s entries %+v, want %d by the admin", action, page.Entries, n)
-		}
-	}
+	expectActions(t, env, org, map[string]int{"evaluator.created": 3, "evaluator.updated": 2, "evaluator.deleted": 1})
 }
 
 func openSealed(t *testing.T, env *testenv.Env, sealed, owner string) string {

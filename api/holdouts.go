@@ -63,7 +63,7 @@ func (h *handlers) updateHoldout(c *gin.Context) {
 	if !decodeJSON(c, &spec) {
 		return
 	}
-	ho, err := h.holdoutStore().Update(c.Request.Context(), orgID(c), c.Param("id"), spec, time.Now())
+	ho, err := h.holdoutStore().Update(c.Request.Context(), orgID(c), c.Param("id"), session(c).UserID, spec, time.Now())
 	if err != nil {
 		h.holdoutError(c, err)
 		return

@@ -63,6 +63,12 @@ func TestHoldoutsCreateReadListUpdate(t *testing.T) {
 	if len(list.Holdouts) != 1 || list.Holdouts[0].ID != h.ID {
 		t.Fatalf("list: %+v", list)
 	}
+	entries := expectActions(t, env, org, map[string]int{"holdout.created": 1, "holdout.updated": 1})
+	for _, e := range entries {
+		if e.After["id"] != h.ID || e.Action == "holdout.updated" && (e.Before["percent"] != 5.0 || e.After["percent"] != 10.0) {
+			t.Errorf("audit entry %+v", e)
+		}
+	}
 }
 
 // Bad input on the holdout routes: problems naming the field, nothing

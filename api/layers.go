@@ -71,7 +71,7 @@ func (h *handlers) updateLayer(c *gin.Context) {
 	if !decodeJSON(c, &spec) {
 		return
 	}
-	l, err := h.layerStore().Update(c.Request.Context(), orgID(c), c.Param("id"), spec, time.Now())
+	l, err := h.layerStore().Update(c.Request.Context(), orgID(c), c.Param("id"), session(c).UserID, spec, time.Now())
 	if err != nil {
 		h.layerError(c, err)
 		return

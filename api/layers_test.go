@@ -65,6 +65,12 @@ func TestLayersCreateReadListUpdate(t *testing.T) {
 	if len(list.Layers) != 1 || list.Layers[0].Name != "chat" {
 		t.Fatalf("list: %+v", list)
 	}
+	entries := expectActions(t, env, org, map[string]int{"layer.created": 1, "layer.updated": 1})
+	for _, e := range entries {
+		if e.After["id"] != l.ID || e.Action == "layer.updated" && (e.Before["name"] != "chat-surface" || e.After["name"] != "chat") {
+			t.Errorf("audit entry %+v", e)
+		}
+	}
 }
 
 // Bad input on the layer routes: problems naming the field, nothing

@@ -9,6 +9,7 @@ import (
 	"github.com/gin-gonic/gin"
 
 	"github.com/expd/expd/experiments"
+	"github.com/expd/expd/phases"
 	"github.com/expd/expd/results"
 	"github.com/expd/expd/validate"
 	"github.com/expd/expd/verdict"
@@ -187,7 +188,7 @@ func (h *handlers) resultsOf(c *gin.Context, experimentID, computedFor string) (
 		SRMGate: srm.Gate, SRM: json.RawMessage(run.SRM), ComputedAt: run.FinishedAt,
 		Metrics: make([]metricResultView, len(rows)),
 	}
-	if v.Phases, err = (experiments.Store{DB: h.deps.DB}).Phases(ctx, orgID(c), experimentID, run.WindowStart, run.WindowEnd); err != nil {
+	if v.Phases, err = phases.Of(ctx, h.deps.DB, orgID(c), experimentID, run.WindowStart, run.WindowEnd); err != nil {
 		return resultsView{}, err
 	}
 	cov, _, err := run.DecodeCoverage()

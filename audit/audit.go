@@ -49,6 +49,12 @@ const (
 	// PrivacyUpdated: PUT /v1/privacy (payload policy, custom patterns,
 	// retention).
 	PrivacyUpdated = "privacy.updated"
+	LayerCreated   = "layer.created"
+	LayerUpdated   = "layer.updated"
+	// HoldoutCreated and HoldoutUpdated keep the holdout's id, name,
+	// percent and layer, before and after.
+	HoldoutCreated = "holdout.created"
+	HoldoutUpdated = "holdout.updated"
 )
 
 // legacyActions maps actions recorded under an older name to today's:

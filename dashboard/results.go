@@ -15,6 +15,7 @@ import (
 
 	"github.com/expd/expd/experiments"
 	"github.com/expd/expd/orgs"
+	"github.com/expd/expd/phases"
 	"github.com/expd/expd/plans"
 	"github.com/expd/expd/results"
 	"github.com/expd/expd/stats"
@@ -190,7 +191,7 @@ func (d *Dashboard) loadRun(c *gin.Context, data *resultsData, computedFor strin
 	}
 	data.Limits = plans.Get(plans.Name(org.Plan))
 	data.Run, data.RunLabel = &run, runLabel(computedFor)
-	phases, err := experiments.Store{DB: d.deps.DB}.Phases(ctx, orgID(c), data.Exp.ID, run.WindowStart, run.WindowEnd)
+	phases, err := phases.Of(ctx, d.deps.DB, orgID(c), data.Exp.ID, run.WindowStart, run.WindowEnd)
 	if err != nil {
 		return err
 	}

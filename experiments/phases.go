@@ -12,9 +12,10 @@ import (
 	"github.com/expd/expd/bucketing"
 )
 
-// Phase is a span of an experiment's life under one allocation: it starts
-// with the version that changed the allocation (AllocationChanged) and
-// lasts until the next such version (docs/results.md, "Phases"). Users
+// Phase is a span of an experiment's life under one allocation and one set
+// of holdout shares: it starts with the version that changed the
+// allocation (AllocationChanged) or with a holdout's change, and lasts
+// until the next such change (docs/results.md, "Phases"). Users
 // first exposed in a phase were assigned by its weights.
 type Phase struct {
 	// Number counts the experiment's phases from 1 over its whole life,
@@ -26,7 +27,12 @@ type Phase struct {
 	// versions that left the allocation alone belong to it too).
 	Version int `json:"experiment_version"`
 	// Weights by variant, as the allocation of Version has them.
-	Weights    map[string]float64 `json:"weights"`
+	Weights map[string]float64 `json:"weights"`
+	// Holdouts: the percent each holdout covering the experiment held
+	// out during the phase, by holdout id (absent when none covers it).
+	// A change of one starts a phase, as an allocation change does: it
+	// changes who enters.
+	Holdouts   map[string]float64 `json:"holdouts,omitempty"`
 	Allocation []bucketing.Slice  `json:"-"`
 }
 
@@ -83,28 +89,29 @@ func canonicalJSON(raw json.RawMessage) []byte {
 	return b
 }
 
-// Phases returns the experiment's phases that overlap [from, to), cut to
-// it, oldest first, derived from its stored versions and the instants
-// they were created (versions created at or after to are not yet in
-// force, as for VersionAt). Every instant of [from, to) at or after the
-// experiment's creation falls in exactly one phase.
-func (s Store) Phases(ctx context.Context, orgID, idOrName string, from, to time.Time) ([]Phase, error) {
+// AllocationPhases returns the layer of the experiment ("" when none)
+// and its phases under allocation changes over its whole life until to,
+// oldest first, derived from its stored versions and the instants they
+// were created (versions created at or after to are not yet in force, as
+// for VersionAt). Package phases cuts them further at holdout changes and
+// to a window: that is what every reader of phases calls.
+func (s Store) AllocationPhases(ctx context.Context, orgID, idOrName string, to time.Time) (string, []Phase, error) {
 	db := s.DB.WithContext(ctx)
 	exp, err := find(db, orgID, idOrName)
 	if err != nil {
-		return nil, err
+		return "", nil, err
 	}
 	var rows []VersionRow
 	if err := db.Select("version", "config", "created_at").Where("experiment_id = ? AND created_at < ?", exp.ID, to).
 		Order("version").Find(&rows).Error; err != nil {
-		return nil, fmt.Errorf("load versions of %s: %w", exp.ID, err)
+		return "", nil, fmt.Errorf("load versions of %s: %w", exp.ID, err)
 	}
 	var all []Phase
 	var prev Config
 	for i, r := range rows {
 		var cfg Config
 		if err := json.Unmarshal(r.Config, &cfg); err != nil {
-			return nil, fmt.Errorf("decode config of %s v%d: %w", exp.ID, r.Version, err)
+			return "", nil, fmt.Errorf("decode config of %s v%d: %w", exp.ID, r.Version, err)
 		}
 		if i == 0 || AllocationChanged(prev, cfg) {
 			if n := len(all); n > 0 {
@@ -115,6 +122,17 @@ func (s Store) Phases(ctx context.Context, orgID, idOrName string, from, to time
 		}
 		prev = cfg
 	}
+	var layer string
+	if exp.LayerID != nil {
+		layer = *exp.LayerID
+	}
+	return layer, all, nil
+}
+
+// Cut returns the phases of all (contiguous, oldest first) that overlap
+// [from, to), cut to it: every instant of [from, to) at or after the
+// experiment's creation falls in exactly one of them.
+func Cut(all []Phase, from, to time.Time) []Phase {
 	out := make([]Phase, 0, len(all))
 	for _, p := range all {
 		if !p.End.After(from) || !p.Start.Before(to) {
@@ -123,9 +141,12 @@ func (s Store) Phases(ctx context.Context, orgID, idOrName string, from, to time
 		if p.Start.Before(from) {
 			p.Start = from.UTC()
 		}
+		if p.End.After(to) {
+			p.End = to.UTC()
+		}
 		out = append(out, p)
 	}
-	return out, nil
+	return out
 }
 
 func weights(alloc []bucketing.Slice) map[string]float64 {

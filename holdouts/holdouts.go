@@ -14,6 +14,7 @@ import (
 	"gorm.io/datatypes"
 	"gorm.io/gorm"
 
+	"github.com/expd/expd/audit"
 	"github.com/expd/expd/bucketing"
 	"github.com/expd/expd/database"
 	"github.com/expd/expd/experiments"
@@ -156,8 +157,7 @@ func (s Store) Create(ctx context.Context, orgID, actor string, spec Spec, now t
 			}
 			return fmt.Errorf("insert holdout: %w", err)
 		}
-		_, err := experiments.BumpConfigVersion(tx, orgID)
-		return err
+		return changed(ctx, tx, actor, r, nil)
 	})
 	if err != nil {
 		return Holdout{}, err
@@ -165,11 +165,56 @@ func (s Store) Create(ctx context.Context, orgID, actor string, spec Spec, now t
 	return r.holdout()
 }
 
+// versionRow is one held-out share a holdout has had (table
+// holdout_versions): from CreatedAt until the next version.
+type versionRow struct {
+	HoldoutID string `gorm:"primaryKey;type:uuid"`
+	Version   int    `gorm:"primaryKey"`
+	OrgID     string `gorm:"type:uuid"`
+	Percent   float64
+	CreatedAt time.Time
+}
+
+func (versionRow) TableName() string { return "holdout_versions" }
+
+// changed is what every change of a holdout does inside its transaction:
+// a new version when the held-out share changed (it starts a phase in the
+// experiments of the scope), the audit entry, and a config version (the
+// config carries the holdouts). before is nil for a creation.
+func changed(ctx context.Context, tx *gorm.DB, actor string, now row, before *row) error {
+	action := audit.HoldoutCreated
+	var was any
+	if before != nil {
+		action, was = audit.HoldoutUpdated, before.summary()
+	}
+	if before == nil || before.Percent != now.Percent {
+		var last int
+		if err := tx.Model(&versionRow{}).Where("holdout_id = ?", now.ID).Select("COALESCE(MAX(version), 0)").Scan(&last).Error; err != nil {
+			return fmt.Errorf("read versions of holdout %s: %w", now.ID, err)
+		}
+		v := versionRow{HoldoutID: now.ID, Version: last + 1, OrgID: now.OrgID, Percent: now.Percent, CreatedAt: now.UpdatedAt}
+		if err := tx.Create(&v).Error; err != nil {
+			return fmt.Errorf("insert version %d of holdout %s: %w", v.Version, now.ID, err)
+		}
+	}
+	if err := audit.Record(ctx, tx, audit.Entry{OrgID: now.OrgID, Action: action, Actor: actor,
+		Summary: fmt.Sprintf("holdout %s holds out %g %%", now.Name, now.Percent), Before: was, After: now.summary(), At: now.UpdatedAt}); err != nil {
+		return err
+	}
+	_, err := experiments.BumpConfigVersion(tx, now.OrgID)
+	return err
+}
+
+// summary is what the audit log keeps of a holdout: not its metrics.
+func (r row) summary() map[string]any {
+	return map[string]any{"id": r.ID, "name": r.Name, "percent": r.Percent, "layer_id": r.LayerID}
+}
+
 // Update changes a holdout's name, description, percent and metrics.
 // salt and layer_id may be omitted (kept) but not changed: either would
 // reshuffle who is held out. A new percent applies to users not yet
 // assigned (the assigned filter keeps the others; docs/targeting.md).
-func (s Store) Update(ctx context.Context, orgID, id string, spec Spec, now time.Time) (Holdout, error) {
+func (s Store) Update(ctx context.Context, orgID, id, actor string, spec Spec, now time.Time) (Holdout, error) {
 	var out row
 	err := s.DB.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
 		cur, err := get(tx, orgID, id)
@@ -193,6 +238,7 @@ func (s Store) Update(ctx context.Context, orgID, id string, spec Spec, now time
 		if err != nil {
 			return fmt.Errorf("encode metrics: %w", err)
 		}
+		before := cur
 		cur.Name, cur.Description, cur.Percent, cur.Metrics, cur.UpdatedAt = spec.Name, spec.Description, *spec.Percent, metrics, now.UTC()
 		if err := tx.Model(&row{}).Where("id = ? AND org_id = ?", cur.ID, orgID).Updates(map[string]any{
 			"name": cur.Name, "description": cur.Description, "percent": cur.Percent, "metrics": cur.Metrics, "updated_at": cur.UpdatedAt}).Error; err != nil {
@@ -202,8 +248,7 @@ func (s Store) Update(ctx context.Context, orgID, id string, spec Spec, now time
 			return fmt.Errorf("update holdout: %w", err)
 		}
 		out = cur
-		_, err = experiments.BumpConfigVersion(tx, orgID)
-		return err
+		return changed(ctx, tx, actor, cur, &before)
 	})
 	if err != nil {
 		return Holdout{}, err
@@ -262,4 +307,34 @@ func checkLayer(tx *gorm.DB, orgID string, layerID *string) error {
 		return err
 	}
 	return nil
+}
+
+// Share is one version of a holdout's held-out share: Percent from At
+// until the holdout's next Share.
+type Share struct {
+	HoldoutID string    `json:"id"`
+	Percent   float64   `json:"percent"`
+	At        time.Time `json:"-"`
+}
+
+// Shares lists, oldest first, every share that the org's holdouts covering
+// an experiment of layer layerID ("" when none) have had since before to:
+// what the phases of such an experiment are cut by.
+func (s Store) Shares(ctx context.Context, orgID, layerID string, to time.Time) ([]Share, error) {
+	q := s.DB.WithContext(ctx).Table("holdout_versions v").Joins("JOIN holdouts h ON h.id = v.holdout_id").
+		Select("v.holdout_id", "v.percent", "v.created_at AS at").
+		Where("v.org_id = ? AND v.created_at < ?", orgID, to)
+	if layerID == "" {
+		q = q.Where("h.layer_id IS NULL")
+	} else {
+		q = q.Where("h.layer_id IS NULL OR h.layer_id = ?", layerID)
+	}
+	var out []Share
+	if err := q.Order("v.created_at, v.holdout_id, v.version").Scan(&out).Error; err != nil {
+		return nil, fmt.Errorf("read holdout shares of org %s: %w", orgID, err)
+	}
+	for i := range out {
+		out[i].At = out[i].At.UTC()
+	}
+	return out, nil
 }

@@ -16,6 +16,7 @@ import (
 	"gorm.io/gorm"
 	"gorm.io/gorm/clause"
 
+	"github.com/expd/expd/audit"
 	"github.com/expd/expd/bucketing"
 	"github.com/expd/expd/database"
 	"github.com/expd/expd/validate"
@@ -94,19 +95,40 @@ func (s Store) Create(ctx context.Context, orgID, actor string, spec Spec, now t
 	now = now.UTC()
 	l := Layer{ID: uuid.NewString(), OrgID: orgID, Name: spec.Name, Description: spec.Description, Salt: spec.Salt,
 		BucketCount: spec.BucketCount, CreatedBy: actor, CreatedAt: now, UpdatedAt: now}
-	if err := s.DB.WithContext(ctx).Create(&l).Error; err != nil {
-		if database.IsUniqueViolation(err) {
-			return Layer{}, ErrNameTaken
+	err := s.DB.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+		if err := tx.Create(&l).Error; err != nil {
+			if database.IsUniqueViolation(err) {
+				return ErrNameTaken
+			}
+			return fmt.Errorf("insert layer: %w", err)
 		}
-		return Layer{}, fmt.Errorf("insert layer: %w", err)
+		return record(ctx, tx, actor, l, nil)
+	})
+	if err != nil {
+		return Layer{}, err
 	}
 	return l, nil
+}
+
+// record writes the audit entry of a change of l (before is nil for a
+// creation) inside its transaction.
+func record(ctx context.Context, tx *gorm.DB, actor string, l Layer, before *Layer) error {
+	e := audit.Entry{OrgID: l.OrgID, Action: audit.LayerCreated, Actor: actor, Summary: "layer " + l.Name, After: l.summary(), At: l.UpdatedAt}
+	if before != nil {
+		e.Action, e.Before = audit.LayerUpdated, before.summary()
+	}
+	return audit.Record(ctx, tx, e)
+}
+
+// summary is what the audit log keeps of a layer.
+func (l Layer) summary() map[string]any {
+	return map[string]any{"id": l.ID, "name": l.Name, "description": l.Description, "bucket_count": l.BucketCount}
 }
 
 // Update changes a layer's name and description. salt and bucket_count
 // may be omitted (kept) but not changed: every experiment of the layer
 // would reshuffle its users.
-func (s Store) Update(ctx context.Context, orgID, id string, spec Spec, now time.Time) (Layer, error) {
+func (s Store) Update(ctx context.Context, orgID, id, actor string, spec Spec, now time.Time) (Layer, error) {
 	var out Layer
 	err := s.DB.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
 		cur, err := Lock(tx, orgID, id)
@@ -123,6 +145,7 @@ func (s Store) Update(ctx context.Context, orgID, id string, spec Spec, now time
 		if err := spec.validate(); err != nil {
 			return err
 		}
+		before := cur
 		cur.Name, cur.Description, cur.UpdatedAt = spec.Name, spec.Description, now.UTC()
 		if err := tx.Model(&Layer{}).Where("id = ? AND org_id = ?", cur.ID, orgID).
 			Updates(map[string]any{"name": cur.Name, "description": cur.Description, "updated_at": cur.UpdatedAt}).Error; err != nil {
@@ -132,7 +155,7 @@ func (s Store) Update(ctx context.Context, orgID, id string, spec Spec, now time
 			return fmt.Errorf("update layer: %w", err)
 		}
 		out = cur
-		return nil
+		return record(ctx, tx, actor, cur, &before)
 	})
 	return out, err
 }

@@ -10,6 +10,7 @@ import (
 	"github.com/expd/expd/experiments"
 	"github.com/expd/expd/metrics"
 	"github.com/expd/expd/orgs"
+	"github.com/expd/expd/phases"
 	"github.com/expd/expd/plans"
 	"github.com/expd/expd/privacy"
 )
@@ -69,7 +70,7 @@ func LoadDesign(ctx context.Context, db *gorm.DB, orgID, experimentID string, wi
 		Metrics: resolved, Window: NewWindow(cfg.CreatedAt, windowEnd, retention), Limits: limits,
 		Sequential: cfg.Sequential(),
 	}
-	if d.Phases, err = store.Phases(ctx, orgID, experimentID, d.Window.Start, d.Window.End); err != nil {
+	if d.Phases, err = phases.Of(ctx, db, orgID, experimentID, d.Window.Start, d.Window.End); err != nil {
 		return Planned{}, err
 	}
 	d.NStar, _ = cfg.NStar()

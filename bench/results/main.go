@@ -66,6 +66,7 @@ import (
 	"github.com/expd/expd/clickhouse"
 	"github.com/expd/expd/experiments"
 	"github.com/expd/expd/metrics"
+	"github.com/expd/expd/phases"
 	"github.com/expd/expd/power"
 	"github.com/expd/expd/results"
 	"github.com/expd/expd/worker"
@@ -261,7 +262,7 @@ func changeAllocation(ctx context.Context, db *gorm.DB, f fixture) error {
 	if err := db.Model(&experiments.VersionRow{}).Where("experiment_id = ? AND version = ?", f.expID, next.Version).Update("created_at", mid).Error; err != nil {
 		return err
 	}
-	phases, err := store.Phases(ctx, f.orgID, f.expID, f.window.Start, time.Now())
+	phases, err := phases.Of(ctx, db, f.orgID, f.expID, f.window.Start, time.Now())
 	if err != nil {
 		return err
 	}
