@@ -4,15 +4,11 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
-	"fmt"
 	"net/url"
-	"strings"
 	"time"
 
-	ch "github.com/ClickHouse/clickhouse-go/v2"
-	"github.com/ClickHouse/clickhouse-go/v2/lib/driver"
-
 	"github.com/expd/expd/auth"
+	"github.com/expd/expd/bench/benchseed"
 	"github.com/expd/expd/clickhouse"
 	"github.com/expd/expd/ingest"
 	"github.com/expd/expd/keys"
@@ -25,8 +21,7 @@ import (
 type chBench struct {
 	store            *clickhouse.Store
 	api              *benchEnv // env with the ClickHouse router and its org
-	raw              driver.Conn
-	events, eventIDs string // qualified: the Distributed tables on a cluster
+	raw              *benchseed.RawClickHouse
 }
 
 // setUpClickHouse migrates a fresh database on the ClickHouse of dsn
@@ -54,18 +49,8 @@ func setUpClickHouse(ctx context.Context, env *benchEnv, dsn, cluster string, gr
 		teardown()
 		return nil, nil, err
 	}
-	c := &chBench{store: store, events: database + ".events_local", eventIDs: database + ".event_ids_local"}
-	if cluster != "" {
-		c.events, c.eventIDs = database+".events", database+".event_ids"
-	}
-	opts, err := ch.ParseDSN(dsn)
-	if err != nil {
-		teardown()
-		return nil, nil, err
-	}
-	// The same commit point as the store's: every shard holds its rows.
-	opts.Settings = ch.Settings{"insert_distributed_sync": 1}
-	if c.raw, err = ch.Open(opts); err != nil {
+	c := &chBench{store: store}
+	if c.raw, err = benchseed.OpenRawClickHouse(dsn, database, cluster); err != nil {
 		teardown()
 		return nil, nil, err
 	}
@@ -111,38 +96,12 @@ func (c *chBench) round(ctx context.Context, first, requests, size, clients int)
 // probe, no control transaction, no HTTP, JSON or validation).
 func (c *chBench) rawInsert(ctx context.Context, rows []ingest.EventRow) (loadResult, error) {
 	now := time.Now().UTC()
+	for i := range rows {
+		rows[i].ReceivedAt = now
+	}
 	start := time.Now()
-	b, err := c.raw.PrepareBatch(ctx, "INSERT INTO "+c.events+" ("+strings.Join(ingest.EventColumns, ", ")+")")
-	if err != nil {
+	if _, err := c.raw.Insert(ctx, rows); err != nil {
 		return loadResult{}, err
-	}
-	vals := make([]any, 0, len(ingest.EventColumns))
-	for i := range rows {
-		r := &rows[i]
-		r.ReceivedAt = now
-		vals = ingest.AppendEventValues(vals[:0], r, r.OrgID, r.ExperimentID)
-		vals[ingest.TsColumn], vals[ingest.TsColumn+1] = r.Ts.UnixMicro(), r.ReceivedAt.UnixMicro()
-		if err := b.Append(vals...); err != nil {
-			b.Abort()
-			return loadResult{}, fmt.Errorf("raw insert: %w", err)
-		}
-	}
-	if err := b.Send(); err != nil {
-		return loadResult{}, fmt.Errorf("raw insert: %w", err)
-	}
-	ids, err := c.raw.PrepareBatch(ctx, "INSERT INTO "+c.eventIDs+" (org_id, event_id, experiment_id, user_id, ts)")
-	if err != nil {
-		return loadResult{}, err
-	}
-	for i := range rows {
-		r := &rows[i]
-		if err := ids.Append(r.OrgID, r.EventID, r.ExperimentID, r.UserID, r.Ts.UnixMicro()); err != nil {
-			ids.Abort()
-			return loadResult{}, fmt.Errorf("raw claims: %w", err)
-		}
-	}
-	if err := ids.Send(); err != nil {
-		return loadResult{}, fmt.Errorf("raw claims: %w", err)
 	}
 	return loadResult{events: len(rows), rows: 2 * len(rows), elapsed: time.Since(start)}, nil
 }

@@ -35,15 +35,17 @@
 //     full runs and the bare SQL of the same session.
 //
 //   - with -clickhouse DSN (and -clickhouse-cluster), the events and
-//     scores copied into a fresh ClickHouse database with eventcopy (the
-//     copy's rate printed) and each full run repeated with the events on
-//     ClickHouse right after the one on PostgreSQL, interleaved, with the
-//     ratio of each pair.
+//     scores written into a fresh ClickHouse database (read with
+//     eventcopy's keyset, written with raw batch inserts: the rate
+//     printed) and each full run repeated with the events on ClickHouse
+//     right after the one on PostgreSQL, interleaved, with the ratio of
+//     each pair; -keep keeps that database too, -clickhouse-db NAME reuses
+//     it with -schema.
 //
 // Loading 1,000,000 users takes minutes: -keep keeps the schema and prints
 // its name, -schema NAME times a kept one again.
 //
-// Usage: DATABASE_URL=postgres://... go run ./bench/results [-users 1000000] [-runs 2] [-phases] [-ramp] [-power] [-keep | -schema bench_...] [-clickhouse clickhouse://... [-clickhouse-cluster NAME]]
+// Usage: DATABASE_URL=postgres://... go run ./bench/results [-users 1000000] [-runs 2] [-phases] [-ramp] [-power] [-keep | -schema bench_...] [-clickhouse clickhouse://... [-clickhouse-cluster NAME] [-clickhouse-db bench_...]]
 package main
 
 import (
@@ -84,6 +86,7 @@ func main() {
 	powerAnswers := flag.Bool("power", false, "also time the power answers (the experiment's and a draft's) over the same data")
 	flag.StringVar(&chURL, "clickhouse", "", "ClickHouse DSN: also time each full run with the events copied there")
 	flag.StringVar(&chCluster, "clickhouse-cluster", "", "the ClickHouse cluster to shard over")
+	flag.StringVar(&chDatabase, "clickhouse-db", "", "time a ClickHouse database kept by an earlier -keep run instead of filling one")
 	flag.Parse()
 	if err := run(*users, *perUser, *keep, *schema, *runs, *phases, *ramp, *powerAnswers); err != nil {
 		log.Fatal(err)
@@ -129,7 +132,7 @@ func run(users, perUser int, keep bool, schema string, runs int, phases, ramp, p
 	if chURL != "" {
 		var stop func()
 		var err error
-		if ch, stop, err = copyToClickHouse(ctx, db, chURL, chCluster); err != nil {
+		if ch, stop, err = openClickHouse(ctx, db, chURL, chCluster, keep); err != nil {
 			return err
 		}
 		defer stop()

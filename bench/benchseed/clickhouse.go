@@ -1,0 +1,94 @@
+package benchseed
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"time"
+
+	ch "github.com/ClickHouse/clickhouse-go/v2"
+	"github.com/ClickHouse/clickhouse-go/v2/lib/driver"
+
+	"github.com/expd/expd/ingest"
+	"github.com/expd/expd/scores"
+)
+
+// RawClickHouse writes events into a migrated expd ClickHouse database
+// with plain clickhouse-go batch inserts: the events and their claims,
+// none of the write path's checks (no claim probe, no control
+// transaction). The ingest bench's baseline and the results bench's seed.
+type RawClickHouse struct {
+	conn             driver.Conn
+	events, eventIDs string // qualified: the Distributed tables on a cluster
+	// Scores go through the store's own upsert (the seeds have none).
+	Scores interface {
+		UpsertScores(ctx context.Context, rows []scores.Row, receivedAt time.Time) (int, error)
+	}
+}
+
+// OpenRawClickHouse connects to the server of dsn for database (sharded
+// over cluster when it is not "").
+func OpenRawClickHouse(dsn, database, cluster string) (*RawClickHouse, error) {
+	opts, err := ch.ParseDSN(dsn)
+	if err != nil {
+		return nil, err
+	}
+	// The store's commit point: every shard holds its rows.
+	opts.Settings = ch.Settings{"insert_distributed_sync": 1}
+	r := &RawClickHouse{events: database + ".events_local", eventIDs: database + ".event_ids_local"}
+	if cluster != "" {
+		r.events, r.eventIDs = database+".events", database+".event_ids"
+	}
+	if r.conn, err = ch.Open(opts); err != nil {
+		return nil, err
+	}
+	return r, nil
+}
+
+// Close closes the connection.
+func (r *RawClickHouse) Close() error { return r.conn.Close() }
+
+// Insert writes rows as given (their ReceivedAt kept) in one batch into
+// events and one into event_ids; it is eventcopy.Target's Insert.
+func (r *RawClickHouse) Insert(ctx context.Context, rows []ingest.EventRow) (int, error) {
+	b, err := r.conn.PrepareBatch(ctx, "INSERT INTO "+r.events+" ("+strings.Join(ingest.EventColumns, ", ")+")")
+	if err != nil {
+		return 0, err
+	}
+	vals := make([]any, 0, len(ingest.EventColumns))
+	for i := range rows {
+		row := &rows[i]
+		vals = ingest.AppendEventValues(vals[:0], row, row.OrgID, row.ExperimentID)
+		vals[ingest.TsColumn], vals[ingest.TsColumn+1] = row.Ts.UnixMicro(), row.ReceivedAt.UnixMicro()
+		if err := b.Append(vals...); err != nil {
+			b.Abort()
+			return 0, fmt.Errorf("raw insert: %w", err)
+		}
+	}
+	if err := b.Send(); err != nil {
+		return 0, fmt.Errorf("raw insert: %w", err)
+	}
+	ids, err := r.conn.PrepareBatch(ctx, "INSERT INTO "+r.eventIDs+" (org_id, event_id, experiment_id, user_id, ts)")
+	if err != nil {
+		return 0, err
+	}
+	for i := range rows {
+		row := &rows[i]
+		if err := ids.Append(row.OrgID, row.EventID, row.ExperimentID, row.UserID, row.Ts.UnixMicro()); err != nil {
+			ids.Abort()
+			return 0, fmt.Errorf("raw claims: %w", err)
+		}
+	}
+	if err := ids.Send(); err != nil {
+		return 0, fmt.Errorf("raw claims: %w", err)
+	}
+	return len(rows), nil
+}
+
+// UpsertScores is eventcopy.Target's: through Scores.
+func (r *RawClickHouse) UpsertScores(ctx context.Context, rows []scores.Row, receivedAt time.Time) (int, error) {
+	if len(rows) == 0 {
+		return 0, nil
+	}
+	return r.Scores.UpsertScores(ctx, rows, receivedAt)
+}
