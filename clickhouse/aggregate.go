@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/ClickHouse/clickhouse-go/v2/lib/driver"
+	"golang.org/x/sync/errgroup"
 
 	"github.com/expd/expd/experiments"
 	"github.com/expd/expd/ingest"
@@ -21,7 +22,10 @@ var _ results.Aggregator = (*Store)(nil)
 // A run's reads go to every shard at once, each over its local tables:
 // a user's events sit on one shard (the sharding key), so each shard
 // aggregates its own users, and the rows, sorted by user on each shard,
-// are merged in Go by user. Scores are sharded by call, so each shard
+// are merged in Go by user. A quantile metric's calls come in the same
+// row, as an array in (ts, event_id) order, and the coverage is counted
+// on each shard and added up: nothing is read event by event into Go.
+// Scores are sharded by call, so each shard
 // reads the scores of the run's metrics from the whole cluster (the
 // scores Distributed table) and joins them to its calls. There are no
 // day rollups: ClickHouse reads an experiment's events faster than
@@ -109,6 +113,17 @@ func (s *Store) Aggregate(ctx context.Context, orgID, experimentID string, w res
 	}
 	cuped := false
 	for _, m := range ms {
+		if results.ReadsCalls(m) {
+			cond, value, condArgs, err := q.expr(m.Name, m.Kind.AggregatedAs(), *m.Source)
+			if err != nil {
+				return results.Sample{}, use, err
+			}
+			// A call without a value (NULL, NaN) is no call of the metric.
+			v := fmt.Sprintf("toFloat64(ifNull(%s, nan))", value)
+			cols = append(cols, fmt.Sprintf("arrayMap(x -> tupleElement(x, 3), arraySort(groupArrayIf((e.ts, e.event_id, %s), %s AND NOT isNaN(%s) AND %s)))", v, cond, v, inExp))
+			args = append(args, condArgs...)
+			continue
+		}
 		if !results.HasUserColumns(m) {
 			continue
 		}
@@ -150,19 +165,42 @@ func (s *Store) Aggregate(ctx context.Context, orgID, experimentID string, w res
 		crossover     uint8
 		sums          []float64
 		counts        []uint64
+		calls         [][]float64
 	}
-	n := len(cols) / 2
+	var n, nCalls int // sum and count pairs; call arrays
+	for _, m := range ms {
+		if results.ReadsCalls(m) {
+			nCalls++
+		}
+	}
+	n = (len(cols) - nCalls) / 2
 	uc := make([]results.UserColumns, len(ms))
 	err := s.eachShard(ctx, sql, args, func() ([]any, *string, func()) {
-		r := &row{sums: make([]float64, n), counts: make([]uint64, n)}
+		r := &row{sums: make([]float64, n), counts: make([]uint64, n), calls: make([][]float64, nCalls)}
 		dest := []any{&r.user, &r.variant, &r.first, &r.crossover}
-		for i := range n {
-			dest = append(dest, &r.sums[i], &r.counts[i])
+		k, j := 0, 0
+		for _, m := range ms {
+			switch {
+			case results.ReadsCalls(m):
+				dest, j = append(dest, &r.calls[j]), j+1
+			case results.HasUserColumns(m):
+				dest, k = append(dest, &r.sums[k], &r.counts[k]), k+1
+				if results.DenominatorOf(m) != nil {
+					dest, k = append(dest, &r.sums[k], &r.counts[k]), k+1
+				}
+				if m.UsesCUPED() {
+					dest, k = append(dest, &r.sums[k], &r.counts[k]), k+1
+				}
+			}
 		}
 		return dest, &r.user, func() {
-			k := 0
+			k, j := 0, 0
 			next := func() (float64, int64) { k++; return r.sums[k-1], int64(r.counts[k-1]) }
 			for i, m := range ms {
+				if results.ReadsCalls(m) {
+					uc[i], j = results.UserColumns{Calls: r.calls[j]}, j+1
+					continue
+				}
 				if !results.HasUserColumns(m) {
 					continue
 				}
@@ -184,7 +222,8 @@ func (s *Store) Aggregate(ctx context.Context, orgID, experimentID string, w res
 	}
 	sample := b.Sample()
 	if slices.ContainsFunc(ms, results.ReadsCalls) {
-		c, err := s.walk(ctx, orgID, experimentID, w, arms, ms, &sample)
+		// As the SQL engine, whose event walk for the calls counts it.
+		c, err := s.Coverage(ctx, orgID, experimentID, w, arms)
 		if err != nil {
 			return results.Sample{}, use, err
 		}
@@ -200,51 +239,61 @@ func (s *Store) Aggregate(ctx context.Context, orgID, experimentID string, w res
 	return sample, use, nil
 }
 
-// Coverage is results.Aggregator's Coverage: the walk over the
-// experiment's events without quantile metrics.
+// Coverage is results.Aggregator's Coverage: each shard sorts its
+// users' events into the reasons of results.CoverageReasons by the SQL
+// engine's rules (eventpass.go) and counts them; the shards' counts add
+// up, a user's events being on one shard.
 func (s *Store) Coverage(ctx context.Context, orgID, experimentID string, w results.Window, arms []string) (results.Coverage, error) {
-	return s.walk(ctx, orgID, experimentID, w, arms, nil, nil)
-}
-
-// walk streams every event of the experiment, by user, ts and event_id
-// (each shard its users, merged by user), through a results.EventWalk.
-func (s *Store) walk(ctx context.Context, orgID, experimentID string, w results.Window, arms []string, ms []metrics.Resolved, sample *results.Sample) (results.Coverage, error) {
-	p, quantiles := results.NewEventWalk(w, arms, ms, sample)
-	q := newRunQuery(s, orgID)
+	start, end := micros(w.Start), micros(w.End)
+	exposed := fmt.Sprintf("type = 'exposure' AND ts >= %d AND ts < %d", start, end)
+	// Per user: each event's reason, as an index into CoverageReasons,
+	// and whether it is an exposure.
+	// The user's values reach the lambda as arrays of the events'
+	// length: 18.16 loses columns a lambda reads from outside it.
+	perUser := fmt.Sprintf(`SELECT arrayMap((t, p, e, f, a, c) -> multiIf(p = 0, 1, p = 2, 2, NOT e OR t < f, 3, NOT a, 4, c, 5, 0),
+      x_ts, x_pos, arrayResize([x_exposed], length(x_ts), x_exposed), arrayResize([x_first], length(x_ts), x_first),
+      arrayResize([x_attributed], length(x_ts), x_attributed), arrayResize([x_crossover], length(x_ts), x_crossover)) AS x_reasons, x_exposures
+  FROM (SELECT groupArray(ts) AS x_ts, groupArray(multiIf(ts < %[1]d, 0, ts >= %[2]d, 2, 1)) AS x_pos, groupArray(toUInt8(type = 'exposure')) AS x_exposures,
+      countIf(%[3]s) > 0 AS x_exposed, minIf(ts, %[3]s) AS x_first,
+      argMinIf(variant, (ts, event_id), %[3]s) IN %[4]s AS x_attributed, uniqExactIf(variant, %[3]s) > 1 AS x_crossover
+    FROM %[5]s FINAL WHERE org_id = %[6]s AND experiment_id = %[7]s GROUP BY user_id)`,
+		start, end, exposed, quoteList(arms), s.t("events_local"), quote(orgID), quote(experimentID))
 	var cols []string
-	var args []any
-	for _, i := range quantiles {
-		m := ms[i]
-		cond, value, condArgs, err := q.expr(m.Name, m.Kind.AggregatedAs(), *m.Source)
-		if err != nil {
-			return results.Coverage{}, err
-		}
-		cols = append(cols, fmt.Sprintf("if(%s, toFloat64(ifNull(%s, nan)), nan)", cond, value))
-		args = append(args, condArgs...)
+	for r := range results.CoverageReasons {
+		cols = append(cols, fmt.Sprintf("sum(has(x_reasons, %d))", r),
+			fmt.Sprintf("sum(arrayCount((r, x) -> r = %d AND x = 1, x_reasons, x_exposures))", r),
+			fmt.Sprintf("sum(arrayCount((r, x) -> r = %d AND x = 0, x_reasons, x_exposures))", r))
 	}
-	sql := fmt.Sprintf("SELECT e.user_id, e.ts, multiIf(e.ts < %d, 0, e.ts >= %d, 2, 1), toUInt8(e.type = 'exposure'), e.variant",
-		micros(w.Start), micros(w.End))
-	for _, c := range cols {
-		sql += ",\n  " + c
+	sql := "SELECT " + strings.Join(cols, ", ") + "\nFROM (" + perUser + ")"
+	counts := make([][]uint64, len(s.shards))
+	g, gctx := errgroup.WithContext(ctx)
+	for i, c := range s.shards {
+		g.Go(func() error {
+			counts[i] = make([]uint64, len(cols))
+			dest := make([]any, len(cols))
+			for k := range dest {
+				dest[k] = &counts[i][k]
+			}
+			if err := c.QueryRow(gctx, sql).Scan(dest...); err != nil {
+				return fmt.Errorf("shard %d: %w", i+1, err)
+			}
+			return nil
+		})
 	}
-	sql += "\nFROM (" + q.events("experiment_id = "+quote(experimentID)) + ") AS e\nORDER BY e.user_id, e.ts, e.event_id"
-	err := s.eachShard(ctx, sql, args, func() ([]any, *string, func()) {
-		var user, variant string
-		var ts int64
-		var pos, exposure uint8
-		vals := make([]float64, len(quantiles))
-		dest := []any{&user, &ts, &pos, &exposure, &variant}
-		for i := range vals {
-			dest = append(dest, &vals[i])
-		}
-		return dest, &user, func() {
-			p.Add([]byte(user), fromMicros(ts), int8(pos), exposure == 1, []byte(variant), vals)
-		}
-	})
-	if err != nil {
-		return results.Coverage{}, fmt.Errorf("read events of %s: %w", experimentID, err)
+	if err := g.Wait(); err != nil {
+		return results.Coverage{}, fmt.Errorf("count coverage of %s: %w", experimentID, err)
 	}
-	return p.Finish(), nil
+	tallies := map[string]results.Tally{}
+	for r, reason := range results.CoverageReasons {
+		var t results.Tally
+		for _, c := range counts {
+			t.Users += int64(c[3*r])
+			t.Exposures += int64(c[3*r+1])
+			t.Events += int64(c[3*r+2])
+		}
+		tallies[reason] = t
+	}
+	return results.NewCoverage(w, tallies), nil
 }
 
 // eachShard runs sql on every shard at once and calls the emit of each

@@ -213,10 +213,13 @@ func collect(ctx context.Context, db *gorm.DB, q aggregateQuery, orgID, experime
 // UserColumns are one metric's numbers of a user's row: the sum and
 // count of its matching values, of its denominator's (DenominatorOf) and
 // of its CUPED pre-period's. An engine computes them per user; a
-// SampleBuilder turns them into the metric's per-user value.
+// SampleBuilder turns them into the metric's per-user value. For a
+// metric read call by call (ReadsCalls), an engine that reads the calls
+// with the rest of the row gives them instead, in (ts, event_id) order.
 type UserColumns struct {
 	Sum, DenSum, PreSum       float64
 	Count, DenCount, PreCount int64
+	Calls                     []float64
 }
 
 // SampleBuilder collects an engine's per-user rows into a Sample, by the
@@ -227,7 +230,9 @@ type SampleBuilder struct {
 	s        Sample
 	ms       []metrics.Resolved
 	computed []int // metrics with per-user columns, in column order
+	calls    []int // metrics read call by call
 	n        int
+	closed   bool // the calls' last offsets are appended
 	progress func(users int)
 }
 
@@ -242,6 +247,9 @@ func NewSampleBuilder(arms []string, ms []metrics.Resolved, progress func(users 
 	for i, m := range ms {
 		if HasUserColumns(m) {
 			b.computed = append(b.computed, i)
+		}
+		if ReadsCalls(m) {
+			b.calls = append(b.calls, i)
 		}
 	}
 	return b
@@ -266,13 +274,38 @@ func (b *SampleBuilder) Add(user, variant string, first time.Time, crossover boo
 	for _, i := range b.computed {
 		cols[i].appendTo(arm, i, b.ms[i])
 	}
+	for _, i := range b.calls {
+		// A user without calls has no offset, as in the event walk.
+		if c := &arm.Calls[i]; len(cols[i].Calls) > 0 {
+			c.Offsets = append(c.Offsets, len(c.Values))
+			c.Values = append(c.Values, cols[i].Calls...)
+		}
+	}
 	if b.n++; b.progress != nil && b.n%progressEvery == 0 {
 		b.progress(b.n)
 	}
 }
 
 // Sample is what the builder collected.
-func (b *SampleBuilder) Sample() Sample { return b.s }
+func (b *SampleBuilder) Sample() Sample {
+	if !b.closed {
+		b.closed = true
+		closeCalls(b.s.Arms, b.calls)
+	}
+	return b.s
+}
+
+// closeCalls appends the closing offset of every arm's calls of the
+// metrics ms[i], i in calls, that have any.
+func closeCalls(arms map[string]*Arm, calls []int) {
+	for _, arm := range arms {
+		for _, i := range calls {
+			if c := &arm.Calls[i]; len(c.Offsets) > 0 {
+				c.Offsets = append(c.Offsets, len(c.Values))
+			}
+		}
+	}
+}
 
 // HasUserColumns tells whether m gets per-user columns (UserColumns) in
 // a run's query: resolved, and not read call by call.

@@ -10,6 +10,9 @@ import (
 	"gorm.io/gorm"
 )
 
+// Counted is the coverage reason of an event the run counts.
+const Counted = "counted"
+
 // Reasons a run leaves an event of its experiment out, in the order they
 // are checked: an event gets the first that applies.
 const (

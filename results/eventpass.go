@@ -59,7 +59,7 @@ type eventPass struct {
 // metrics of ms, user by user, of the users it counts.
 func readEvents(ctx context.Context, db *gorm.DB, orgID, experimentID string, w Window, arms []string, ms []metrics.Resolved, s *Sample) (Coverage, error) {
 	d := dialectOf(db)
-	p, quantiles := NewEventWalk(w, arms, ms, s)
+	p, quantiles := newEventPass(w, arms, ms, s)
 	var cols []string
 	var args []any
 	args = append(args, w.Start, w.End)
@@ -111,15 +111,10 @@ func readEvents(ctx context.Context, db *gorm.DB, orgID, experimentID string, w 
 	return p.Finish(), nil
 }
 
-// EventWalk is readEvents' rules for an engine that streams the
-// experiment's events itself: NewEventWalk, Add every event of the
-// experiment by user, ts and event_id, then Finish.
-type EventWalk = eventPass
-
-// NewEventWalk starts a walk over the events of window w; with s, it
+// newEventPass starts a walk over the events of window w; with s, it
 // collects into s the per-call values of the quantile metrics of ms
 // (ReadsCalls), whose values Add takes in the order of quantiles.
-func NewEventWalk(w Window, arms []string, ms []metrics.Resolved, s *Sample) (p *EventWalk, quantiles []int) {
+func newEventPass(w Window, arms []string, ms []metrics.Resolved, s *Sample) (p *eventPass, quantiles []int) {
 	p = &eventPass{w: w, arms: map[string]bool{}, byReason: map[string]*Tally{}, reasonSeen: map[string]bool{}}
 	for _, a := range arms {
 		p.arms[a] = true
@@ -160,23 +155,24 @@ func (p *eventPass) Finish() Coverage {
 	if p.started {
 		p.endUser()
 	}
-	for _, arm := range p.collect {
-		for _, mi := range p.quantiles {
-			if calls := &arm.Calls[mi]; len(calls.Offsets) > 0 {
-				calls.Offsets = append(calls.Offsets, len(calls.Values))
-			}
-		}
+	closeCalls(p.collect, p.quantiles)
+	tallies := make(map[string]Tally, len(p.byReason))
+	for r, t := range p.byReason {
+		tallies[r] = *t
 	}
-	c := Coverage{}
-	if t := p.byReason["counted"]; t != nil {
-		c.Counted = *t
-	}
+	return NewCoverage(p.w, tallies)
+}
+
+// CoverageReasons are the reasons a run sorts an event into: counted,
+// then every left-out reason in Coverage.LeftOut's order.
+var CoverageReasons = append([]string{Counted}, leftOutOrder...)
+
+// NewCoverage is the Coverage of window w from the tallies by reason
+// (CoverageReasons; a reason missing counts nothing).
+func NewCoverage(w Window, tallies map[string]Tally) Coverage {
+	c := Coverage{Counted: tallies[Counted]}
 	for _, r := range leftOutOrder {
-		l := LeftOut{Reason: r, Detail: describeLeftOut(r, p.w)}
-		if t := p.byReason[r]; t != nil {
-			l.Tally = *t
-		}
-		c.LeftOut = append(c.LeftOut, l)
+		c.LeftOut = append(c.LeftOut, LeftOut{Reason: r, Detail: describeLeftOut(r, w), Tally: tallies[r]})
 	}
 	return c
 }
@@ -211,7 +207,7 @@ func (p *eventPass) endUser() {
 	clear(p.reasonSeen)
 	clear(p.hasCalls)
 	for _, r := range rows {
-		reason := "counted"
+		reason := Counted
 		switch {
 		case r.pos == 0:
 			reason = LeftBeforeStart
@@ -238,7 +234,7 @@ func (p *eventPass) endUser() {
 		} else {
 			t.Events++
 		}
-		if reason != "counted" || arm == nil {
+		if reason != Counted || arm == nil {
 			continue
 		}
 		for j, mi := range p.quantiles {
