@@ -48,6 +48,9 @@ export class Experiment {
     this.closed = closedBy(raw.status);
     this.version = raw.version ?? null;
     this.control = raw.control ?? raw.allocation?.[0]?.variant ?? null;
+    // Control outside the experiment, by reason: made once, as decisions are frozen.
+    this.outsideDecisions = this.control === null ? null : Object.fromEntries(
+      [HOLDOUT, LAYER, NOT_TARGETED].map((reason) => [reason, decision(this.control, false, reason)]));
     this.variants = raw.variants ?? {};
     this.targeting = null;
     if (raw.targeting !== undefined && raw.targeting !== null) {
@@ -77,10 +80,13 @@ export class Experiment {
   facts(userId) {
     const d = digestOf(this.prefix, userId);
     const mapped = this.bucketMap.variantFor(bucketOfDigest(d, this.bucketCount));
-    if (mapped === null || this.closed !== null) return { mapped };
+    if (mapped === null) return { mapped };
+    if (this.closed !== null) return { mapped, inside: decision(mapped, false, this.closed) };
+    const kept = this.sticky === null ? mapped : this.sticky.resolve(d, mapped);
     return {
       mapped,
-      kept: this.sticky === null ? mapped : this.sticky.resolve(d, mapped),
+      // The decision unless the holdout, layer or targeting keeps the user out, made once (it is frozen).
+      inside: decision(kept, true, kept === mapped ? BUCKETED : PINNED),
       assigned: this.sticky?.wasAssigned(d) ?? false,
       held: this.holdouts.length > 0 && this.holdouts.some((h) => h.holds(userId)),
       outside: this.layer !== null && !this.layer.holds(userId),
@@ -90,13 +96,13 @@ export class Experiment {
   /** The rules in order, applied to the user's facts and attributes. */
   decideFrom(f, attributes) {
     if (f.mapped === null) return null;
-    if (this.closed !== null) return decision(f.mapped, false, this.closed);
+    if (this.closed !== null) return f.inside;
     let outside = null;
     if (f.held && !f.assigned) outside = HOLDOUT;
     else if (f.outside) outside = LAYER; // ranges never move: an assigned user is inside
     else if (this.targeting !== null && !f.assigned && !this.targeting(attributes ?? {})) outside = NOT_TARGETED;
-    if (outside !== null) return decision(this.control ?? f.mapped, false, outside);
-    return decision(f.kept, true, f.kept === f.mapped ? BUCKETED : PINNED);
+    if (outside === null) return f.inside;
+    return this.control === null ? decision(f.mapped, false, outside) : this.outsideDecisions[outside];
   }
 
   /** The variant's prompt text, or null. */

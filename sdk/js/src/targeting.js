@@ -16,7 +16,10 @@ export class ConditionError extends Error {}
 
 const isObject = (v) => v !== null && typeof v === 'object' && !Array.isArray(v);
 const join = (at, key) => (at === '' ? key : `${at}.${key}`);
-const allOf = (tests) => (tests.length === 1 ? tests[0] : (o) => tests.every((t) => t(o)));
+const allOf = (tests) => (tests.length === 1 ? tests[0] : (o) => {
+  for (let i = 0; i < tests.length; i++) if (!tests[i](o)) return false;
+  return true;
+});
 
 /** Compile a condition over an attributes object into a test; throws ConditionError if invalid. */
 export function compileCondition(condition) {
@@ -26,7 +29,8 @@ export function compileCondition(condition) {
 function cond(v, at, depth) {
   if (!isObject(v)) throw new ConditionError(`${at}: must be an object of attribute paths and $and, $or, $nor, $not`);
   if (depth > MAX_DEPTH) throw new ConditionError(`${at}: nests deeper than ${MAX_DEPTH} levels`);
-  const parts = [];
+  const fields = []; // attribute paths: {key, rest, path, risky, test}
+  const parts = []; // logical operators
   for (const k of Object.keys(v).sort()) {
     const val = v[k];
     const here = join(at, k);
@@ -44,17 +48,33 @@ function cond(v, at, depth) {
     } else {
       const path = k.split('.');
       if (path.includes('')) throw new ConditionError(`${here}: is not an attribute path`);
-      const test = value(val, here, depth + 1);
-      parts.push((o) => test(lookup(o, path)));
+      // risky: a key Object.prototype has, which o[key] would read from it.
+      fields.push({ key: path[0], rest: path.slice(1), path, risky: path[0] in Object.prototype, test: value(val, here, depth + 1) });
     }
   }
-  return parts.length === 0 ? () => true : allOf(parts);
+  if (fields.length === 0) return parts.length === 0 ? () => true : allOf(parts);
+  const rest = allOf(parts);
+  return (o) => {
+    // An object whose prototype is Object.prototype (or null) has only its own keys but the risky ones:
+    // o[key] is the own-key lookup without asking hasOwnProperty, checked once per object.
+    const own = isObject(o) && plainPrototype(o);
+    for (let i = 0; i < fields.length; i++) {
+      const f = fields[i];
+      if (!f.test(own && !f.risky ? lookup(o[f.key], f.rest) : lookup(o, f.path))) return false;
+    }
+    return parts.length === 0 || rest(o);
+  };
+}
+
+function plainPrototype(o) {
+  const p = Object.getPrototypeOf(o);
+  return p === Object.prototype || p === null;
 }
 
 const hasOperator = (obj) => Object.keys(obj).some((k) => k.startsWith('$'));
 
 function value(v, at, depth) {
-  if (!isObject(v) || !hasOperator(v)) return (a) => jsonEqual(a, v);
+  if (!isObject(v) || !hasOperator(v)) return equalTo(v);
   if (depth > MAX_DEPTH) throw new ConditionError(`${at}: nests deeper than ${MAX_DEPTH} levels`);
   const parts = Object.keys(v).sort().map((op) => {
     if (!op.startsWith('$')) throw new ConditionError(`${join(at, op)}: cannot be mixed with operators`);
@@ -69,19 +89,31 @@ const ORDER = {
 
 function operator(op, arg, at, depth) {
   switch (op) {
-    case '$eq': return (a) => jsonEqual(a, arg);
-    case '$ne': return (a) => !jsonEqual(a, arg);
+    case '$eq': return equalTo(arg);
+    case '$ne': {
+      const eq = equalTo(arg);
+      return (a) => !eq(a);
+    }
     case '$lt': case '$lte': case '$gt': case '$gte': {
-      if (typeof arg !== 'number' && typeof arg !== 'string') throw new ConditionError(`${at}: must be a number or a string`);
+      if (typeof arg === 'number') {
+        // NaN (not JSON, but a caller's value) orders with nothing: every comparison is false.
+        switch (op) {
+          case '$lt': return (a) => typeof a === 'number' && a < arg;
+          case '$lte': return (a) => typeof a === 'number' && a <= arg;
+          case '$gt': return (a) => typeof a === 'number' && a > arg;
+          default: return (a) => typeof a === 'number' && a >= arg;
+        }
+      }
+      if (typeof arg !== 'string') throw new ConditionError(`${at}: must be a number or a string`);
       const ok = ORDER[op];
-      return (a) => {
-        const r = compare(a, arg);
-        return r !== null && ok(r);
-      };
+      const cmp = stringOrder(arg);
+      return (a) => typeof a === 'string' && ok(cmp(a, arg));
     }
     case '$in': case '$nin': {
       if (!Array.isArray(arg)) throw new ConditionError(`${at}: must be an array`);
-      return op === '$in' ? (a) => isIn(a, arg) : (a) => !isIn(a, arg);
+      const listed = listTest(arg);
+      const isIn = (a) => (Array.isArray(a) ? a.some(listed) : listed(a));
+      return op === '$in' ? isIn : (a) => !isIn(a);
     }
     case '$all': {
       if (!Array.isArray(arg)) throw new ConditionError(`${at}: must be an array`);
@@ -122,11 +154,18 @@ function operator(op, arg, at, depth) {
       const want = paddedVersion(arg);
       const eq = op === '$veq';
       const test = op === '$veq' || op === '$vne' ? (r) => (r === 0) === eq : ORDER[`$${op.slice(2)}`];
-      return (a) => typeof a === 'string' && test(compareStrings(paddedVersionMemo(a), want));
+      const cmp = stringOrder(want);
+      return (a) => typeof a === 'string' && test(cmp(paddedVersionMemo(a), want));
     }
     default:
       throw new ConditionError(`${at}: is not a supported operator`);
   }
+}
+
+/** The value of object o's own key (null if none): one step of lookup. */
+function field(o, key) {
+  const v = Object.prototype.hasOwnProperty.call(o, key) ? o[key] : undefined;
+  return v === undefined ? null : v;
 }
 
 function lookup(o, path) {
@@ -136,7 +175,7 @@ function lookup(o, path) {
       if (i === null || i >= o.length) return null;
       o = o[i];
     } else if (isObject(o)) {
-      o = Object.prototype.hasOwnProperty.call(o, part) ? o[part] : null;
+      o = field(o, part);
     } else {
       return null;
     }
@@ -149,9 +188,28 @@ function arrayIndex(s) {
   return Number(s);
 }
 
-function isIn(a, list) {
-  const listed = (e) => list.some((l) => jsonEqual(e, l));
-  return Array.isArray(a) ? a.some(listed) : listed(a);
+/** The test "equals v", specialised by v's type once per compile. */
+function equalTo(v) {
+  if (v === null || v === undefined) return (a) => a === null || a === undefined;
+  if (typeof v === 'string' || typeof v === 'number' || typeof v === 'boolean') return (a) => a === v;
+  return (a) => jsonEqual(a, v);
+}
+
+/** The test "equals one of list" of $in and $nin: scalars in a Set, arrays and objects by deep equality. */
+function listTest(list) {
+  const scalars = new Set();
+  const composites = [];
+  let hasNull = false;
+  for (const l of list) {
+    if (l === null || l === undefined) hasNull = true;
+    else if (typeof l === 'object') composites.push(l);
+    else scalars.add(l);
+  }
+  return (e) => {
+    if (e === null || e === undefined) return hasNull;
+    if (typeof e !== 'object') return scalars.has(e) && e === e; // NaN equals nothing
+    return composites.some((l) => jsonEqual(e, l));
+  };
 }
 
 function typeOf(v) {
@@ -188,13 +246,17 @@ function compareStrings(s, t) {
   return s.length < t.length ? -1 : 1;
 }
 
-function compare(a, b) {
-  if (typeof a === 'number') {
-    if (typeof b !== 'number' || Number.isNaN(a) || Number.isNaN(b)) return null;
-    return a < b ? -1 : a > b ? 1 : 0;
+/**
+ * The code point order for comparisons with the string t: JavaScript's own
+ * (UTF-16 units) when t has no unit from 0xD800 up, since then the two
+ * orders agree for any other string (at the first difference, a surrogate or
+ * a unit from 0xE000 is above t's unit either way).
+ */
+function stringOrder(t) {
+  for (let i = 0; i < t.length; i++) {
+    if (t.charCodeAt(i) >= 0xd800) return compareStrings;
   }
-  if (typeof a === 'string' && typeof b === 'string') return compareStrings(a, b);
-  return null;
+  return (s, u) => (s === u ? 0 : s < u ? -1 : 1);
 }
 
 /** GrowthBook's paddedVersionString: comparable version strings (docs/targeting.md). */
