@@ -4,13 +4,11 @@ import (
 	"context"
 	"fmt"
 	"strings"
-	"time"
 
 	ch "github.com/ClickHouse/clickhouse-go/v2"
 	"github.com/ClickHouse/clickhouse-go/v2/lib/driver"
 
 	"github.com/expd/expd/ingest"
-	"github.com/expd/expd/scores"
 )
 
 // RawClickHouse writes events into a migrated expd ClickHouse database
@@ -20,10 +18,6 @@ import (
 type RawClickHouse struct {
 	conn             driver.Conn
 	events, eventIDs string // qualified: the Distributed tables on a cluster
-	// Scores go through the store's own upsert (the seeds have none).
-	Scores interface {
-		UpsertScores(ctx context.Context, rows []scores.Row, receivedAt time.Time) (int, error)
-	}
 }
 
 // OpenRawClickHouse connects to the server of dsn for database (sharded
@@ -49,7 +43,7 @@ func OpenRawClickHouse(dsn, database, cluster string) (*RawClickHouse, error) {
 func (r *RawClickHouse) Close() error { return r.conn.Close() }
 
 // Insert writes rows as given (their ReceivedAt kept) in one batch into
-// events and one into event_ids; it is eventcopy.Target's Insert.
+// events and one into event_ids.
 func (r *RawClickHouse) Insert(ctx context.Context, rows []ingest.EventRow) (int, error) {
 	b, err := r.conn.PrepareBatch(ctx, "INSERT INTO "+r.events+" ("+strings.Join(ingest.EventColumns, ", ")+")")
 	if err != nil {
@@ -85,10 +79,13 @@ func (r *RawClickHouse) Insert(ctx context.Context, rows []ingest.EventRow) (int
 	return len(rows), nil
 }
 
-// UpsertScores is eventcopy.Target's: through Scores.
-func (r *RawClickHouse) UpsertScores(ctx context.Context, rows []scores.Row, receivedAt time.Time) (int, error) {
-	if len(rows) == 0 {
-		return 0, nil
-	}
-	return r.Scores.UpsertScores(ctx, rows, receivedAt)
+// Exec runs one statement on the connection's server (an INSERT ...
+// SELECT through a Distributed table reaches every shard).
+func (r *RawClickHouse) Exec(ctx context.Context, query string, args ...any) error {
+	return r.conn.Exec(ctx, query, args...)
+}
+
+// Query runs one query on the connection's server.
+func (r *RawClickHouse) Query(ctx context.Context, query string, args ...any) (driver.Rows, error) {
+	return r.conn.Query(ctx, query, args...)
 }

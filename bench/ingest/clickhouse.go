@@ -19,9 +19,9 @@ import (
 // database as the PostgreSQL side), and one clickhouse-go connection for
 // the baseline, a raw batch insert of the same rows into the same tables.
 type chBench struct {
-	store            *clickhouse.Store
-	api              *benchEnv // env with the ClickHouse router and its org
-	raw              *benchseed.RawClickHouse
+	store *clickhouse.Store
+	api   *benchEnv // env with the ClickHouse router and its org
+	raw   *benchseed.RawClickHouse
 }
 
 // setUpClickHouse migrates a fresh database on the ClickHouse of dsn

@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"fmt"
 	"log"
 	"net/url"
 	"time"
@@ -12,7 +13,7 @@ import (
 
 	"github.com/expd/expd/bench/benchseed"
 	"github.com/expd/expd/clickhouse"
-	"github.com/expd/expd/eventcopy"
+	"github.com/expd/expd/ingest"
 )
 
 // The ClickHouse to compare with (-clickhouse, -clickhouse-cluster), and
@@ -21,9 +22,9 @@ var chURL, chCluster, chDatabase string
 
 // openClickHouse opens the ClickHouse database the runs read. With
 // chDatabase it reopens that kept one; otherwise it migrates a fresh one
-// and fills it with the schema's events and scores (eventcopy's keyset
-// read, written by raw batch inserts of the same rows: the write path's
-// claim probe is the ingest bench's subject, not this one's). stop drops
+// and fills it with the schema's events (raw batch inserts of the same
+// rows: the write path's claim probe is the ingest bench's subject, not
+// this one's). stop drops
 // a fresh database unless keep.
 func openClickHouse(ctx context.Context, db *gorm.DB, dsn, cluster string, keep bool) (*clickhouse.Store, func(), error) {
 	u, err := url.Parse(dsn)
@@ -63,15 +64,48 @@ func openClickHouse(ctx context.Context, db *gorm.DB, dsn, cluster string, keep 
 		return nil, nil, err
 	}
 	defer raw.Close()
-	raw.Scores = s
 	start := time.Now()
-	res, err := eventcopy.Copy(ctx, db, raw, s.Database(), eventcopy.Options{Batch: 200_000})
+	n, err := writeEvents(ctx, db, raw)
 	if err != nil {
 		stop()
 		return nil, nil, err
 	}
 	took := time.Since(start)
-	log.Printf("clickhouse database %s: wrote %d events and %d scores (%d shard(s)) in %s: %.0f events/s (read from PostgreSQL, raw batch insert)",
-		chDatabase, res.Events.Stored, res.Scores.Stored, s.Shards(), took.Round(time.Millisecond), float64(res.Events.Stored)/took.Seconds())
+	log.Printf("clickhouse database %s: wrote %d events (%d shard(s)) in %s: %.0f events/s (one read of PostgreSQL's events, raw batch inserts)",
+		chDatabase, n, s.Shards(), took.Round(time.Millisecond), float64(n)/took.Seconds())
 	return s, stop, nil
+}
+
+// writeEvents streams the schema's events (the bench has no scores) in
+// one read and writes them in raw batches of 200,000.
+func writeEvents(ctx context.Context, db *gorm.DB, raw *benchseed.RawClickHouse) (int, error) {
+	rows, err := db.WithContext(ctx).Model(&ingest.EventRow{}).Rows()
+	if err != nil {
+		return 0, fmt.Errorf("read events: %w", err)
+	}
+	defer rows.Close()
+	batch := make([]ingest.EventRow, 0, 200_000)
+	n := 0
+	flush := func() error {
+		if _, err := raw.Insert(ctx, batch); err != nil {
+			return err
+		}
+		n, batch = n+len(batch), batch[:0]
+		return nil
+	}
+	for rows.Next() {
+		batch = append(batch, ingest.EventRow{})
+		if err := db.ScanRows(rows, &batch[len(batch)-1]); err != nil {
+			return n, fmt.Errorf("scan events: %w", err)
+		}
+		if len(batch) == cap(batch) {
+			if err := flush(); err != nil {
+				return n, err
+			}
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return n, fmt.Errorf("read events: %w", err)
+	}
+	return n, flush()
 }

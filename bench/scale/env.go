@@ -37,6 +37,7 @@ type env struct {
 	expIDs   []string
 	today    time.Time
 	events   int64
+	ch       *chEnv // -clickhouse: the same org's events on ClickHouse too
 	tearDown func()
 }
 
@@ -134,6 +135,9 @@ func reuse(ctx context.Context, base string, cfg config) (*env, error) {
 // day: an exposure, eight model calls, a business event.
 func (e *env) fill(ctx context.Context, pass int) (int64, time.Duration, error) {
 	perDay := e.cfg.sizes[pass-e.cfg.firstPass] / e.cfg.days
+	if !e.cfg.postgres {
+		return 0, 0, nil
+	}
 	// The previous pass's retention measurement dropped the oldest day:
 	// create it again so its rows land in a day partition, not the default.
 	if _, err := ingest.EnsurePartitions(ctx, e.db, e.today.AddDate(0, 0, -e.cfg.days), e.today); err != nil {
@@ -167,6 +171,22 @@ func (e *env) fill(ctx context.Context, pass int) (int64, time.Duration, error) 
 		return n.Load(), took, err
 	}
 	return n.Load(), took, e.db.Exec("VACUUM ANALYZE event_ids").Error
+}
+
+// fillClickHouse adds one pass of events to ClickHouse, day by day: the
+// rows fill gives PostgreSQL, generated on the server.
+func (e *env) fillClickHouse(ctx context.Context, pass int) (int64, time.Duration, error) {
+	perDay := e.cfg.sizes[pass-e.cfg.firstPass] / e.cfg.days
+	start := time.Now()
+	for d := e.cfg.days; d >= 1; d-- {
+		day := e.today.AddDate(0, 0, -d)
+		if err := e.ch.fillDay(ctx, e, pass, d, day, perDay); err != nil {
+			return 0, 0, fmt.Errorf("fill day %s on clickhouse: %w", day.Format(time.DateOnly), err)
+		}
+	}
+	took := time.Since(start)
+	log.Printf("pass %d: %d events on clickhouse in %s", pass, perDay*e.cfg.days, took.Round(time.Second))
+	return int64(perDay * e.cfg.days), took, nil
 }
 
 // fillDay writes one day of one pass, events and their ids, in one
@@ -246,7 +266,18 @@ FROM pg_inherits WHERE inhparent = 'events'::regclass`).Row().Scan(&m.eventsTabl
 func (e *env) ingest(ctx context.Context, pass int) (float64, error) {
 	w := ingest.NewWriter(e.db, ingest.Options{})
 	tenant := ingest.Tenant{OrgID: e.orgID, Plan: plans.Enterprise}
-	const writers, batch = 8, 500
+	rate, err := e.ingestRows(ctx, pass, "", 500, func(ctx context.Context, rows []ingest.EventRow) error {
+		_, err := w.Write(ctx, ingest.Batch{Tenant: tenant, Rows: rows})
+		return err
+	})
+	e.events += int64(e.cfg.ingest / 8 * 8)
+	return rate, err
+}
+
+// ingestRows writes cfg.ingest model calls of today (ids prefixed) from 8
+// concurrent writers in batches, through write, and returns the rate.
+func (e *env) ingestRows(ctx context.Context, pass int, prefix string, batch int, write func(context.Context, []ingest.EventRow) error) (float64, error) {
+	const writers = 8
 	now := time.Now().UTC()
 	per := e.cfg.ingest / writers
 	start := time.Now()
@@ -258,12 +289,12 @@ func (e *env) ingest(ctx context.Context, pass int) (float64, error) {
 				rows := make([]ingest.EventRow, 0, batch)
 				for i := off; i < min(off+batch, per); i++ {
 					lat, tokens := 200+rng.Float64()*100, int64(160+i%80)
-					rows = append(rows, ingest.EventRow{OrgID: e.orgID, EventID: fmt.Sprintf("live-p%d-g%d-%d", pass, g, i),
+					rows = append(rows, ingest.EventRow{OrgID: e.orgID, EventID: fmt.Sprintf("%slive-p%d-g%d-%d", prefix, pass, g, i),
 						Type: "model_call", ExperimentID: e.expIDs[rng.IntN(len(e.expIDs))], UserID: fmt.Sprintf("live-%d", i/10),
 						Variant: "control", Ts: now.Add(-time.Duration(rng.IntN(3600)) * time.Second),
-						ModelCall: vocab.ModelCall{LatencyMs: &lat, TotalTokens: &tokens}, Source: ingest.SourceAPI})
+						ModelCall: vocab.ModelCall{LatencyMs: &lat, TotalTokens: &tokens}, Source: ingest.SourceAPI, ReceivedAt: now})
 				}
-				if _, err := w.Write(ctx, ingest.Batch{Tenant: tenant, Rows: rows}); err != nil {
+				if err := write(ctx, rows); err != nil {
 					return err
 				}
 			}
@@ -271,9 +302,7 @@ func (e *env) ingest(ctx context.Context, pass int) (float64, error) {
 		})
 	}
 	err := eg.Wait()
-	took := time.Since(start)
-	e.events += int64(per * writers)
-	return float64(per*writers) / took.Seconds(), err
+	return float64(per*writers) / time.Since(start).Seconds(), err
 }
 
 // nightlies times, on an in-process Temporal server, yesterday's nightly
@@ -295,7 +324,7 @@ func (e *env) nightlies(ctx context.Context, pass int, m *measurement) error {
 	if err := e.nightlyPhase(ctx, pass, day, "warm", &m.orgWarm, &m.largestWarm, m); err != nil {
 		return err
 	}
-	c, queue, stop, err := startTemporal(ctx, e.db)
+	c, queue, stop, err := startTemporal(ctx, &activities.Activities{DB: e.db})
 	if err != nil {
 		return err
 	}
@@ -313,7 +342,7 @@ func (e *env) nightlies(ctx context.Context, pass int, m *measurement) error {
 // experiment's alone into largest. A fresh server per phase: DailyResults
 // counts a child whose workflow id already ran as done.
 func (e *env) nightlyPhase(ctx context.Context, pass int, day, label string, org, largest *time.Duration, m *measurement) error {
-	c, queue, stop, err := startTemporal(ctx, e.db)
+	c, queue, stop, err := startTemporal(ctx, &activities.Activities{DB: e.db})
 	if err != nil {
 		return err
 	}
@@ -348,7 +377,7 @@ func (e *env) nightlyPhase(ctx context.Context, pass int, day, label string, org
 // startTemporal starts an in-process Temporal server with expd's search
 // attributes (without them the workflow task that starts the children
 // fails, and is retried forever) and a worker.
-func startTemporal(ctx context.Context, db *gorm.DB) (client.Client, string, func(), error) {
+func startTemporal(ctx context.Context, acts *activities.Activities) (client.Client, string, func(), error) {
 	srv := servertest.NewServer()
 	c := srv.GetDefaultClient()
 	if err := workflowclient.EnsureSearchAttributes(ctx, c, srv.GetDefaultNamespace()); err != nil {
@@ -356,7 +385,7 @@ func startTemporal(ctx context.Context, db *gorm.DB) (client.Client, string, fun
 		return nil, "", nil, err
 	}
 	const queue = "bench-scale"
-	w := srv.NewWorker(queue, func(r sdkworker.Registry) { worker.Register(r, &activities.Activities{DB: db}) })
+	w := srv.NewWorker(queue, func(r sdkworker.Registry) { worker.Register(r, acts) })
 	return c, queue, func() { w.Stop(); srv.Stop() }, nil
 }
 

@@ -23,6 +23,18 @@
 //
 //	DATABASE_URL=postgres://... go run ./bench/scale -passes 10000000,20000000
 //	DATABASE_URL=postgres://... go run ./bench/scale -erasure -experiments 20 -passes 1000000,2000000,7000000
+//	DATABASE_URL=postgres://... go run ./bench/scale -clickhouse clickhouse://... -clickhouse-cluster NAME [-postgres=false] -passes 5000000
+//
+// With -clickhouse DSN (and -clickhouse-cluster) each pass also fills a
+// ClickHouse database with the same rows (generated there by INSERT ...
+// SELECT) and measures, before PostgreSQL: a raw clickhouse-go batch
+// insert's rate, the bytes on disk per table (system.parts of every
+// shard), yesterday's nightly of the whole org and of the largest
+// experiment with the events on ClickHouse (no rollups there: one
+// timing), a manual run, dropping the oldest day (Store.DropDay) and one
+// user's erasure (Store.DeleteUser). -postgres=false leaves PostgreSQL's
+// events empty (the control plane stays there) to reach sizes its disk
+// does not hold.
 package main
 
 import (
@@ -46,6 +58,10 @@ type config struct {
 	fillWorkers       int    // days filled side by side
 	orgNightlyMax     int    // largest size at which the whole org's nightly is timed
 	erasure           bool   // measure one user's erasure instead (erasure.go)
+	postgres          bool   // fill and measure PostgreSQL (-postgres=false: ClickHouse alone)
+	chURL, chCluster  string // -clickhouse: the events on ClickHouse too (clickhouse.go)
+	chDatabase        string // a ClickHouse database kept by an earlier -keep run
+	chOrgNightlyMax   int    // largest size at which the whole org's nightly is timed on ClickHouse
 }
 
 func main() {
@@ -60,6 +76,11 @@ func main() {
 	flag.IntVar(&cfg.fillWorkers, "fill-workers", 2, "days of the bulk fill written side by side")
 	flag.IntVar(&cfg.orgNightlyMax, "org-nightly-max", 15_000_000, "time the whole org's nightly only up to this many events (the largest experiment's at every size)")
 	flag.BoolVar(&cfg.erasure, "erasure", false, "after each pass, time one user's erasure (the Erasure workflow's steps) instead of the other measurements")
+	flag.BoolVar(&cfg.postgres, "postgres", true, "fill and measure the events on PostgreSQL (false: on ClickHouse alone, with -clickhouse)")
+	flag.StringVar(&cfg.chURL, "clickhouse", "", "ClickHouse DSN: fill the same events there too and measure them after PostgreSQL's")
+	flag.StringVar(&cfg.chCluster, "clickhouse-cluster", "", "the ClickHouse cluster to shard over")
+	flag.StringVar(&cfg.chDatabase, "clickhouse-db", "", "with -reuse, continue on this ClickHouse database of an earlier -keep run")
+	flag.IntVar(&cfg.chOrgNightlyMax, "clickhouse-org-nightly-max", 1_000_000_000, "time the whole org's nightly on ClickHouse only up to this many events")
 	flag.Parse()
 	for _, f := range strings.Split(*passes, ",") {
 		n, err := strconv.Atoi(strings.TrimSpace(f))
@@ -78,6 +99,21 @@ func main() {
 		log.Fatal(err)
 	}
 	defer env.tearDown()
+	if cfg.chURL != "" {
+		if cfg.erasure {
+			log.Fatal("-erasure measures PostgreSQL only; -clickhouse measures DeleteUser itself")
+		}
+		var stop func()
+		if env.ch, stop, err = setUpClickHouse(ctx, cfg.chURL, cfg.chCluster, cfg.chDatabase, cfg.keep); err != nil {
+			log.Fatal(err)
+		}
+		defer stop()
+		if cfg.chDatabase != "" {
+			if err := env.ch.countEvents(ctx, env.orgID); err != nil {
+				log.Fatal(err)
+			}
+		}
+	}
 	if cfg.erasure {
 		fmt.Println("| events | one user's erasure | steps (rows removed, time) |")
 		fmt.Println("|---|---|---|")
@@ -93,12 +129,26 @@ func main() {
 		}
 		return
 	}
-	fmt.Println("| events | bulk load rows/s | ingest events/s | events table | events indexes | event_ids (table+index) | nightly, whole org, cold / warm | nightly, largest experiment, cold / warm | manual run, largest experiment | drop one day (rows) |")
-	fmt.Println("|---|---|---|---|---|---|---|---|---|---|")
+	var chRows []string
 	for pass := cfg.firstPass; pass < cfg.firstPass+len(cfg.sizes); pass++ {
 		loaded, took, err := env.fill(ctx, pass)
 		if err != nil {
 			log.Fatal(err)
+		}
+		if env.ch != nil {
+			chLoaded, chTook, err := env.fillClickHouse(ctx, pass)
+			if err != nil {
+				log.Fatal(err)
+			}
+			m, err := env.ch.measure(ctx, env, pass)
+			if err != nil {
+				log.Fatal(err)
+			}
+			chRows = append(chRows, fmt.Sprintf("%s %.0f |", m.row(), float64(chLoaded)/chTook.Seconds()))
+			fmt.Println("clickhouse: " + chRows[len(chRows)-1])
+		}
+		if !cfg.postgres {
+			continue
 		}
 		m, err := env.measure(ctx, pass)
 		if err != nil {
@@ -108,10 +158,23 @@ func main() {
 		if m.orgCold > 0 {
 			org = fmt.Sprintf("%s / %s (%d runs)", m.orgCold.Round(time.Second), m.orgWarm.Round(time.Second), m.orgRuns)
 		}
-		fmt.Printf("| %d | %.0f | %.0f | %s | %s | %s | %s | %s / %s (%d users) | %s | %s (%d) |\n",
+		fmt.Printf("postgresql: | %d | %.0f | %.0f | %s | %s | %s | %s | %s / %s (%d users) | %s | %s (%d) |\n",
 			m.events, float64(loaded)/took.Seconds(), m.ingestRate, mib(m.eventsTable), mib(m.eventsIndexes), mib(m.idsTotal),
 			org, m.largestCold.Round(100*time.Millisecond), m.largestWarm.Round(100*time.Millisecond), m.largestUsers,
 			m.largestManual.Round(100*time.Millisecond), m.dropDay.Round(100*time.Millisecond), m.dropRows)
+	}
+	if cfg.postgres {
+		fmt.Println("PostgreSQL (rows prefixed postgresql: above):")
+		fmt.Println("| events | bulk load rows/s | ingest events/s | events table | events indexes | event_ids (table+index) | nightly, whole org, cold / warm | nightly, largest experiment, cold / warm | manual run, largest experiment | drop one day (rows) |")
+		fmt.Println("|---|---|---|---|---|---|---|---|---|---|")
+	}
+	if len(chRows) > 0 {
+		fmt.Println("ClickHouse:")
+		fmt.Println("| events | raw insert events/s | on disk per table | nightly, whole org | nightly, largest experiment | manual run, largest experiment | drop one day (rows) | erase one user (rows) | bulk load rows/s |")
+		fmt.Println("|---|---|---|---|---|---|---|---|---|")
+		for _, r := range chRows {
+			fmt.Println(r)
+		}
 	}
 }
 
