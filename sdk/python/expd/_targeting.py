@@ -9,9 +9,10 @@ compiled once per config into closures.
 from __future__ import annotations
 
 import functools
+import operator
 import re
 import warnings
-from typing import Any, Callable, List, Mapping, Optional
+from typing import Any, Callable, List, Mapping, Optional, Tuple
 
 MAX_DEPTH = 16
 MAX_REGEX_LEN = 512
@@ -52,7 +53,9 @@ def _cond(v: Any, at: str, depth: int) -> Test:
         raise ConditionError(f"{at}: must be an object of attribute paths and $and, $or, $nor, $not")
     if depth > MAX_DEPTH:
         raise ConditionError(f"{at}: nests deeper than {MAX_DEPTH} levels")
-    parts: List[Test] = []
+    fields: List[Tuple[str, List[str], Test]] = []  # (first key, rest of the path, test)
+    paths: List[Tuple[List[str], Test]] = []  # the same as (path, test)
+    parts: List[Test] = []  # logical operators
     for k in sorted(v):
         val, here = v[k], _join(at, k)
         if k in ("$and", "$or", "$nor"):
@@ -75,8 +78,25 @@ def _cond(v: Any, at: str, depth: int) -> Test:
             if "" in path:
                 raise ConditionError(f"{here}: is not an attribute path")
             test = _value(val, here, depth + 1)
-            parts.append(lambda o, path=path, test=test: test(_lookup(o, path)))
-    return _all(parts) if parts else (lambda o: True)
+            fields.append((path[0], path[1:], test))
+            paths.append((path, test))
+    if not fields:
+        return _all(parts) if parts else (lambda o: True)
+    rest = _all(parts) if parts else None
+
+    # One call for every attribute path of the object: a call costs more than the test itself.
+    def match(o: Any) -> bool:
+        if isinstance(o, dict):
+            get = o.get
+            for key, tail, test in fields:
+                if not test(_lookup(get(key), tail) if tail else get(key)):
+                    return False
+        else:
+            for path, test in paths:
+                if not test(_lookup(o, path)):
+                    return False
+        return rest is None or rest(o)
+    return match
 
 
 def _has_operator(obj: Mapping[str, Any]) -> bool:
@@ -85,7 +105,7 @@ def _has_operator(obj: Mapping[str, Any]) -> bool:
 
 def _value(v: Any, at: str, depth: int) -> Test:
     if not isinstance(v, dict) or not _has_operator(v):
-        return lambda a: json_equal(a, v)
+        return _equal_to(v)
     if depth > MAX_DEPTH:
         raise ConditionError(f"{at}: nests deeper than {MAX_DEPTH} levels")
     parts: List[Test] = []
@@ -96,32 +116,51 @@ def _value(v: Any, at: str, depth: int) -> Test:
     return _all(parts)
 
 
-_ORDER = {
-    "$lt": lambda r: r < 0, "$lte": lambda r: r <= 0,
-    "$gt": lambda r: r > 0, "$gte": lambda r: r >= 0,
-}
+_ORDER = ("$lt", "$lte", "$gt", "$gte")
 
 
 def _operator(op: str, arg: Any, at: str, depth: int) -> Test:
     if op == "$eq":
-        return lambda a: json_equal(a, arg)
+        return _equal_to(arg)
     if op == "$ne":
-        return lambda a: not json_equal(a, arg)
+        if isinstance(arg, bool) or arg is None:
+            return lambda a: a is not arg  # True, False and None are singletons
+        eq = _equal_to(arg)
+        return lambda a: not eq(a)
     if op in _ORDER:
-        if not _is_number(arg) and not isinstance(arg, str):
+        if _is_number(arg):
+            # Numbers compare as floats, as json_equal does; NaN orders with nothing (every comparison is false).
+            # _is_number written out: a call costs more than the comparison.
+            g = float(arg)
+            if op == "$lt":
+                return lambda a: isinstance(a, _NUMBER) and not isinstance(a, bool) and float(a) < g
+            if op == "$lte":
+                return lambda a: isinstance(a, _NUMBER) and not isinstance(a, bool) and float(a) <= g
+            if op == "$gt":
+                return lambda a: isinstance(a, _NUMBER) and not isinstance(a, bool) and float(a) > g
+            return lambda a: isinstance(a, _NUMBER) and not isinstance(a, bool) and float(a) >= g
+        if not isinstance(arg, str):
             raise ConditionError(f"{at}: must be a number or a string")
-        ok = _ORDER[op]
-
-        def ordered(a: Any) -> bool:
-            r = _compare(a, arg)
-            return r is not None and ok(r)
-        return ordered
+        # Python orders strings by code points.
+        if op == "$lt":
+            return lambda a: isinstance(a, str) and a < arg
+        if op == "$lte":
+            return lambda a: isinstance(a, str) and a <= arg
+        if op == "$gt":
+            return lambda a: isinstance(a, str) and a > arg
+        return lambda a: isinstance(a, str) and a >= arg
     if op in ("$in", "$nin"):
         if not isinstance(arg, list):
             raise ConditionError(f"{at}: must be an array")
+        strings, listed = _list_test(arg)
+
+        def is_in(a: Any) -> bool:
+            if isinstance(a, str):
+                return a in strings
+            return any(map(listed, a)) if isinstance(a, list) else listed(a)
         if op == "$in":
-            return lambda a: _in(a, arg)
-        return lambda a: not _in(a, arg)
+            return is_in
+        return lambda a: not is_in(a)
     if op == "$all":
         if not isinstance(arg, list):
             raise ConditionError(f"{at}: must be an array")
@@ -159,12 +198,8 @@ def _operator(op: str, arg: Any, at: str, depth: int) -> Test:
         if not isinstance(arg, str):
             raise ConditionError(f"{at}: must be a version string")
         want = padded_version(arg)
-        if op in ("$veq", "$vne"):
-            eq = op == "$veq"
-            test: Callable[[int], bool] = lambda r: (r == 0) == eq
-        else:
-            test = _ORDER["$" + op[2:]]
-        return lambda a: isinstance(a, str) and test(_cmp(_padded_memo(a), want))
+        compare = _VERSION_ORDER[op]
+        return lambda a: isinstance(a, str) and compare(_padded_memo(a), want)
     raise ConditionError(f"{at}: is not a supported operator")
 
 
@@ -188,14 +223,53 @@ def _array_index(s: str) -> Optional[int]:
     return int(s)
 
 
-def _in(a: Any, lst: List[Any]) -> bool:
-    if isinstance(a, list):
-        return any(any(json_equal(e, x) for x in lst) for e in a)
-    return any(json_equal(a, x) for x in lst)
+# Padded versions compare as strings (by code points).
+_VERSION_ORDER = {
+    "$veq": operator.eq, "$vne": operator.ne, "$vlt": operator.lt,
+    "$vlte": operator.le, "$vgt": operator.gt, "$vgte": operator.ge,
+}
+
+
+def _equal_to(v: Any) -> Test:
+    """The test "equals v" (json_equal), specialised by v's type once per compile."""
+    if v is None or isinstance(v, bool):
+        return lambda a: a is v  # True, False and None are singletons
+    if isinstance(v, str):
+        return lambda a: isinstance(a, str) and a == v
+    if _is_number(v):
+        f = float(v)
+        return lambda a: isinstance(a, _NUMBER) and not isinstance(a, bool) and float(a) == f
+    return lambda a: json_equal(a, v)
+
+
+def _list_test(lst: List[Any]) -> Tuple[frozenset, Test]:
+    """The test "equals one of lst" (json_equal) of $in and $nin, and lst's strings: strings and
+    numbers in sets, no type crossing (a set alone would find True or 1.0 for 1), arrays and objects
+    by deep equality."""
+    strings = frozenset(x for x in lst if isinstance(x, str))
+    numbers = frozenset(float(x) for x in lst if _is_number(x))
+    singletons = [x for x in lst if x is None or isinstance(x, bool)]
+    composites = [x for x in lst if isinstance(x, (list, dict))]
+
+    def listed(a: Any) -> bool:
+        if isinstance(a, str):
+            return a in strings
+        if _is_number(a):
+            if not numbers:
+                return False
+            f = float(a)
+            return f in numbers and f == f  # NaN equals nothing
+        if a is None or isinstance(a, bool):
+            return any(a is x for x in singletons)
+        return any(json_equal(a, x) for x in composites)
+    return strings, listed
+
+
+_NUMBER = (int, float)
 
 
 def _is_number(v: Any) -> bool:
-    return isinstance(v, (int, float)) and not isinstance(v, bool)
+    return isinstance(v, _NUMBER) and not isinstance(v, bool)
 
 
 def _type_of(v: Any) -> str:
@@ -229,21 +303,6 @@ def json_equal(a: Any, b: Any) -> bool:
     if isinstance(a, dict) and isinstance(b, dict):
         return a.keys() == b.keys() and all(json_equal(a[k], b[k]) for k in a)
     return False
-
-
-def _cmp(s: Any, t: Any) -> int:
-    return (s > t) - (s < t)
-
-
-def _compare(a: Any, b: Any) -> Optional[int]:
-    """Order two numbers or two strings (by code points); None for any other pair or NaN."""
-    if _is_number(a):
-        if not _is_number(b) or a != a or b != b:
-            return None
-        return _cmp(float(a), float(b))
-    if isinstance(a, str) and isinstance(b, str):
-        return _cmp(a, b)
-    return None
 
 
 def padded_version(v: str) -> str:
