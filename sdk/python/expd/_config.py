@@ -42,6 +42,7 @@ class Experiment:
     __slots__ = (
         "id", "name", "version", "salt", "bucket_count", "control",
         "variants", "bucket_map", "sticky", "closed", "targeting", "holdouts", "layer", "_hash_prefix", "gen",
+        "_outside",
     )
 
     def __init__(self, raw: Mapping[str, Any]) -> None:
@@ -64,6 +65,8 @@ class Experiment:
         allocation = raw.get("allocation") or []
         first = allocation[0].get("variant") if allocation else None
         self.control: Optional[str] = raw.get("control") or first
+        # Control outside the experiment, by reason: made once, not per decision.
+        self._outside = {r: Decision(self.control, False, r) for r in (HOLDOUT, LAYER, NOT_TARGETED)} if self.control else None
         self.variants: Dict[str, Dict[str, Any]] = dict(raw.get("variants") or {})
         self.targeting = None
         if raw.get("targeting") is not None:
@@ -87,24 +90,26 @@ class Experiment:
 
     def facts(self, user_id: str) -> tuple:
         """What the user's decision owes to hashing alone, fixed for this parse whatever the attributes:
-        ``(mapped, kept, assigned, held, outside)``. The exposure log keeps them, so a warm targeted
-        decision only evaluates the condition again."""
+        ``(mapped, inside, assigned, held, outside)``, ``inside`` the decision unless the holdout, the
+        layer or the targeting keeps the user out (or the closed experiment's). The exposure log keeps
+        them, so a warm targeted decision only evaluates the condition again."""
         digest = hashlib.sha256(self._hash_prefix + user_id.encode("utf-8")).digest()
         mapped = self.bucket_map.variant_for(int.from_bytes(digest[:8], "big") % self.bucket_count)
-        if mapped is None or self.closed is not None:
-            return (mapped, None, False, False, False)
+        if mapped is None:
+            return (None, None, False, False, False)
+        if self.closed is not None:
+            return (mapped, Decision(mapped, False, self.closed), False, False, False)
         kept = mapped if self.sticky is None else self.sticky.resolve(digest, mapped)
         held = bool(self.holdouts) and any(h.holds(user_id) for h in self.holdouts)
         outside = self.layer is not None and not self.layer.holds(user_id)
-        return (mapped, kept, self._assigned(digest), held, outside)
+        inside = Decision(kept, True, BUCKETED if kept == mapped else PINNED)
+        return (mapped, inside, self._assigned(digest), held, outside)
 
     def decide_from(self, facts: tuple, attributes: Optional[Mapping[str, Any]]) -> Optional[Decision]:
         """The rules in order, applied to the user's facts and attributes."""
-        mapped, kept, assigned, held, outside = facts
-        if mapped is None:
-            return None
-        if self.closed is not None:
-            return Decision(mapped, False, self.closed)
+        mapped, inside, assigned, held, outside = facts
+        if mapped is None or self.closed is not None:
+            return inside
         reason = None
         if held and not assigned:
             reason = HOLDOUT
@@ -112,9 +117,9 @@ class Experiment:
             reason = LAYER  # ranges never move: an assigned user is inside
         elif self.targeting is not None and not assigned and not self.targeting(attributes or {}):
             reason = NOT_TARGETED
-        if reason is not None:
-            return Decision(self.control or mapped, False, reason)
-        return Decision(kept, True, BUCKETED if kept == mapped else PINNED)
+        if reason is None:
+            return inside
+        return self._outside[reason] if self._outside is not None else Decision(mapped, False, reason)
 
     def _assigned(self, digest: bytes) -> bool:
         return self.sticky is not None and self.sticky.was_assigned(digest)

@@ -58,7 +58,8 @@ class ExposureLog:
         day = int((time.time() if now is None else now) // _SECONDS_PER_DAY)
         key = (experiment.id, user_id)
         gen = experiment.gen
-        facts = None
+        facts = last = None  # the facts and decision of this config's last call, if any
+        last_day = _NO_EXPOSURE_DAY
         with self._lock:
             entry = self._entries.get(key)
             if entry is not None:
@@ -70,10 +71,18 @@ class ExposureLog:
                         entry[2] = day
                     return decision, due
                 if entry[0] == gen:
-                    facts = entry[3]  # a targeted experiment: only the condition is evaluated again
+                    # A targeted experiment: only the condition is evaluated again.
+                    last, last_day, facts = entry[1], entry[2], entry[3]
         if facts is None and hasattr(experiment, "facts"):
             facts = experiment.facts(user_id)  # hashing, outside the lock
         decision = experiment.decide(user_id, attributes) if facts is None else experiment.decide_from(facts, attributes)
+        if last is not None and decision is last:
+            # A warm targeted call deciding as last time (decisions are made once per user's facts): the
+            # entry would be written back unchanged unless the day's exposure is due, so it is not locked
+            # again (a concurrent change is that call's to log).
+            due = (mode == EXPOSE_ALWAYS or (mode == EXPOSE_DAILY and last_day != day)) and not decision.outside
+            if not due or last_day == day:
+                return decision, due
         with self._lock:
             entry = self._entries.get(key)
             # The day of the last exposure still counts while the variant stays.
