@@ -72,6 +72,11 @@ func (a *Activities) eraseTable(ctx context.Context, sub erasure.Subject, table 
 		}
 		return evaluators.DeleteCalls(ctx, a.DB, sub.OrgID, calls)
 	case erasure.TableEvents:
+		// Every instance's ingest sees the tombstone first, so none
+		// stores the user's events after this step deleted them.
+		if err := erasure.WaitForTombstone(ctx, sub.Requested); err != nil {
+			return 0, err
+		}
 		return a.events().DeleteUser(ctx, sub.OrgID, sub.UserID)
 	case erasure.TableAssignments:
 		return assignments.DeleteUser(ctx, a.DB, sub.OrgID, sub.UserID)

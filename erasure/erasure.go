@@ -5,7 +5,7 @@
 // itself is kept sealed in the row only while the erasure runs, so the
 // workflow's activities read it by the erasure's id and it never enters a
 // workflow history. The row stays as a tombstone: ingest drops the
-// user's events that arrive within TombstoneTTL (Erased).
+// user's events that arrive within TombstoneTTL (Tombstones).
 package erasure
 
 import (
@@ -140,6 +140,7 @@ func Create(ctx context.Context, db *gorm.DB, ring *secrets.Keyring, orgID, user
 	if err != nil {
 		return View{}, false, fmt.Errorf("record erasure: %w", err)
 	}
+	changed(orgID)
 	return r.view(), true, nil
 }
 
@@ -159,10 +160,12 @@ func Get(ctx context.Context, db *gorm.DB, orgID, id string) (View, error) {
 	return r.view(), nil
 }
 
-// Subject is what an activity erases: the org and the opened user id.
+// Subject is what an activity erases: the org and the opened user id,
+// and when the erasure was requested.
 type Subject struct {
-	OrgID  string
-	UserID string
+	OrgID     string
+	UserID    string
+	Requested time.Time
 }
 
 // Open reads the running erasure id and opens its user id; ErrDone once
@@ -179,7 +182,7 @@ func Open(ctx context.Context, db *gorm.DB, ring *secrets.Keyring, id string) (S
 	if err != nil {
 		return Subject{}, fmt.Errorf("open user id of erasure %s: %w", id, err)
 	}
-	return Subject{OrgID: r.OrgID, UserID: userID}, nil
+	return Subject{OrgID: r.OrgID, UserID: userID, Requested: r.CreatedAt}, nil
 }
 
 // AddRemoved adds n to the count of rows removed from table. A retried
@@ -203,6 +206,7 @@ func AddRemoved(ctx context.Context, db *gorm.DB, id, table string, n int64) err
 // the workflow that completed it.
 func Complete(ctx context.Context, db *gorm.DB, id, workflowID string, now time.Time) (View, error) {
 	var out View
+	var orgID string
 	err := db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
 		var r Row
 		if err := tx.Where("id = ?", id).Take(&r).Error; err != nil {
@@ -216,44 +220,13 @@ func Complete(ctx context.Context, db *gorm.DB, id, workflowID string, now time.
 				return fmt.Errorf("complete erasure %s: %w", id, err)
 			}
 		}
-		out = r.view()
+		out, orgID = r.view(), r.OrgID
 		return audit.Record(ctx, tx, audit.Entry{OrgID: r.OrgID, Action: audit.ErasureCompleted, Actor: audit.SystemActor,
 			WorkflowID: workflowID, Summary: "erasure of user " + r.UserHash + " completed", DedupKey: "erasure.completed/" + id,
 			After: map[string]any{"erasure_id": id, "user_hash": r.UserHash, "removed": out.Removed}})
 	})
+	if err == nil {
+		changed(orgID)
+	}
 	return out, err
-}
-
-// Erased returns which of userIDs of the org an erasure requested within
-// TombstoneTTL before now names (their hashes under the current or, during
-// a key rotation, the previous server key). One indexed query per call;
-// nothing without a server key (no erasure can have been requested).
-func Erased(ctx context.Context, db *gorm.DB, ring *secrets.Keyring, orgID string, userIDs []string, now time.Time) (map[string]bool, error) {
-	if !ring.Configured() || len(userIDs) == 0 {
-		return nil, nil
-	}
-	byHash := make(map[string]string, len(userIDs))
-	for _, u := range userIDs {
-		for _, h := range ring.MACs(macPurpose, u) {
-			byHash[h] = u
-		}
-	}
-	hashes := make([]string, 0, len(byHash))
-	for h := range byHash {
-		hashes = append(hashes, h)
-	}
-	var found []string
-	if err := db.WithContext(ctx).Model(&Row{}).Distinct("user_hash").
-		Where("org_id = ? AND user_hash IN ? AND created_at >= ?", orgID, hashes, now.Add(-TombstoneTTL).UTC()).
-		Pluck("user_hash", &found).Error; err != nil {
-		return nil, fmt.Errorf("look up erased users: %w", err)
-	}
-	if len(found) == 0 {
-		return nil, nil
-	}
-	out := make(map[string]bool, len(found))
-	for _, h := range found {
-		out[byHash[h]] = true
-	}
-	return out, nil
 }

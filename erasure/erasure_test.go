@@ -1,9 +1,12 @@
 package erasure_test
 
 import (
+	"context"
 	"errors"
 	"testing"
 	"time"
+
+	"gorm.io/gorm"
 
 	"github.com/expd/expd/erasure"
 	"github.com/expd/expd/internal/testenv"
@@ -77,24 +80,76 @@ func TestErasureRowLifecycleAndTombstone(t *testing.T) {
 	}
 
 	users := []string{"alice@example.com", "bob"}
-	if got, err := erasure.Erased(ctx, db, ring, org.ID, users, now.Add(time.Hour)); err != nil || !got["alice@example.com"] || got["bob"] {
+	// A fresh cache per check: each reads the table.
+	erased := func(ring *secrets.Keyring, orgID string, at time.Time) (map[string]bool, error) {
+		var c erasure.Tombstones
+		return c.Erased(ctx, ring, orgID, users, at, recent(db))
+	}
+	if got, err := erased(ring, org.ID, now.Add(time.Hour)); err != nil || !got["alice@example.com"] || got["bob"] {
 		t.Fatalf("Erased = %v, %v", got, err)
 	}
-	if got, _ := erasure.Erased(ctx, db, ring, other.ID, users, now); len(got) != 0 {
+	if got, _ := erased(ring, other.ID, now); len(got) != 0 {
 		t.Fatalf("another org's Erased = %v", got)
 	}
-	if got, _ := erasure.Erased(ctx, db, ring, org.ID, users, now.Add(erasure.TombstoneTTL+time.Minute)); len(got) != 0 {
+	if got, _ := erased(ring, org.ID, now.Add(erasure.TombstoneTTL+time.Minute)); len(got) != 0 {
 		t.Fatalf("Erased past the TTL = %v", got)
 	}
 	rotated, _ := keyring(t, oldKey)
-	if got, _ := erasure.Erased(ctx, db, rotated, org.ID, users, now); !got["alice@example.com"] {
+	if got, _ := erased(rotated, org.ID, now); !got["alice@example.com"] {
 		t.Fatalf("Erased after a rotation (previous key kept) = %v", got)
 	}
 	fresh, _ := keyring(t, "")
-	if got, _ := erasure.Erased(ctx, db, fresh, org.ID, users, now); len(got) != 0 {
+	if got, _ := erased(fresh, org.ID, now); len(got) != 0 {
 		t.Fatalf("Erased under an unrelated key = %v", got)
 	}
-	if got, err := erasure.Erased(ctx, db, &secrets.Keyring{}, org.ID, users, now); err != nil || got != nil {
+	if got, err := erased(&secrets.Keyring{}, org.ID, now); err != nil || got != nil {
 		t.Fatalf("Erased without a key = %v, %v", got, err)
 	}
+}
+
+func recent(db *gorm.DB) erasure.Loader {
+	return func(ctx context.Context, orgID string, since time.Time) ([]erasure.Tombstone, error) {
+		return erasure.Recent(ctx, db, orgID, since)
+	}
+}
+
+// The cached tombstones are read once while fresh, and again at once
+// when an erasure of the org is requested or completed in this process:
+// the user is dropped from the next batch on, not a TombstoneMaxAge
+// later. Another org's erasure does not make this org's set stale.
+func TestTombstonesReadAgainWhenAnErasureIsMadeHere(t *testing.T) {
+	db := testenv.DB(t)
+	org := testenv.NewOrg(t, db, testenv.Signer(t))
+	other := testenv.NewOrg(t, db, testenv.Signer(t))
+	ring, _ := keyring(t, "")
+	ctx, now := t.Context(), time.Now()
+	reads := 0
+	load := func(ctx context.Context, orgID string, since time.Time) ([]erasure.Tombstone, error) {
+		reads++
+		return erasure.Recent(ctx, db, orgID, since)
+	}
+	var c erasure.Tombstones
+	check := func(want bool, wantReads int) {
+		t.Helper()
+		got, err := c.Erased(ctx, ring, org.ID, []string{"carol"}, now, load)
+		if err != nil || got["carol"] != want || reads != wantReads {
+			t.Fatalf("Erased = %v, %v after %d reads; want carol %v after %d", got, err, reads, want, wantReads)
+		}
+	}
+	check(false, 1)
+	check(false, 1)
+	if _, _, err := erasure.Create(ctx, db, ring, other.ID, "carol", "user_1", now); err != nil {
+		t.Fatal(err)
+	}
+	check(false, 1)
+	v, _, err := erasure.Create(ctx, db, ring, org.ID, "carol", "user_1", now)
+	if err != nil {
+		t.Fatal(err)
+	}
+	check(true, 2)
+	check(true, 2)
+	if _, err := erasure.Complete(ctx, db, v.ID, "erasure/x", now); err != nil {
+		t.Fatal(err)
+	}
+	check(true, 3)
 }

@@ -64,13 +64,6 @@ type splitTx struct {
 	eventsTx
 }
 
-func (t splitTx) relational() *gorm.DB {
-	if r, ok := t.controlTx.(relationalTx); ok {
-		return r.relational()
-	}
-	return nil
-}
-
 // engineTx is the events part of a group on an Engine: no day marks
 // (the engine's runs read events, not rollups).
 type engineTx struct{ e Engine }

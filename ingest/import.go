@@ -57,7 +57,7 @@ func (w *Writer) Import(ctx context.Context, t Tenant, body io.Reader, p Prepare
 			for _, rej := range rejected {
 				res.reject(rej)
 			}
-			rows, erased, err := w.dropErased(ctx, w.controlDB(tx), t.OrgID, prep.Rows)
+			rows, erased, err := w.dropErased(ctx, tx.tombstones, t.OrgID, prep.Rows)
 			if err != nil {
 				return err
 			}

@@ -15,6 +15,7 @@ import (
 
 	"github.com/expd/expd/assignments"
 	"github.com/expd/expd/database"
+	"github.com/expd/expd/erasure"
 	"github.com/expd/expd/scores"
 )
 
@@ -56,6 +57,10 @@ func (s postgresStore) inTx(ctx context.Context, fn func(tx groupTx) error) erro
 }
 
 type pgTx struct{ tx pgx.Tx }
+
+func (t *pgTx) tombstones(ctx context.Context, orgID string, since time.Time) ([]erasure.Tombstone, error) {
+	return erasure.RecentPgx(ctx, t.tx, orgID, since)
+}
 
 const (
 	// claimIDs stores each (org_id, event_id) once (docs/partitions.md):

@@ -10,6 +10,7 @@ import (
 	"gorm.io/gorm"
 
 	"github.com/expd/expd/assignments"
+	"github.com/expd/expd/erasure"
 	"github.com/expd/expd/scores"
 )
 
@@ -26,7 +27,9 @@ func (s sqliteStore) inTx(ctx context.Context, fn func(tx groupTx) error) error 
 
 type sqliteTx struct{ tx *gorm.DB }
 
-func (s sqliteTx) relational() *gorm.DB { return s.tx }
+func (s sqliteTx) tombstones(ctx context.Context, orgID string, since time.Time) ([]erasure.Tombstone, error) {
+	return erasure.Recent(ctx, s.tx, orgID, since)
+}
 
 // sqliteRowsPerStatement keeps a statement's parameters (one per event
 // column, 22 today) under SQLite's limit of 32,766.

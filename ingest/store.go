@@ -8,6 +8,7 @@ import (
 
 	"github.com/expd/expd/assignments"
 	"github.com/expd/expd/database"
+	"github.com/expd/expd/erasure"
 	"github.com/expd/expd/scores"
 	"github.com/expd/expd/vocab"
 )
@@ -76,22 +77,10 @@ type controlTx interface {
 	pin(ctx context.Context, stored []EventRow) error
 	// addUsage raises the month's usage counters (deltas sorted by org).
 	addUsage(ctx context.Context, month string, deltas []usageDelta) error
-}
-
-// relationalTx is a group's transaction whose control part is a gorm
-// transaction (SQLite's): control-plane reads made while it is open must
-// go through it, since SQLite's one connection is the transaction's.
-type relationalTx interface{ relational() *gorm.DB }
-
-// controlDB is the handle for control-plane reads inside tx: tx's own
-// where it has one (relationalTx), else the writer's database.
-func (w *Writer) controlDB(tx groupTx) *gorm.DB {
-	if r, ok := tx.(relationalTx); ok {
-		if db := r.relational(); db != nil {
-			return db
-		}
-	}
-	return w.db
+	// tombstones reads the org's erasure requests since a time (which
+	// users were erased: erasure.Tombstones), in this transaction: on
+	// SQLite the transaction holds the one connection.
+	tombstones(ctx context.Context, orgID string, since time.Time) ([]erasure.Tombstone, error)
 }
 
 // eventKey is the primary key of the events table.

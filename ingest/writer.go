@@ -40,9 +40,9 @@ type Options struct {
 // from one caller's goroutine to a fresh one so no caller waits on
 // others' groups.
 type Writer struct {
-	store store
-	db    *gorm.DB // where the erasures' tombstones are read
-	opts  Options
+	store      store
+	opts       Options
+	tombstones erasure.Tombstones // the orgs' recent erasures (dropErased)
 
 	mu     sync.Mutex
 	queue  []*request
@@ -84,9 +84,7 @@ type result struct {
 
 // NewWriter returns a writer on db (PostgreSQL or SQLite).
 func NewWriter(db *gorm.DB, opts Options) *Writer {
-	w := newWriter(storeOf(db), opts)
-	w.db = db
-	return w
+	return newWriter(storeOf(db), opts)
 }
 
 func newWriter(s store, opts Options) *Writer {
@@ -118,7 +116,7 @@ func newWriter(s store, opts Options) *Writer {
 // *UnavailableError (retry), or another storage error. If ctx ends first
 // the rows may still be stored; a retry with the same event ids is safe.
 func (w *Writer) Write(ctx context.Context, b Batch) (Outcome, error) {
-	rows, erased, err := w.dropErased(ctx, w.db, b.Tenant.OrgID, b.Rows)
+	rows, erased, err := w.dropErased(ctx, w.readTombstones, b.Tenant.OrgID, b.Rows)
 	if err != nil {
 		return Outcome{}, err
 	}
@@ -152,13 +150,15 @@ func (w *Writer) Write(ctx context.Context, b Batch) (Outcome, error) {
 }
 
 // dropErased removes from rows the events of users erased recently
-// (erasure.Erased: one indexed query per batch, none without a server
-// key) and returns how many it removed. They are answered as duplicates:
-// the client has delivered them and must not send them again, and the
-// answer does not tell which user was erased (docs/privacy.md, "Events
-// after an erasure").
-func (w *Writer) dropErased(ctx context.Context, db *gorm.DB, orgID string, rows []EventRow) ([]EventRow, int, error) {
-	if db == nil || !w.opts.Secrets.Configured() || len(rows) == 0 {
+// and returns how many it removed. The org's tombstones are cached
+// (erasure.Tombstones): a batch reads them through load only when the
+// org's set is older than erasure.TombstoneMaxAge or an erasure of the
+// org was made in this process since; none without a server key. They
+// are answered as duplicates: the client has delivered them and must not
+// send them again, and the answer does not tell which user was erased
+// (docs/privacy.md, "Events after an erasure").
+func (w *Writer) dropErased(ctx context.Context, load erasure.Loader, orgID string, rows []EventRow) ([]EventRow, int, error) {
+	if !w.opts.Secrets.Configured() || len(rows) == 0 {
 		return rows, 0, nil
 	}
 	seen := map[string]bool{}
@@ -169,7 +169,7 @@ func (w *Writer) dropErased(ctx context.Context, db *gorm.DB, orgID string, rows
 			users = append(users, r.UserID)
 		}
 	}
-	gone, err := erasure.Erased(ctx, db, w.opts.Secrets, orgID, users, w.opts.Now())
+	gone, err := w.tombstones.Erased(ctx, w.opts.Secrets, orgID, users, w.opts.Now(), load)
 	if err != nil || len(gone) == 0 {
 		return rows, 0, err
 	}
@@ -180,6 +180,18 @@ func (w *Writer) dropErased(ctx context.Context, db *gorm.DB, orgID string, rows
 		}
 	}
 	return kept, len(rows) - len(kept), nil
+}
+
+// readTombstones reads an org's tombstones in a transaction of its own
+// (a batch's check runs before its group's transaction).
+func (w *Writer) readTombstones(ctx context.Context, orgID string, since time.Time) ([]erasure.Tombstone, error) {
+	var out []erasure.Tombstone
+	err := w.store.inTx(ctx, func(tx groupTx) error {
+		var err error
+		out, err = tx.tombstones(ctx, orgID, since)
+		return err
+	})
+	return out, err
 }
 
 // flush commits one group in slot, then hands the slot on to a new

@@ -9,8 +9,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/expd/expd/erasure"
 	"github.com/expd/expd/plans"
 	"github.com/expd/expd/scores"
+	"github.com/expd/expd/secrets"
 )
 
 // fakeStore records transactions; insert takes a while so that concurrent
@@ -20,6 +22,8 @@ type fakeStore struct {
 	txs    int
 	stored map[eventKey]bool
 	fail   error
+	tombs  []erasure.Tombstone // every org's
+	reads  int                 // of tombs
 }
 
 func (s *fakeStore) concurrency() int { return 1 }
@@ -75,6 +79,11 @@ func (fakeTx) markDays(context.Context, []dayMark) error            { return nil
 func (fakeTx) pin(context.Context, []EventRow) error                { return nil }
 func (fakeTx) callDays(context.Context, string, []string) (map[string]time.Time, error) {
 	return nil, nil
+}
+
+func (t fakeTx) tombstones(context.Context, string, time.Time) ([]erasure.Tombstone, error) {
+	t.s.reads++
+	return t.s.tombs, nil
 }
 
 func rowsOf(org string, ids ...string) []EventRow {
@@ -173,4 +182,67 @@ func (u usageTx) lockUsage(_ context.Context, _ string, orgs []string) (map[stri
 		out[o] = u.used
 	}
 	return out, nil
+}
+
+// An erased user's events are dropped and answered as duplicates; the
+// org's tombstones are read once for many batches (none of which names
+// an erased user, but the first), and again once the cached set is older
+// than erasure.TombstoneMaxAge.
+func TestWriterDropsErasedUsersReadingTombstonesOnce(t *testing.T) {
+	key, err := secrets.NewKey()
+	if err != nil {
+		t.Fatal(err)
+	}
+	ring, err := secrets.Parse(key, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	hash, err := erasure.UserHash(ring, "erased")
+	if err != nil {
+		t.Fatal(err)
+	}
+	old, err := erasure.UserHash(ring, "erased-long-ago")
+	if err != nil {
+		t.Fatal(err)
+	}
+	now := time.Now()
+	fs := &fakeStore{stored: map[eventKey]bool{}, tombs: []erasure.Tombstone{
+		{UserHash: hash, CreatedAt: now.Add(-time.Hour)},
+		{UserHash: old, CreatedAt: now.Add(-erasure.TombstoneTTL - time.Hour)}, // a new user by now
+	}}
+	w := newWriter(fs, Options{Secrets: ring})
+	batch := func(i int, users ...string) Batch {
+		b := Batch{Tenant: Tenant{OrgID: "o", Plan: plans.Enterprise}}
+		for j, u := range users {
+			b.Rows = append(b.Rows, EventRow{OrgID: "o", EventID: fmt.Sprintf("e-%d-%d", i, j), UserID: u})
+		}
+		return b
+	}
+	o, err := w.Write(t.Context(), batch(0, "a", "erased", "erased-long-ago", "erased"))
+	if err != nil || o.Accepted != 2 || o.Duplicates != 2 {
+		t.Fatalf("Write = %+v, %v; want 2 accepted (one of a user erased past erasure.TombstoneTTL) and the erased user's 2 answered as duplicates", o, err)
+	}
+	if fs.stored[eventKey{"o", "e-0-1"}] || fs.stored[eventKey{"o", "e-0-3"}] {
+		t.Error("an erased user's event was stored")
+	}
+	for i := 1; i <= 20; i++ {
+		if o, err := w.Write(t.Context(), batch(i, "a", fmt.Sprint("u", i))); err != nil || o.Accepted != 2 {
+			t.Fatalf("Write = %+v, %v; want 2 accepted", o, err)
+		}
+	}
+	if fs.reads != 1 {
+		t.Errorf("21 batches within erasure.TombstoneMaxAge read the tombstones %d times; want once", fs.reads)
+	}
+	time.Sleep(erasure.TombstoneMaxAge + 50*time.Millisecond)
+	if o, err := w.Write(t.Context(), batch(99, "erased", "c")); err != nil || o.Accepted != 1 || o.Duplicates != 1 {
+		t.Fatalf("Write after the cache aged = %+v, %v; want 1 accepted, 1 dropped", o, err)
+	}
+	if fs.reads != 2 {
+		t.Errorf("after erasure.TombstoneMaxAge the tombstones were read %d times in all; want twice", fs.reads)
+	}
+	// Without a server key nothing is read.
+	plain := &fakeStore{stored: map[eventKey]bool{}, tombs: fs.tombs}
+	if _, err := newWriter(plain, Options{}).Write(t.Context(), batch(0, "erased")); err != nil || plain.reads != 0 {
+		t.Errorf("without a key: %v, %d tombstone reads; want none", err, plain.reads)
+	}
 }

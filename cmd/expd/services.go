@@ -139,16 +139,18 @@ func openEvents(ctx context.Context, cfg Config, autoMigrate bool) (*clickhouse.
 }
 
 // useEvents points the API's and the worker's event reads and writes at
-// ch (nil: the database, as the zero Deps do).
-func useEvents(deps *api.Deps, acts *activities.Activities, db *gorm.DB, ch *clickhouse.Store) {
+// ch (nil: the database, as the zero Deps do). ring names erased users,
+// whose events the writer drops, as the database's writer does.
+func useEvents(deps *api.Deps, acts *activities.Activities, db *gorm.DB, ch *clickhouse.Store, ring *secrets.Keyring) {
 	if ch == nil {
 		return
 	}
+	opts := ingest.Options{Secrets: ring}
 	if deps != nil {
-		deps.Ingest, deps.Events, deps.Aggregator = ingest.NewEngineWriter(db, ch, ingest.Options{}), ch, ch
+		deps.Ingest, deps.Events, deps.Aggregator = ingest.NewEngineWriter(db, ch, opts), ch, ch
 	}
 	if acts != nil {
-		acts.Ingest, acts.Events, acts.Aggregator = ingest.NewEngineWriter(db, ch, ingest.Options{}), ch, ch
+		acts.Ingest, acts.Events, acts.Aggregator = ingest.NewEngineWriter(db, ch, opts), ch, ch
 	}
 }
 
@@ -238,7 +240,7 @@ func serveMetrics(ctx context.Context, addr string, db *gorm.DB, tc client.Clien
 func newActivities(db *gorm.DB, ch *clickhouse.Store, cfg Config, dev bool) *activities.Activities {
 	a := &activities.Activities{DB: db, Billing: billing.New(cfg.Billing), Webhooks: &webhooks.Sender{AllowPrivate: dev},
 		Secrets: cfg.Secrets, Judge: &evaluators.Judge{AllowPrivate: dev}}
-	useEvents(nil, a, db, ch)
+	useEvents(nil, a, db, ch, cfg.Secrets)
 	return a
 }
 
@@ -298,7 +300,7 @@ func apiDeps(ctx context.Context, cfg Config, db *gorm.DB, ch *clickhouse.Store,
 		DashboardOrigins: cfg.Billing.ReturnOrigins,
 		Secrets:          cfg.Secrets,
 	}
-	useEvents(&deps, nil, db, ch)
+	useEvents(&deps, nil, db, ch, cfg.Secrets)
 	return deps, nil
 }
 
