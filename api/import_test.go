@@ -299,3 +299,37 @@ func TestImportNeedsSecretKeyAndFitsTheAllowance(t *testing.T) {
 		t.Fatalf("mixed file: %s", b)
 	}
 }
+
+// The import's window is the retention in force: the org's shorter
+// retention_days (PUT /v1/privacy) rejects lines the plan's would accept,
+// so an import stores nothing the next purge removes.
+func TestImportWindowIsTheOrgsRetention(t *testing.T) {
+	f := newIngestFixture(t)
+	path := filepath.Join(t.TempDir(), "events.ndjson")
+	write := func(ages ...int) {
+		var lines []string
+		for i, days := range ages {
+			at := time.Now().Add(-time.Duration(days)*24*time.Hour + time.Hour)
+			lines = append(lines, string(testenv.Marshal(t, exposure("exp", fmt.Sprint("u", i), "control", at))))
+		}
+		if err := os.WriteFile(path, []byte(strings.Join(lines, "\n")), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// Under the plan's 30 days: 8 days old is in.
+	write(8)
+	var got importBody
+	importFile(t, f.env, f.org.SecretKey, path).JSON(t, &got)
+	if got.Accepted != 1 {
+		t.Fatalf("an 8-day-old line under the plan's 30 days: %+v; want accepted", got)
+	}
+	putPrivacy(t, f.env, f.org, map[string]any{"payload_policy": "store", "retention_days": 7})
+	write(6, 8, 20)
+	got = importBody{}
+	r := importFile(t, f.env, f.org.SecretKey, path)
+	r.JSON(t, &got)
+	if r.Status != http.StatusAccepted || got.Accepted != 1 || got.Rejected != 2 || len(got.FirstRejected) != 2 ||
+		got.FirstRejected[0].Index != 2 || got.FirstRejected[1].Index != 3 || !strings.Contains(got.FirstRejected[0].Reason, "timestamp") {
+		t.Fatalf("import under retention_days 7 of lines 6, 8 and 20 days old: %d %s; want the first accepted, lines 2 and 3 rejected naming timestamp", r.Status, r.Body)
+	}
+}

@@ -9,6 +9,7 @@ import (
 
 	"gorm.io/gorm"
 
+	"github.com/expd/expd/plans"
 	"github.com/expd/expd/privacy"
 	"github.com/expd/expd/scores"
 	"github.com/expd/expd/sdkcache"
@@ -72,9 +73,15 @@ func (s Sources) Business(ctx context.Context, snap *sdkcache.Snapshot, ev Event
 }
 
 // Import streams an NDJSON import into one transaction, with timestamps as
-// far back as the plan's retention.
+// far back as the retention in force (privacy.RetentionDays: the shorter
+// of the plan's and the org's retention_days), so an import stores
+// nothing the next purge removes.
 func (s Sources) Import(ctx context.Context, snap *sdkcache.Snapshot, body io.Reader) (ImportResult, error) {
 	tenant := TenantOf(snap)
+	days, err := privacy.RetentionDays(ctx, s.DB, tenant.OrgID, plans.Get(tenant.Plan).RetentionDays)
+	if err != nil {
+		return ImportResult{}, err
+	}
 	// All of the org's experiments, once: lines resolve against memory.
 	refs, err := LookupExperiments(ctx, s.DB, tenant.OrgID, nil)
 	if err != nil {
@@ -82,7 +89,7 @@ func (s Sources) Import(ctx context.Context, snap *sdkcache.Snapshot, body io.Re
 	}
 	p := Preparer{
 		OrgID:   tenant.OrgID,
-		Window:  Window{Now: time.Now(), MaxAge: tenant.Retention()},
+		Window:  Window{Now: time.Now(), MaxAge: time.Duration(days) * 24 * time.Hour},
 		Source:  SourceImport,
 		Lookup:  func([]string) (Refs, error) { return refs, nil },
 		Privacy: PrivacyOf(snap),

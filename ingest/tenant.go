@@ -1,10 +1,6 @@
 package ingest
 
-import (
-	"time"
-
-	"github.com/expd/expd/plans"
-)
+import "github.com/expd/expd/plans"
 
 // Tenant is what the write path needs to know about an org.
 type Tenant struct {
@@ -14,8 +10,3 @@ type Tenant struct {
 
 // Allowance is the org's monthly event allowance (plans.Unlimited: none).
 func (t Tenant) Allowance() int64 { return plans.Get(t.Plan).MonthlyEventAllowance }
-
-// Retention is how far back the plan keeps events, the window of imports.
-func (t Tenant) Retention() time.Duration {
-	return time.Duration(plans.Get(t.Plan).RetentionDays) * 24 * time.Hour
-}
