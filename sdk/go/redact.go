@@ -184,7 +184,7 @@ var builtins = []detector{
 	{re: regexp.MustCompile(`(?:AKIA|ASIA)[A-Z0-9]{16}`), left: setAlnum, right: setAlnum, placeholder: "[SECRET]"},
 	{re: regexp.MustCompile(`xox[abposr]-[A-Za-z0-9-]{10,}`), left: setToken, placeholder: "[SECRET]"},
 	{re: regexp.MustCompile(`AIza[A-Za-z0-9_-]{35}`), left: setToken, right: setToken, placeholder: "[SECRET]"},
-	{re: regexp.MustCompile(`[A-Za-z0-9._%+-]{1,64}@(?:[A-Za-z0-9-]{1,63}\.){1,8}[A-Za-z]{2,24}`), left: chars(alnum, "._%+-"), right: setToken, placeholder: "[EMAIL]"},
+	{re: regexp.MustCompile(`[A-Za-z0-9._%+-]{1,64}@(?:[A-Za-z0-9-]+\.)+[A-Za-z]{2,24}`), left: chars(alnum, "._%+-"), right: setToken, placeholder: "[EMAIL]"},
 	{re: regexp.MustCompile(`[A-Z]{2}[0-9]{2}(?:[A-Z0-9]{11,30}|(?: [A-Z0-9]{4}){2,7}(?: [A-Z0-9]{1,3})?)`), left: setAlnum, right: setAlnum, valid: validIBAN, placeholder: "[IBAN]"},
 	{re: regexp.MustCompile(`[0-9]{4}(?:[ -]?[0-9]{4}){3}[0-9]{0,3}|[0-9]{4}[ -]?[0-9]{6}[ -]?[0-9]{4,5}`), left: setAlnum, right: setAlnum, valid: validCard, placeholder: "[CARD]"},
 	{re: regexp.MustCompile(`[0-9A-Fa-f]{0,4}(?::[0-9A-Fa-f]{0,4}){2,7}(?:\.[0-9]{1,3}\.[0-9]{1,3}\.[0-9]{1,3})?`), left: chars(alnum, ":"), right: chars(alnum, ":"), valid: validIPv6, placeholder: "[IP]"},

@@ -58,6 +58,17 @@ same("tld with digit", "ann@example.c0m")
 case("email local part of 64 characters", "a" * 64 + "@example.com", "[EMAIL]")
 same("email local part of 65 characters", "a" * 65 + "@example.com")
 same("email immediately followed by hyphen word", "ann@example.com-old")
+# The domain's labels are unbounded in length and number (README: `+`),
+# as the server's regex: a client that capped them (63 characters, 8
+# labels) let these emails through.
+case("email with a domain label of 64 characters", "ann@" + "a" * 64 + ".com", "[EMAIL]")
+case("email with a domain label of 63 characters", "ann@" + "a" * 63 + ".com", "[EMAIL]")
+case("email with 9 labels before the tld", "ops@a.b.c.d.e.f.g.h.i.com", "[EMAIL]")
+case("email with 8 labels before the tld", "ops@a.b.c.d.e.f.g.h.com", "[EMAIL]")
+case("email with 20 labels before the tld in a sentence", "mail " + "x@" + "ab." * 20 + "org today", "mail [EMAIL] today")
+same("email shape whose last label is one letter after 10 labels", "user@" + "a." * 10 + "b")
+case("email tld of 24 letters", "ann@example." + "a" * 24, "[EMAIL]")
+same("email tld of 25 letters", "ann@example." + "a" * 25)
 
 # --- secrets ----------------------------------------------------------------
 JWT = "eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9.eyJzdWIiOiIxMjM0NTY3ODkwIiwibmFtZSI6IkpvaG4gRG9lIn0.SflKxwRJSMeKKF2QT4fwpMeJf36POk6yJV_adQssw5c"

@@ -136,7 +136,7 @@ _BUILTINS = (
     _d(r"(?:AKIA|ASIA)[A-Z0-9]{16}", ("AKIA", "ASIA"), _ALNUM, _ALNUM),
     _d(r"xox[abposr]-[A-Za-z0-9-]{10,}", ("xox",), _TOKEN),
     _d(r"AIza[A-Za-z0-9_-]{35}", ("AIza",), _TOKEN, _TOKEN),
-    _d(r"[A-Za-z0-9._%+-]{1,64}@(?:[A-Za-z0-9-]{1,63}\.){1,8}[A-Za-z]{2,24}", ("@",),
+    _d(r"[A-Za-z0-9._%+-]{1,64}@(?:[A-Za-z0-9-]+\.)+[A-Za-z]{2,24}", ("@",),
        _ALNUM | frozenset("._%+-"), _TOKEN, placeholder="[EMAIL]"),
     _d(r"[A-Z]{2}[0-9]{2}(?:[A-Z0-9]{11,30}|(?: [A-Z0-9]{4}){2,7}(?: [A-Z0-9]{1,3})?)", (), _ALNUM, _ALNUM,
        validator=_iban, placeholder="[IBAN]", digits=True),

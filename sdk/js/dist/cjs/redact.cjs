@@ -93,7 +93,7 @@ const BUILTINS = [
   d('(?:AKIA|ASIA)[A-Z0-9]{16}', { left: ALNUM, right: ALNUM }),
   d('xox[abposr]-[A-Za-z0-9-]{10,}', { left: TOKEN }),
   d('AIza[A-Za-z0-9_-]{35}', { left: TOKEN, right: TOKEN }),
-  d('[A-Za-z0-9._%+-]{1,64}@(?:[A-Za-z0-9-]{1,63}\\.){1,8}[A-Za-z]{2,24}',
+  d('[A-Za-z0-9._%+-]{1,64}@(?:[A-Za-z0-9-]+\\.)+[A-Za-z]{2,24}',
     { left: plus(ALNUM, '._%+-'), right: TOKEN, placeholder: '[EMAIL]' }),
   d('[A-Z]{2}[0-9]{2}(?:[A-Z0-9]{11,30}|(?: [A-Z0-9]{4}){2,7}(?: [A-Z0-9]{1,3})?)',
     { left: ALNUM, right: ALNUM, validator: iban, placeholder: '[IBAN]' }),
