@@ -4,7 +4,9 @@
 //
 // CLICKHOUSE_TEST_URL is a clickhouse-go DSN of a node; with
 // CLICKHOUSE_TEST_CLUSTER, the cluster (a remote_servers name) whose
-// shards the sharded store spans (.ci/clickhouse-cluster.sh starts two).
+// shards the sharded store spans (.ci/clickhouse-cluster.sh starts two);
+// CLICKHOUSE_TEST_REPLICATED_URL, CLICKHOUSE_TEST_REPLICA2_URL and
+// CLICKHOUSE_TEST_REPLICATED_CLUSTER, the replicated form (replicated.go).
 // Without them the tests skip, unless CI=true or
 // EXPD_REQUIRE_CLICKHOUSE=1, where they fail.
 package clickhousetest
@@ -13,7 +15,6 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
-	"net/url"
 	"os"
 	"testing"
 	"time"
@@ -37,12 +38,7 @@ func URL(t testing.TB, database string) string {
 		}
 		t.Skip("CLICKHOUSE_TEST_URL unset (.ci/clickhouse-cluster.sh start prints it)")
 	}
-	u, err := url.Parse(base)
-	if err != nil {
-		t.Fatalf("CLICKHOUSE_TEST_URL: %v", err)
-	}
-	u.Path = "/" + database
-	return u.String()
+	return withDatabase(t, base, database)
 }
 
 // Cluster is the test cluster's name, or skips (fails when required).
