@@ -102,6 +102,8 @@ case("$elemMatch with $or", {"orders": {"$elemMatch": {"$or": [{"sku": "z"}, {"q
 case("$elemMatch on a scalar", {"country": {"$elemMatch": {"$eq": "FR"}}}, False)
 case("$elemMatch on empty", {"empty": {"$elemMatch": {"$exists": True}}}, False)
 case("$elemMatch nested arrays", {"matrix": {"$elemMatch": {"$size": 1}}}, True)
+case("$elemMatch condition on arrays, by index", {"matrix": {"$elemMatch": {"0": 3}}}, True)
+case("$elemMatch condition on arrays, by index, none", {"matrix": {"$elemMatch": {"1": 3}}}, False)
 case("$elemMatch zero element", {"x": {"$elemMatch": {"$eq": 0}}}, True, {"x": [0, False, ""]})
 # $exists / $type
 case("$exists true", {"plan": {"$exists": True}}, True)

@@ -92,7 +92,8 @@ func (c *compiler) cond(v any, at string, depth int) func(any) bool {
 		c.fail(at, "nests deeper than %d levels", MaxDepth)
 		return never
 	}
-	parts := make([]func(any) bool, 0, len(obj))
+	var fields []field
+	var parts []func(any) bool // logical operators
 	for _, k := range sortedKeys(obj) {
 		val, here := obj[k], join(at, k)
 		switch k {
@@ -128,19 +129,45 @@ func (c *compiler) cond(v any, at string, depth int) func(any) bool {
 				c.fail(here, "is not an attribute path: empty part between dots")
 				continue
 			}
-			test := c.value(val, here, depth+1)
-			if len(path) == 1 {
-				key := path[0]
-				parts = append(parts, func(o any) bool {
-					m, _ := o.(map[string]any) // a nil map reads nil: a missing attribute
-					return test(m[key])
-				})
-				continue
-			}
-			parts = append(parts, func(o any) bool { return test(lookup(o, path)) })
+			fields = append(fields, field{key: path[0], rest: path[1:], path: path, test: c.value(val, here, depth+1)})
 		}
 	}
-	return allOf(parts)
+	if len(fields) == 0 {
+		return allOf(parts)
+	}
+	var logical func(any) bool
+	if len(parts) > 0 {
+		logical = allOf(parts)
+	}
+	// One closure for every attribute path of the object, each read
+	// straight from the attributes map.
+	return func(o any) bool {
+		m, isMap := o.(map[string]any)
+		for i := range fields {
+			f := &fields[i]
+			var a any
+			switch {
+			case !isMap:
+				a = lookup(o, f.path)
+			case len(f.rest) == 0:
+				a = m[f.key]
+			default:
+				a = lookup(m[f.key], f.rest)
+			}
+			if !f.test(a) {
+				return false
+			}
+		}
+		return logical == nil || logical(o)
+	}
+}
+
+// field is an attribute path of a condition and the test of its value.
+type field struct {
+	key  string   // the path's first part
+	rest []string // the parts after it
+	path []string
+	test func(any) bool
 }
 
 // value compiles a condition on one value: an object of operators, all of
