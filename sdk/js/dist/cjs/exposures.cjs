@@ -57,6 +57,12 @@ class ExposureLog {
     let facts = entry !== undefined && entry.gen === experiment.gen ? entry.facts : undefined;
     if (facts === undefined && experiment.facts !== undefined) facts = experiment.facts(userId);
     const decision = facts === undefined ? experiment.decide(userId, attributes) : experiment.decideFrom(facts, attributes);
+    if (entry !== undefined && entry.gen === experiment.gen && decision === entry.decision) {
+      // Decided as last time (decisions are made once per user's facts): only the day's exposure can change.
+      this.due = decision !== null && (mode === EXPOSE_ALWAYS || (mode === EXPOSE_DAILY && entry.day !== day)) && !outside(decision);
+      if (this.due) entry.day = day;
+      return decision;
+    }
     // The day of the last exposure still counts while the variant stays.
     const kept = entry !== undefined && entry.decision !== null && decision !== null && entry.decision.variant === decision.variant;
     const due = decision !== null && !outside(decision) && (mode === EXPOSE_ALWAYS || (mode === EXPOSE_DAILY && !(kept && entry.day === day)));

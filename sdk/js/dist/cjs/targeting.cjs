@@ -62,7 +62,11 @@ function cond(v, at, depth) {
     const own = isObject(o) && plainPrototype(o);
     for (let i = 0; i < fields.length; i++) {
       const f = fields[i];
-      if (!f.test(own && !f.risky ? lookup(o[f.key], f.rest) : lookup(o, f.path))) return false;
+      let a;
+      if (!own || f.risky) a = lookup(o, f.path);
+      else if (f.rest.length === 0) a = o[f.key] ?? null;
+      else a = lookup(o[f.key], f.rest);
+      if (!f.test(a)) return false;
     }
     return parts.length === 0 || rest(o);
   };
@@ -171,7 +175,8 @@ function field(o, key) {
 }
 
 function lookup(o, path) {
-  for (const part of path) {
+  for (let k = 0; k < path.length; k++) {
+    const part = path[k];
     if (Array.isArray(o)) {
       const i = arrayIndex(part);
       if (i === null || i >= o.length) return null;
