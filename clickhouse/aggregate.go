@@ -145,13 +145,18 @@ func (s *Store) Aggregate(ctx context.Context, orgID, experimentID string, w res
 			sumCount(cond, value, condArgs, inPre)
 		}
 	}
+	exposures := fmt.Sprintf("FROM %s FINAL WHERE org_id = %s AND experiment_id = %s AND type = 'exposure' AND ts >= %d AND ts < %d",
+		s.t("events_local"), quote(orgID), quote(experimentID), start, end)
 	scope := fmt.Sprintf("experiment_id = %s AND ts < %d", quote(experimentID), end)
 	if cuped {
-		scope = fmt.Sprintf("(%s OR ts >= %d AND ts < %d)", scope, start-int64(results.PrePeriodDays)*int64(24*time.Hour/time.Microsecond), end)
+		// The pre-period reads the org's other events too, but only the
+		// experiment's exposed users' (the join keeps no other): without
+		// the IN, every experiment of a nightly read the org's window.
+		scope = fmt.Sprintf("(%s OR ts >= %d AND ts < %d AND user_id IN (SELECT user_id %s))",
+			scope, start-int64(results.PrePeriodDays)*int64(24*time.Hour/time.Microsecond), end, exposures)
 	}
-	exposed := fmt.Sprintf(`SELECT user_id, argMin(variant, (ts, event_id)) AS x_variant, min(ts) AS x_first, toUInt8(uniqExact(variant) > 1) AS x_crossover
-  FROM %s FINAL WHERE org_id = %s AND experiment_id = %s AND type = 'exposure' AND ts >= %d AND ts < %d GROUP BY user_id`,
-		s.t("events_local"), quote(orgID), quote(experimentID), start, end)
+	exposed := "SELECT user_id, argMin(variant, (ts, event_id)) AS x_variant, min(ts) AS x_first, toUInt8(uniqExact(variant) > 1) AS x_crossover\n  " +
+		exposures + " GROUP BY user_id"
 	sql := "SELECT user_id, any(x_variant), any(x_first), any(x_crossover)"
 	for _, c := range cols {
 		sql += ",\n  " + c
