@@ -1,6 +1,7 @@
 package api
 
 import (
+	"log/slog"
 	"net/http"
 
 	"github.com/gin-gonic/gin"
@@ -89,6 +90,14 @@ func (h *handlers) assign(c *gin.Context) {
 	if err != nil {
 		internalError(c, err)
 		return
+	}
+	if len(dec.Holdouts) > 0 {
+		// The clients record these with their exposures; here the server
+		// decides, so it records them (docs/targeting.md). A failure costs
+		// the holdout's analysis one user, never the caller its answer.
+		if err := h.ingest.HoldoutExposures(c.Request.Context(), snap, h.deps.SDK.Pins, req.UserID, dec.Holdouts); err != nil {
+			slog.WarnContext(c.Request.Context(), "record holdout exposures", "request_id", requestID(c), "error", err)
+		}
 	}
 	resp := assignResponse{Variant: dec.Variant, ConfigVersion: snap.ConfigVersion, ExperimentID: exp.ID, Bucket: dec.Bucket,
 		InExperiment: dec.InExperiment, ReasonCode: dec.Reason, Stopped: dec.Reason == bucketing.ReasonNotRunning}

@@ -63,6 +63,26 @@ type Decision struct {
 	Bucket       uint32
 	InExperiment bool // counted in the experiment's analysis: pinned or bucketed
 	Reason       ReasonCode
+	// Holdouts is the user's membership in each holdout whose step the
+	// decision evaluated (the experiment runs and the user was not
+	// assigned): what the decision's caller records as holdout exposures
+	// (docs/targeting.md, "Holdout exposures"). Nil when none was.
+	Holdouts []Membership
+}
+
+// The variants of a holdout exposure: held out, or let through into the
+// experiments of the holdout's scope.
+const (
+	HoldoutHeld    = "holdout"
+	HoldoutExposed = "exposed"
+)
+
+// Membership is a user's side of one holdout: an exposure whose
+// experiment is the holdout's id and whose variant is HoldoutHeld or
+// HoldoutExposed.
+type Membership struct {
+	HoldoutID string
+	Variant   string
 }
 
 // Evaluate decides the variant of userID in s, applying the rules of
@@ -86,8 +106,11 @@ func Evaluate(s *Served, userID string, attrs Attributes, pin string) (Decision,
 	// Whether the user was assigned is read once, and only when asked.
 	assigned := func() bool { return pin != "" || s.Sticky.WasAssigned(&d) }
 	outside := ReasonCode("")
+	if len(s.Holdouts) > 0 && !assigned() {
+		dec.Holdouts = memberships(s.Holdouts, userID)
+	}
 	switch {
-	case len(s.Holdouts) > 0 && heldOut(s.Holdouts, userID) && !assigned():
+	case heldOut(dec.Holdouts):
 		outside = ReasonHoldout
 	case s.Layer != nil && !s.Layer.Holds(userID):
 		// Ranges never move, so an assigned user is always inside.
@@ -109,10 +132,22 @@ func Evaluate(s *Served, userID string, attrs Attributes, pin string) (Decision,
 	return dec, nil
 }
 
-// heldOut tells whether one of the holdouts holds userID out.
-func heldOut(holdouts []Slot, userID string) bool {
+// memberships is userID's side of each holdout.
+func memberships(holdouts []Slot, userID string) []Membership {
+	out := make([]Membership, len(holdouts))
 	for i := range holdouts {
+		out[i] = Membership{HoldoutID: holdouts[i].ID, Variant: HoldoutExposed}
 		if holdouts[i].Holds(userID) {
+			out[i].Variant = HoldoutHeld
+		}
+	}
+	return out
+}
+
+// heldOut tells whether one of the memberships holds the user out.
+func heldOut(ms []Membership) bool {
+	for _, m := range ms {
+		if m.Variant == HoldoutHeld {
 			return true
 		}
 	}

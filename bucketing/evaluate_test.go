@@ -2,6 +2,7 @@ package bucketing_test
 
 import (
 	"errors"
+	"reflect"
 	"testing"
 
 	"github.com/expd/expd/bucketing"
@@ -27,7 +28,7 @@ func TestEvaluateHonoursAStoredPin(t *testing.T) {
 	} {
 		got, err := bucketing.Evaluate(s, "u1", nil, c.pin)
 		want := bucketing.Decision{Variant: c.variant, Bucket: bucketing.Bucket("e1", "s", "u1", 100), InExperiment: true, Reason: c.reason}
-		if err != nil || got != want {
+		if err != nil || !reflect.DeepEqual(got, want) {
 			t.Errorf("pin %q: Evaluate = %+v, %v; want %+v", c.pin, got, err, want)
 		}
 	}

@@ -30,12 +30,22 @@ type Rejection struct {
 // LookupExperiments).
 type Lookup func(refs []string) (Refs, error)
 
+// HoldoutLookup tells which of ids are holdouts of the preparing org
+// (holdouts.Store.Known).
+type HoldoutLookup func(ids []string) (map[string]bool, error)
+
 // Preparer turns wire events of one org into rows to store.
 type Preparer struct {
 	OrgID  string
 	Window Window
 	Source string
 	Lookup Lookup
+	// Holdouts resolves the refs of exposures that name no experiment: an
+	// exposure of a holdout records a user's membership in it
+	// (docs/targeting.md, "Holdout exposures"). Nil: none resolve. Only
+	// exposures may name a holdout; any other event naming one is refused
+	// as naming no experiment.
+	Holdouts HoldoutLookup
 	// Privacy rewrites each model call's texts under the payload policy
 	// in force before anything is stored; the zero value stores them as
 	// sent.
@@ -137,9 +147,16 @@ func (p Preparer) check(evs []Event, errs []error) (Prepared, error) {
 	if err != nil {
 		return Prepared{}, err
 	}
+	holdouts, err := p.holdoutRefs(good, known)
+	if err != nil {
+		return Prepared{}, err
+	}
 	out.Rows = make([]EventRow, 0, len(good))
 	for _, c := range good {
 		expID, ok := known[c.ev.ExperimentID]
+		if !ok && c.ev.Type == vocab.TypeExposure && holdouts[c.ev.ExperimentID] {
+			expID, ok = c.ev.ExperimentID, true
+		}
 		if !ok {
 			out.Rejected = append(out.Rejected, Rejection{Index: c.index, EventID: c.ev.EventID,
 				Reason: "experiment_id: no experiment with this id or name in your org"})
@@ -152,6 +169,27 @@ func (p Preparer) check(evs []Event, errs []error) (Prepared, error) {
 	// Unknown experiments are found after validation; keep input order.
 	slices.SortFunc(out.Rejected, func(a, b Rejection) int { return a.Index - b.Index })
 	return out, nil
+}
+
+// holdoutRefs resolves the holdouts named by exposures among good that
+// name no experiment (by id only: names are the experiments').
+func (p Preparer) holdoutRefs(good []checked, known Refs) (map[string]bool, error) {
+	if p.Holdouts == nil {
+		return nil, nil
+	}
+	seen := make(map[string]bool)
+	var ids []string
+	for _, c := range good {
+		ref := c.ev.ExperimentID
+		if _, ok := known[ref]; !ok && c.ev.Type == vocab.TypeExposure && !seen[ref] {
+			seen[ref] = true
+			ids = append(ids, ref)
+		}
+	}
+	if len(ids) == 0 {
+		return nil, nil
+	}
+	return p.Holdouts(ids)
 }
 
 // row is the stored form of a checked event.

@@ -7,12 +7,17 @@ import (
 	"io"
 	"time"
 
+	"github.com/google/uuid"
 	"gorm.io/gorm"
 
+	"github.com/expd/expd/assignments"
+	"github.com/expd/expd/bucketing"
+	"github.com/expd/expd/holdouts"
 	"github.com/expd/expd/plans"
 	"github.com/expd/expd/privacy"
 	"github.com/expd/expd/scores"
 	"github.com/expd/expd/sdkcache"
+	"github.com/expd/expd/vocab"
 )
 
 // ErrUnknownExperiment: a single event names no experiment of the org.
@@ -44,11 +49,12 @@ func (s Sources) Spans(ctx context.Context, snap *sdkcache.Snapshot, evs []Event
 
 func (s Sources) live(ctx context.Context, snap *sdkcache.Snapshot, evs []Event, errs []error, whole bool) (Prepared, Outcome, error) {
 	p := Preparer{
-		OrgID:   snap.OrgID,
-		Window:  Window{Now: time.Now(), MaxAge: LiveMaxAge},
-		Source:  SourceAPI,
-		Lookup:  s.snapshotLookup(ctx, snap),
-		Privacy: PrivacyOf(snap),
+		OrgID:    snap.OrgID,
+		Window:   Window{Now: time.Now(), MaxAge: LiveMaxAge},
+		Source:   SourceAPI,
+		Lookup:   s.snapshotLookup(ctx, snap),
+		Holdouts: s.holdoutLookup(ctx, snap),
+		Privacy:  PrivacyOf(snap),
 	}
 	prep, err := p.prepare(evs, errs)
 	if err != nil || (whole && len(prep.Rejected) > 0) {
@@ -87,12 +93,17 @@ func (s Sources) Import(ctx context.Context, snap *sdkcache.Snapshot, body io.Re
 	if err != nil {
 		return ImportResult{}, err
 	}
+	held, err := holdouts.Store{DB: s.DB}.Known(ctx, tenant.OrgID, nil)
+	if err != nil {
+		return ImportResult{}, err
+	}
 	p := Preparer{
-		OrgID:   tenant.OrgID,
-		Window:  Window{Now: time.Now(), MaxAge: time.Duration(days) * 24 * time.Hour},
-		Source:  SourceImport,
-		Lookup:  func([]string) (Refs, error) { return refs, nil },
-		Privacy: PrivacyOf(snap),
+		OrgID:    tenant.OrgID,
+		Window:   Window{Now: time.Now(), MaxAge: time.Duration(days) * 24 * time.Hour},
+		Source:   SourceImport,
+		Lookup:   func([]string) (Refs, error) { return refs, nil },
+		Holdouts: func([]string) (map[string]bool, error) { return held, nil },
+		Privacy:  PrivacyOf(snap),
 	}
 	return s.Writer.Import(ctx, tenant, body, p)
 }
@@ -113,6 +124,31 @@ func PrivacyOf(snap *sdkcache.Snapshot) Privacy {
 // TenantOf is the write path's view of an org's snapshot.
 func TenantOf(snap *sdkcache.Snapshot) Tenant {
 	return Tenant{OrgID: snap.OrgID, Plan: snap.Plan}
+}
+
+// holdoutLookup resolves holdout ids from the org's cached snapshot, and
+// from the database for ids it does not know (a holdout created within
+// the cache's max age, or a typo).
+func (s Sources) holdoutLookup(ctx context.Context, snap *sdkcache.Snapshot) HoldoutLookup {
+	return func(ids []string) (map[string]bool, error) {
+		known := make(map[string]bool, len(ids))
+		var missing []string
+		for _, id := range ids {
+			if snap.Holdout(id) {
+				known[id] = true
+			} else {
+				missing = append(missing, id)
+			}
+		}
+		if len(missing) == 0 {
+			return known, nil
+		}
+		fresh, err := holdouts.Store{DB: s.DB}.Known(ctx, snap.OrgID, missing)
+		for id := range fresh {
+			known[id] = true
+		}
+		return known, err
+	}
 }
 
 // snapshotLookup resolves experiment refs from the org's cached snapshot,
@@ -167,3 +203,32 @@ func (s Sources) Scores(ctx context.Context, snap *sdkcache.Snapshot, batch []sc
 // ErrScoreSource: a publishable key sent a score of a source other than
 // human.
 var ErrScoreSource = errors.New("a publishable key may send human scores only")
+
+// HoldoutExposures records, for a decision POST /v1/assign made, the
+// user's membership in each holdout whose step it evaluated: one exposure
+// per user and holdout (docs/targeting.md, "Holdout exposures"). The first
+// exposure of a holdout pins the user in it like any exposure, so a stored
+// pin means it is recorded already.
+func (s Sources) HoldoutExposures(ctx context.Context, snap *sdkcache.Snapshot, pins assignments.PinCache, userID string, ms []bucketing.Membership) error {
+	var evs []Event
+	for _, m := range ms {
+		pin, err := assignments.ReadPin(ctx, s.DB, pins, m.HoldoutID, userID)
+		if err != nil {
+			return err
+		}
+		if pin != "" {
+			continue
+		}
+		variant, version := m.Variant, snap.ConfigVersion
+		evs = append(evs, Event{EventID: uuid.NewString(), Type: vocab.TypeExposure, ExperimentID: m.HoldoutID, UserID: userID,
+			Timestamp: time.Now().UTC().Format(time.RFC3339Nano), Variant: &variant, ConfigVersion: &version})
+	}
+	if len(evs) == 0 {
+		return nil
+	}
+	prep, _, err := s.Live(ctx, snap, evs, nil)
+	if err == nil && len(prep.Rejected) > 0 {
+		err = fmt.Errorf("holdout exposure of user refused: %s", prep.Rejected[0].Reason)
+	}
+	return err
+}

@@ -27,8 +27,9 @@ type Snapshot struct {
 	// Payload is the org's payload policy, applied to every event the
 	// SDK routes store (ingest); PUT /v1/privacy raises config_version,
 	// which rebuilds the snapshot on every instance.
-	Payload *privacy.Payload
-	byKey   map[string]*Experiment
+	Payload  *privacy.Payload
+	byKey    map[string]*Experiment
+	holdouts map[string]bool
 }
 
 // Experiment is one experiment of the snapshot, in any status: what
@@ -48,6 +49,9 @@ func (s *Snapshot) Find(idOrName string) (*Experiment, bool) {
 	e, ok := s.byKey[idOrName]
 	return e, ok
 }
+
+// Holdout tells whether id is one of the org's holdouts at this version.
+func (s *Snapshot) Holdout(id string) bool { return s.holdouts[id] }
 
 // configBody is the wire shape of GET /v1/config; the SDKs code against it.
 type configBody struct {
@@ -100,6 +104,10 @@ func newSnapshot(orgID string, version int64, plan plans.Name, exps []experiment
 	body := configBody{ConfigVersion: version, Experiments: []configExperiment{}}
 	s := &Snapshot{OrgID: orgID, ConfigVersion: version, Plan: plan, ETag: ETag(version), Payload: payload, byKey: make(map[string]*Experiment, 2*len(exps))}
 	views := make([]*Experiment, 0, len(exps))
+	s.holdouts = make(map[string]bool, len(sc.holdouts))
+	for _, h := range sc.holdouts {
+		s.holdouts[h.ID] = true
+	}
 	for i := range exps {
 		e := &exps[i]
 		wire := configExperiment{ID: e.ID, Name: e.Name, Version: e.Version, Status: e.Status, Salt: e.Salt,

@@ -325,7 +325,8 @@ func (c *Client) decide(ctx context.Context, experimentRef, userID string, mode 
 	if e == nil {
 		return Decision{}, nil, false
 	}
-	d, ok, send := c.exposures.resolve(e, userID, attributesFrom(ctx), c.day.day.Load(), mode)
+	day := c.day.day.Load()
+	d, ok, send, f := c.exposures.resolve(e, userID, attributesFrom(ctx), day, mode)
 	if !ok {
 		return Decision{}, nil, false
 	}
@@ -333,6 +334,15 @@ func (c *Client) decide(ctx context.Context, experimentRef, userID string, mode 
 		c.sender.enqueue(newEvent(EventExposure, map[string]any{
 			"experiment_id": e.ID, "user_id": userID, "variant": d.Variant, "config_version": c.ConfigVersion(),
 		}))
+	}
+	if mode != exposeNone {
+		// The user's side of each holdout whose step this decision
+		// evaluated, held out or not (docs/targeting.md).
+		for _, h := range c.exposures.holdoutsDue(e, userID, &f, day) {
+			c.sender.enqueue(newEvent(EventExposure, map[string]any{
+				"experiment_id": h[0], "user_id": userID, "variant": h[1], "config_version": c.ConfigVersion(),
+			}))
+		}
 	}
 	return d, e, true
 }
@@ -363,7 +373,7 @@ func (c *Client) record(event string, fields map[string]any) bool {
 				if v, _ := fields["variant"].(string); v == "" {
 					if u, ok := fields["user_id"].(string); ok {
 						// Assign's cache: no hashing for a user seen on this config.
-						if d, ok, _ := c.exposures.resolve(e, u, nil, c.day.day.Load(), exposeNone); ok {
+						if d, ok, _, _ := c.exposures.resolve(e, u, nil, c.day.day.Load(), exposeNone); ok {
 							fields["variant"] = d.Variant
 						}
 					}

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"maps"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -104,6 +105,11 @@ type scenarioFile struct {
 			Variant      string         `json:"variant"`
 			InExperiment bool           `json:"in_experiment"`
 			ReasonCode   ReasonCode     `json:"reason_code"`
+			// HoldoutExposures: recorded once per (holdout, user).
+			HoldoutExposures []struct {
+				HoldoutID string `json:"holdout_id"`
+				Variant   string `json:"variant"`
+			} `json:"holdout_exposures"`
 		} `json:"cases"`
 	} `json:"decisions"`
 	Steps []scenarioStep `json:"steps"`
@@ -119,8 +125,10 @@ func TestDecisionCases(t *testing.T) {
 	}
 	ctx := context.Background()
 	clients := make([]*Client, len(sc.Decisions.Configs))
+	servers := make([]*fakeServer, len(sc.Decisions.Configs))
 	for i, raw := range sc.Decisions.Configs {
 		srv := newFakeServer(t)
+		servers[i] = srv
 		srv.setConfig(raw)
 		c, err := New(Options{APIKey: "pk_test", BaseURL: srv.URL, FlushInterval: time.Hour, Logger: quietLogger()})
 		if err != nil {
@@ -137,6 +145,33 @@ func TestDecisionCases(t *testing.T) {
 		want := Decision{Variant: dc.Variant, InExperiment: dc.InExperiment, ReasonCode: dc.ReasonCode}
 		if !ok || got != want {
 			t.Errorf("%s %s: AssignDetail = %+v, %v; want %+v", dc.Experiment, dc.UserID, got, ok, want)
+		}
+	}
+	// The holdout exposures: once per (holdout, user) of each client.
+	for i, c := range clients {
+		want := map[[3]string]bool{}
+		holdouts := map[string]bool{}
+		for _, dc := range sc.Decisions.Cases {
+			for _, h := range dc.HoldoutExposures {
+				if dc.Config == i {
+					want[[3]string{h.HoldoutID, dc.UserID, h.Variant}] = true
+					holdouts[h.HoldoutID] = true
+				}
+			}
+		}
+		if err := c.Flush(ctx); err != nil {
+			t.Fatal(err)
+		}
+		got := map[[3]string]bool{}
+		n := 0
+		for _, ev := range servers[i].eventsOf(EventExposure) {
+			if id, _ := ev["experiment_id"].(string); holdouts[id] {
+				n++
+				got[[3]string{id, ev["user_id"].(string), ev["variant"].(string)}] = true
+			}
+		}
+		if n != len(want) || !maps.Equal(got, want) {
+			t.Errorf("config %d: %d holdout exposures %v; want once each of %v", i, n, got, want)
 		}
 	}
 }

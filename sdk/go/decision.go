@@ -61,8 +61,21 @@ type facts struct {
 	mapped   string // the bucket map's variant
 	kept     string // the sticky filters' answer
 	assigned bool   // the assigned filter holds the user
-	held     bool   // a holdout holds the user out
-	outside  bool   // the user's layer bucket is outside the experiment's range
+	// held is, per holdout of the experiment, whether it holds the user
+	// out; nil when the holdout step is not evaluated (no holdouts, the
+	// experiment is closed or the user was assigned).
+	held    []bool
+	outside bool // the user's layer bucket is outside the experiment's range
+}
+
+// heldOut tells whether one of the holdouts holds the user out.
+func (f *facts) heldOut() bool {
+	for _, h := range f.held {
+		if h {
+			return true
+		}
+	}
+	return false
 }
 
 func (e *experiment) facts(userID string) facts {
@@ -71,8 +84,15 @@ func (e *experiment) facts(userID string) facts {
 	if !ok || e.closed != "" {
 		return facts{ok: ok, mapped: mapped}
 	}
-	return facts{ok: true, mapped: mapped, kept: e.Sticky.resolve(&d, mapped), assigned: e.Sticky.wasAssigned(&d),
-		held: len(e.Holdouts) > 0 && e.heldOut(userID), outside: e.Layer != nil && !e.Layer.holds(userID)}
+	f := facts{ok: true, mapped: mapped, kept: e.Sticky.resolve(&d, mapped), assigned: e.Sticky.wasAssigned(&d),
+		outside: e.Layer != nil && !e.Layer.holds(userID)}
+	if len(e.Holdouts) > 0 && !f.assigned {
+		f.held = make([]bool, len(e.Holdouts))
+		for i := range e.Holdouts {
+			f.held[i] = e.Holdouts[i].holds(userID)
+		}
+	}
+	return f
 }
 
 // decideFrom applies the rules in order to the user's facts and attributes.
@@ -82,7 +102,7 @@ func (e *experiment) decideFrom(f facts, attrs map[string]any) (Decision, bool) 
 		return Decision{}, false
 	case e.closed != "":
 		return Decision{Variant: f.mapped, ReasonCode: e.closed}, true
-	case f.held && !f.assigned:
+	case f.heldOut(): // held is nil for an assigned user
 		return Decision{Variant: e.Control, ReasonCode: ReasonHoldout}, true
 	case f.outside:
 		return Decision{Variant: e.Control, ReasonCode: ReasonLayer}, true // ranges never move: an assigned user is inside
@@ -96,12 +116,18 @@ func (e *experiment) decideFrom(f facts, attrs map[string]any) (Decision, bool) 
 	return dec, true
 }
 
-// heldOut tells whether one of the experiment's holdouts holds userID out.
-func (e *experiment) heldOut(userID string) bool {
-	for i := range e.Holdouts {
-		if e.Holdouts[i].holds(userID) {
-			return true
-		}
+// The variants of a holdout exposure (the server's bucketing.HoldoutHeld
+// and HoldoutExposed): held out, or let through.
+const (
+	holdoutHeld    = "holdout"
+	holdoutExposed = "exposed"
+)
+
+// holdoutVariant is the variant of the exposure of holdout i of the
+// experiment whose facts f are.
+func (f *facts) holdoutVariant(i int) string {
+	if f.held[i] {
+		return holdoutHeld
 	}
-	return false
+	return holdoutExposed
 }

@@ -112,7 +112,7 @@ const noExposureDay int32 = -1
 // experiment's decision depends on the attributes, so it is computed
 // again except for Track (exposeNone), which has none and takes the last;
 // only the condition is evaluated again, the hashing's facts are kept.
-func (l *exposureLog) resolve(e *experiment, user string, attrs map[string]any, day int32, mode exposure) (dec Decision, ok, send bool) {
+func (l *exposureLog) resolve(e *experiment, user string, attrs map[string]any, day int32, mode exposure) (dec Decision, ok, send bool, f facts) {
 	k := exposureKey{e.ID, user}
 	l.mu.Lock()
 	ent, seen := l.m[k]
@@ -124,11 +124,10 @@ func (l *exposureLog) resolve(e *experiment, user string, attrs map[string]any, 
 			l.m[k] = ent
 		}
 		l.mu.Unlock()
-		return ent.dec, ent.ok, send
+		return ent.dec, ent.ok, send, ent.facts
 	}
 	l.mu.Unlock()
 
-	var f facts
 	if current {
 		f = ent.facts
 	} else {
@@ -141,7 +140,7 @@ func (l *exposureLog) resolve(e *experiment, user string, attrs map[string]any, 
 		// is not locked again (a concurrent change is that call's to log).
 		send = ok && !dec.outside() && (mode == exposeAlways || mode == exposeDaily && ent.day != day)
 		if !send || ent.day == day {
-			return dec, ok, send
+			return dec, ok, send, f
 		}
 	}
 	l.mu.Lock()
@@ -156,7 +155,14 @@ func (l *exposureLog) resolve(e *experiment, user string, attrs map[string]any, 
 	case kept:
 		next.day = ent.day
 	}
-	l.m[k] = next
+	l.put(k, next, seen)
+	return dec, ok, send, f
+}
+
+// put stores an entry; a new key may evict the oldest-inserted one.
+// Called with l.mu held.
+func (l *exposureLog) put(k exposureKey, ent exposureEntry, seen bool) {
+	l.m[k] = ent
 	if !seen {
 		if len(l.order) < l.max {
 			l.order = append(l.order, k)
@@ -166,7 +172,30 @@ func (l *exposureLog) resolve(e *experiment, user string, attrs map[string]any, 
 			l.head = (l.head + 1) % l.max
 		}
 	}
-	return dec, ok, send
+}
+
+// holdoutsDue returns the holdout exposures due for a decision in e whose
+// facts are f (none unless it evaluated the holdout step): the user's
+// membership in each holdout, once per (holdout, user, variant, UTC day)
+// as an experiment's exposure, whichever experiment of the holdout's
+// scope decided (docs/targeting.md, "Holdout exposures"). The log keys
+// them by the holdout's id.
+func (l *exposureLog) holdoutsDue(e *experiment, user string, f *facts, day int32) (due [][2]string) {
+	if len(f.held) == 0 {
+		return nil
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	for i := range e.Holdouts {
+		k, variant := exposureKey{e.Holdouts[i].ID, user}, f.holdoutVariant(i)
+		ent, seen := l.m[k]
+		if seen && ent.day == day && ent.dec.Variant == variant {
+			continue
+		}
+		l.put(k, exposureEntry{dec: Decision{Variant: variant}, ok: true, day: day}, seen)
+		due = append(due, [2]string{e.Holdouts[i].ID, variant})
+	}
+	return due
 }
 
 // utcDay is the day number of t (days since 1970-01-01 UTC).

@@ -219,7 +219,7 @@ func TestExposureLogIsPerUTCDay(t *testing.T) {
 		{"a", day, exposeDaily, false}, {"a", day + 1, exposeNone, false}, {"a", day + 1, exposeDaily, true}, {"b", day, exposeDaily, true},
 		{"c", day, exposeDaily, true}, {"d", day, exposeDaily, true}, {"a", day + 1, exposeDaily, true}}
 	for i, s := range steps {
-		if d, ok, got := l.resolve(e, s.user, nil, s.day, s.mode); d.Variant != "v" || !ok || got != s.want {
+		if d, ok, got, _ := l.resolve(e, s.user, nil, s.day, s.mode); d.Variant != "v" || !ok || got != s.want {
 			t.Fatalf("step %d: got %+v %v %v", i, d, ok, got)
 		}
 	}
@@ -230,22 +230,22 @@ func TestExposureLogIsPerUTCDay(t *testing.T) {
 	// nothing, whether Track or Assign recomputes it first.
 	e2 := *e
 	e2.gen = 2
-	if _, _, got := l.resolve(&e2, "d", nil, day, exposeNone); got {
+	if _, _, got, _ := l.resolve(&e2, "d", nil, day, exposeNone); got {
 		t.Fatal("Track sent an exposure")
 	}
-	if _, _, got := l.resolve(&e2, "d", nil, day, exposeDaily); got {
+	if _, _, got, _ := l.resolve(&e2, "d", nil, day, exposeDaily); got {
 		t.Fatal("same variant, same day, new config: exposure sent again")
 	}
 	// A new variant is due its exposure, also when Track cached it first.
 	e3 := e2
 	e3.gen, e3.ranges = 3, NewBucketMap([]Range{{"w", 0, 1}})
-	if d, _, got := l.resolve(&e3, "d", nil, day, exposeNone); d.Variant != "w" || got {
+	if d, _, got, _ := l.resolve(&e3, "d", nil, day, exposeNone); d.Variant != "w" || got {
 		t.Fatalf("Track: variant %q, exposure %v", d.Variant, got)
 	}
 	if l.m[exposureKey{"e", "d"}].gen != 3 {
 		t.Fatal("Track did not cache the variant on the new config")
 	}
-	if d, _, got := l.resolve(&e3, "d", nil, day, exposeDaily); d.Variant != "w" || !got {
+	if d, _, got, _ := l.resolve(&e3, "d", nil, day, exposeDaily); d.Variant != "w" || !got {
 		t.Fatalf("new variant %q: exposure due %v, want true", d.Variant, got)
 	}
 }

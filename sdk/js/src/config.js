@@ -17,6 +17,7 @@ class Slot {
         !Number.isInteger(this.end) || this.start > this.end) {
       throw new Error(`slot ${raw.id}: bucket_count must be a positive integer and start <= end`);
     }
+    this.id = raw.id;
     this.prefix = `${raw.id}.${raw.salt}.`;
   }
 
@@ -83,12 +84,14 @@ export class Experiment {
     if (mapped === null) return { mapped };
     if (this.closed !== null) return { mapped, inside: decision(mapped, false, this.closed) };
     const kept = this.sticky === null ? mapped : this.sticky.resolve(d, mapped);
+    const assigned = this.sticky?.wasAssigned(d) ?? false;
     return {
       mapped,
       // The decision unless the holdout, layer or targeting keeps the user out, made once (it is frozen).
       inside: decision(kept, true, kept === mapped ? BUCKETED : PINNED),
-      assigned: this.sticky?.wasAssigned(d) ?? false,
-      held: this.holdouts.length > 0 && this.holdouts.some((h) => h.holds(userId)),
+      assigned,
+      // Per holdout, whether it holds the user out; null when the holdout step is not evaluated.
+      held: this.holdouts.length > 0 && !assigned ? this.holdouts.map((h) => h.holds(userId)) : null,
       outside: this.layer !== null && !this.layer.holds(userId),
     };
   }
@@ -98,7 +101,7 @@ export class Experiment {
     if (f.mapped === null) return null;
     if (this.closed !== null) return f.inside;
     let outside = null;
-    if (f.held && !f.assigned) outside = HOLDOUT;
+    if (f.held?.includes(true)) outside = HOLDOUT; // held is null for an assigned user
     else if (f.outside) outside = LAYER; // ranges never move: an assigned user is inside
     else if (this.targeting !== null && !f.assigned && !this.targeting(attributes ?? {})) outside = NOT_TARGETED;
     if (outside === null) return f.inside;

@@ -1,4 +1,7 @@
-import { outside } from './decision.js';
+import { HOLDOUT, outside } from './decision.js';
+
+/** The variant of a holdout exposure of a user let through (held out: HOLDOUT). */
+export const HOLDOUT_EXPOSED = 'exposed';
 /** What a resolve owes the exposure stream. */
 export const EXPOSE_NONE = 0; // track() filling a variant: no exposure
 export const EXPOSE_DAILY = 1; // assign, getPrompt, getVariables: once per (experiment, user, variant, UTC day)
@@ -28,6 +31,7 @@ export class ExposureLog {
     this.head = 0;
     this.count = 0;
     this.due = false; // set by resolve(): an exposure is due
+    this.facts = undefined; // set by resolve(): the decision's facts
   }
 
   /**
@@ -49,6 +53,7 @@ export class ExposureLog {
     if (entry !== undefined && entry.gen === experiment.gen && (!targeted || mode === EXPOSE_NONE)) {
       this.due = entry.decision !== null && !outside(entry.decision) && (mode === EXPOSE_ALWAYS || (mode === EXPOSE_DAILY && entry.day !== day));
       if (this.due) entry.day = day;
+      this.facts = entry.facts;
       return entry.decision;
     }
     // A targeted experiment's warm decision evaluates the condition again on the kept facts (no hashing).
@@ -75,7 +80,41 @@ export class ExposureLog {
       entry.facts = facts;
     }
     this.due = due;
+    this.facts = facts;
     return decision;
+  }
+
+  /**
+   * The holdout exposures due for a decision in experiment whose facts are
+   * facts (none unless it evaluated the holdout step): [holdout id, variant]
+   * per holdout, once per (holdout, user, variant, UTC day) as an
+   * experiment's exposure, whichever experiment of the holdout's scope
+   * decided (docs/targeting.md, "Holdout exposures"). Kept in the same log,
+   * keyed by the holdout's id.
+   */
+  holdoutsDue(experiment, userId, facts, day) {
+    const held = facts?.held;
+    if (held === null || held === undefined) return [];
+    const due = [];
+    experiment.holdouts.forEach((h, i) => {
+      const variant = held[i] ? HOLDOUT : HOLDOUT_EXPOSED;
+      let users = this.byExperiment.get(h.id);
+      if (users === undefined) {
+        users = new Map();
+        this.byExperiment.set(h.id, users);
+      }
+      const entry = users.get(userId);
+      if (entry !== undefined && entry.day === day && entry.decision.variant === variant) return;
+      if (entry === undefined) {
+        users.set(userId, { gen: 0, decision: { variant }, day });
+        this.admit(h.id, userId);
+      } else {
+        entry.decision = { variant };
+        entry.day = day;
+      }
+      due.push([h.id, variant]);
+    });
+    return due;
   }
 
   admit(experimentId, userId) {

@@ -42,6 +42,22 @@ test('decision cases: assignDetail on a client served each case\'s config', asyn
       const want = { variant: c.variant, inExperiment: c.in_experiment, reasonCode: c.reason_code };
       assert.deepEqual({ ...clients[c.config].assignDetail(c.experiment, c.user_id, c.attributes) }, want, `${c.experiment} ${c.user_id}`);
     }
+    // The holdout exposures: once per (holdout, user) of each client.
+    for (const [i, client] of clients.entries()) {
+      const want = new Set();
+      const holdouts = new Set();
+      for (const c of cases) {
+        if (c.config !== i) continue;
+        for (const h of c.holdout_exposures ?? []) {
+          want.add(`${h.holdout_id} ${c.user_id} ${h.variant}`);
+          holdouts.add(h.holdout_id);
+        }
+      }
+      await client.flush();
+      const got = servers[i].eventsOf('exposure').filter((e) => holdouts.has(e.experiment_id)).map((e) => `${e.experiment_id} ${e.user_id} ${e.variant}`);
+      assert.ok(want.size > 0 || i > 0);
+      assert.deepEqual(got.sort(), [...want].sort(), `config ${i}: holdout exposures`);
+    }
   } finally {
     for (const client of clients) await client.close(0);
     for (const server of servers) await server.close();

@@ -216,6 +216,15 @@ class Client:
                     "variant": decision.variant,
                     "config_version": self.config_version,
                 }))
+            if mode != EXPOSE_NONE:
+                # The user's side of each holdout whose step this decision evaluated, held out or not.
+                for holdout_id, variant in self._exposures.holdouts_due(found, user_id):
+                    self._sender.enqueue(new_event(EXPOSURE, {
+                        "experiment_id": holdout_id,
+                        "user_id": user_id,
+                        "variant": variant,
+                        "config_version": self.config_version,
+                    }))
             return decision
         except Exception:  # noqa: BLE001 - assignment must never break the caller
             logger.exception("expd: assign(%r) failed; answering None", experiment)

@@ -21,7 +21,7 @@ class ConfigError(ValueError):
 class Slot:
     """A range of a layer's or a holdout's own bucket space: the user is in it when start <= bucket < end."""
 
-    __slots__ = ("_hash_prefix", "bucket_count", "start", "end")
+    __slots__ = ("_hash_prefix", "id", "bucket_count", "start", "end")
 
     def __init__(self, raw: Mapping[str, Any]) -> None:
         self.bucket_count = int(raw["bucket_count"])
@@ -29,6 +29,7 @@ class Slot:
         self.end = int(raw["end"])
         if self.bucket_count <= 0 or self.start > self.end:
             raise ValueError(f"slot {raw.get('id')!r}: bucket_count must be positive and start <= end")
+        self.id = str(raw["id"])
         self._hash_prefix = f"{raw['id']}.{raw['salt']}.".encode("utf-8")
 
     def holds(self, user_id: str) -> bool:
@@ -91,19 +92,22 @@ class Experiment:
     def facts(self, user_id: str) -> tuple:
         """What the user's decision owes to hashing alone, fixed for this parse whatever the attributes:
         ``(mapped, inside, assigned, held, outside)``, ``inside`` the decision unless the holdout, the
-        layer or the targeting keeps the user out (or the closed experiment's). The exposure log keeps
-        them, so a warm targeted decision only evaluates the condition again."""
+        layer or the targeting keeps the user out (or the closed experiment's); ``held`` is, per
+        holdout, whether it holds the user out, None when the holdout step is not evaluated (no
+        holdouts, or the user was assigned). The exposure log keeps them, so a warm targeted
+        decision only evaluates the condition again."""
         digest = hashlib.sha256(self._hash_prefix + user_id.encode("utf-8")).digest()
         mapped = self.bucket_map.variant_for(int.from_bytes(digest[:8], "big") % self.bucket_count)
         if mapped is None:
-            return (None, None, False, False, False)
+            return (None, None, False, None, False)
         if self.closed is not None:
-            return (mapped, Decision(mapped, False, self.closed), False, False, False)
+            return (mapped, Decision(mapped, False, self.closed), False, None, False)
         kept = mapped if self.sticky is None else self.sticky.resolve(digest, mapped)
-        held = bool(self.holdouts) and any(h.holds(user_id) for h in self.holdouts)
+        assigned = self._assigned(digest)
+        held = tuple(h.holds(user_id) for h in self.holdouts) if self.holdouts and not assigned else None
         outside = self.layer is not None and not self.layer.holds(user_id)
         inside = Decision(kept, True, BUCKETED if kept == mapped else PINNED)
-        return (mapped, inside, self._assigned(digest), held, outside)
+        return (mapped, inside, assigned, held, outside)
 
     def decide_from(self, facts: tuple, attributes: Optional[Mapping[str, Any]]) -> Optional[Decision]:
         """The rules in order, applied to the user's facts and attributes."""
@@ -111,7 +115,7 @@ class Experiment:
         if mapped is None or self.closed is not None:
             return inside
         reason = None
-        if held and not assigned:
+        if held and any(held):  # held is None for an assigned user
             reason = HOLDOUT
         elif outside:
             reason = LAYER  # ranges never move: an assigned user is inside

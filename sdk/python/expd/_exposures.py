@@ -7,7 +7,7 @@ import time
 from collections import OrderedDict
 from typing import Any, List, Mapping, Optional, Tuple
 
-from ._decision import Decision
+from ._decision import HOLDOUT, Decision
 
 ExposureKey = Tuple[str, str]  # (experiment id, user id)
 _SECONDS_PER_DAY = 86_400
@@ -18,6 +18,7 @@ EXPOSE_NONE = 0  # track() filling a variant: no exposure
 EXPOSE_DAILY = 1  # assign, get_prompt, get_variables: once per (experiment, user, variant, UTC day)
 EXPOSE_ALWAYS = 2  # a model call: every call, and it counts as the day's
 _NO_EXPOSURE_DAY = -1  # an entry whose variant has had no exposure yet
+HOLDOUT_EXPOSED = "exposed"  # the variant of a holdout exposure of a user let through (held out: HOLDOUT)
 
 
 class ExposureLog:
@@ -97,6 +98,39 @@ class ExposureLog:
             else:
                 entry[0], entry[1], entry[2], entry[3] = gen, decision, next_day, facts
             return decision, due
+
+    def holdouts_due(self, experiment: Any, user_id: str, now: Optional[float] = None) -> List[Tuple[str, str]]:
+        """The holdout exposures due after a ``resolve`` of the user in ``experiment`` (none
+        unless its decision evaluated the holdout step): ``(holdout id, variant)`` per holdout,
+        once per (holdout, user, variant, UTC day) as an experiment's exposure, whichever
+        experiment of the holdout's scope decided (docs/targeting.md, "Holdout exposures").
+        Kept in the same log, keyed by the holdout's id."""
+        holdouts = getattr(experiment, "holdouts", ())
+        if not holdouts:
+            return []
+        day = int((time.time() if now is None else now) // _SECONDS_PER_DAY)
+        with self._lock:
+            entry = self._entries.get((experiment.id, user_id))
+            facts = entry[3] if entry is not None and entry[0] == experiment.gen else None
+        if facts is None:
+            facts = experiment.facts(user_id)  # evicted meanwhile: hashing again
+        held = facts[3]
+        if held is None:
+            return []
+        due = []
+        with self._lock:
+            for h, is_held in zip(holdouts, held):
+                variant = HOLDOUT if is_held else HOLDOUT_EXPOSED
+                key = (h.id, user_id)
+                entry = self._entries.get(key)
+                if entry is not None and entry[2] == day and entry[1].variant == variant:
+                    continue
+                self._entries[key] = [0, Decision(variant, False, ""), day, None]
+                self._entries.move_to_end(key)
+                if len(self._entries) > self._capacity:
+                    self._entries.popitem(last=False)
+                due.append((h.id, variant))
+        return due
 
     def __len__(self) -> int:
         return len(self._entries)

@@ -90,9 +90,10 @@ class ConformanceTest(unittest.TestCase):
         """The shared decision cases through ``assign_detail`` on a client served each case's config."""
         decisions = SCENARIO["decisions"]
         self.assertTrue(decisions["cases"])
-        clients = []
+        clients, clients_servers = [], []
         for config in decisions["configs"]:
             server = ScenarioServer()
+            clients_servers.append(server)
             self.addCleanup(server.close)
             server.config = config
             client = expd.Client(api_key="pk_test", base_url=server.base_url, wait_for_config=10, flush_interval=3600)
@@ -103,6 +104,18 @@ class ConformanceTest(unittest.TestCase):
             want = expd.Decision(case["variant"], case["in_experiment"], case["reason_code"])
             got = clients[case["config"]].assign_detail(case["experiment"], case["user_id"], case["attributes"])
             self.assertEqual(got, want, f'{case["experiment"]} {case["user_id"]}')
+        # The holdout exposures: once per (holdout, user) of each client.
+        for i, client in enumerate(clients):
+            want, holdouts = set(), set()
+            for case in decisions["cases"]:
+                if case["config"] == i:
+                    for h in case.get("holdout_exposures") or ():
+                        want.add((h["holdout_id"], case["user_id"], h["variant"]))
+                        holdouts.add(h["holdout_id"])
+            self.assertTrue(client.flush(10))
+            got = [(e["experiment_id"], e["user_id"], e["variant"]) for e in clients_servers[i].events_of("exposure")
+                   if e["experiment_id"] in holdouts]
+            self.assertEqual(sorted(got), sorted(want), f"config {i}: holdout exposures")
 
     def test_scripted_scenario(self):
         server = ScenarioServer()

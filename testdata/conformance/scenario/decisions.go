@@ -27,6 +27,31 @@ type DecisionCase struct {
 	Variant      string               `json:"variant"`
 	InExperiment bool                 `json:"in_experiment"`
 	ReasonCode   bucketing.ReasonCode `json:"reason_code"`
+	// HoldoutExposures is the user's side of each holdout whose step the
+	// decision evaluates (the experiment runs, the user is not assigned):
+	// what a client records once per (holdout, user) beside its exposures
+	// (docs/targeting.md, "Holdout exposures").
+	HoldoutExposures []HoldoutExposure `json:"holdout_exposures,omitempty"`
+}
+
+// HoldoutExposure is one exposure of a holdout: its id, and "holdout"
+// (held out) or "exposed".
+type HoldoutExposure struct {
+	HoldoutID string `json:"holdout_id"`
+	Variant   string `json:"variant"`
+}
+
+// holdoutExposures is the exposure of decisionHoldout due for user u when
+// the decision evaluates its step, derived from Slot.Holds.
+func holdoutExposures(evaluated bool, u string) []HoldoutExposure {
+	if !evaluated {
+		return nil
+	}
+	v := bucketing.HoldoutExposed
+	if decisionHoldout.Holds(u) {
+		v = bucketing.HoldoutHeld
+	}
+	return []HoldoutExposure{{HoldoutID: decisionHoldout.ID, Variant: v}}
 }
 
 const decisionBuckets = 1000
@@ -286,10 +311,20 @@ func checkDecisions(ds Decisions) error {
 		served[e.Name] = s
 	}
 	seen := map[bucketing.ReasonCode]bool{}
+	seenHoldout := map[string]bool{}
 	for _, c := range ds.Cases {
 		got, err := bucketing.Evaluate(served[c.Experiment], c.UserID, c.Attributes, "")
 		if err != nil || got.Variant != c.Variant || got.InExperiment != c.InExperiment || got.Reason != c.ReasonCode {
 			return fmt.Errorf("decisions: %s %s: Evaluate = %+v, %v; want %+v", c.Experiment, c.UserID, got, err, c)
+		}
+		if len(got.Holdouts) != len(c.HoldoutExposures) {
+			return fmt.Errorf("decisions: %s %s: Evaluate's holdouts %+v, want %+v", c.Experiment, c.UserID, got.Holdouts, c.HoldoutExposures)
+		}
+		for i, m := range got.Holdouts {
+			if w := c.HoldoutExposures[i]; m.HoldoutID != w.HoldoutID || m.Variant != w.Variant {
+				return fmt.Errorf("decisions: %s %s: Evaluate's holdouts %+v, want %+v", c.Experiment, c.UserID, got.Holdouts, c.HoldoutExposures)
+			}
+			seenHoldout[m.Variant] = true
 		}
 		seen[c.ReasonCode] = true
 	}
@@ -298,6 +333,9 @@ func checkDecisions(ds Decisions) error {
 		if !seen[code] {
 			return fmt.Errorf("decisions: no case of %s", code)
 		}
+	}
+	if !seenHoldout[bucketing.HoldoutHeld] || !seenHoldout[bucketing.HoldoutExposed] {
+		return fmt.Errorf("decisions: holdout exposures of both sides needed, got %v", seenHoldout)
 	}
 	return nil
 }
@@ -357,7 +395,8 @@ func addLayered(ds *Decisions) error {
 				continue
 			}
 			taken[k]++
-			c := DecisionCase{Experiment: e.Name, UserID: u, Attributes: a.attrs, Variant: "control"}
+			c := DecisionCase{Experiment: e.Name, UserID: u, Attributes: a.attrs, Variant: "control",
+				HoldoutExposures: holdoutExposures(e.Status == "running" && e.Holdouts != nil, u)}
 			switch {
 			case e.Status != "running":
 				c.ReasonCode = bucketing.ReasonNotRunning
@@ -436,7 +475,7 @@ func addLayeredAssigned(ds *Decisions, layer *bucketing.Slot) error {
 		variant, pinned := pins[u]
 		assigned := pinned || e.Sticky.WasAssigned(&d)
 		h, out := decisionHoldout.Holds(u), !layer.Holds(u)
-		c := DecisionCase{Experiment: e.Name, UserID: u, Attributes: a.attrs, Variant: "control"}
+		c := DecisionCase{Experiment: e.Name, UserID: u, Attributes: a.attrs, Variant: "control", HoldoutExposures: holdoutExposures(!assigned, u)}
 		switch {
 		case h && !assigned:
 			c.ReasonCode = bucketing.ReasonHoldout

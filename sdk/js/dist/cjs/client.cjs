@@ -285,7 +285,8 @@ class Client {
       if (found === null) return null;
       const user = typeof userId === 'string' ? userId : String(userId);
       // A model call's exposure also counts as the day's, so assign() adds none after it.
-      const decision = this.exposures.resolve(found, user, utcDay(Date.now()), mode, attributes ?? currentAttributes(user));
+      const day = utcDay(Date.now());
+      const decision = this.exposures.resolve(found, user, day, mode, attributes ?? currentAttributes(user));
       if (this.exposures.due) {
         this.sender.enqueue(newEvent(EXPOSURE, {
           experiment_id: found.id,
@@ -293,6 +294,17 @@ class Client {
           variant: decision.variant,
           config_version: this.poller.snapshot.version,
         }));
+      }
+      if (mode !== EXPOSE_NONE) {
+        // The user's side of each holdout whose step this decision evaluated, held out or not.
+        for (const [holdoutId, variant] of this.exposures.holdoutsDue(found, user, this.exposures.facts, day)) {
+          this.sender.enqueue(newEvent(EXPOSURE, {
+            experiment_id: holdoutId,
+            user_id: user,
+            variant,
+            config_version: this.poller.snapshot.version,
+          }));
+        }
       }
       return decision;
     } catch (err) {
