@@ -64,3 +64,21 @@ func BenchmarkRedact(b *testing.B) {
 		Redact(benchText)
 	}
 }
+
+// supportChat is bench/ingest's model call (-redact-rounds): a 1.5 KB
+// support prompt with an email and a phone number, and its answer.
+var supportChat = []string{strings.Repeat("You are a helpful support agent for an online shop. Answer briefly and politely, "+
+	"quote the order number, never promise refunds over 100 EUR without a manager. ", 8) +
+	"Customer: Hi, my order 2024-11-0042 (placed 2024-11-20 at 10:30) has not arrived. You can reach me at customer42@example.com or +44 20 7946 0958. Thanks!",
+	"Thanks for reaching out! I am sorry order 2024-11-0042 is late. The carrier shows it in transit since 2024-11-21; " +
+		"it should arrive within 2 working days. If it has not arrived by Friday, reply here and we will send a replacement at no cost. " +
+		"Version 3.2.1 of our app also shows live tracking under Orders. Have a good day!"}
+
+func BenchmarkRedactSupportChat(b *testing.B) {
+	b.SetBytes(int64(len(supportChat[0]) + len(supportChat[1])))
+	for i := 0; i < b.N; i++ {
+		for _, s := range supportChat {
+			Redact(s)
+		}
+	}
+}
