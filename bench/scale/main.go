@@ -18,8 +18,9 @@
 // into events and event_ids, day by day), so the machine time goes to
 // measurements rather than to JSON encoding.
 //
-// With -erasure it times one user's erasure after each pass instead
-// (the Erasure workflow's steps on the real activities, docs/privacy.md).
+// With -erasure it times one heavy user's erasure after each pass instead
+// (the Erasure workflow's steps on the real activities, docs/privacy.md);
+// with -clickhouse too, the events and scores are ClickHouse's.
 //
 //	DATABASE_URL=postgres://... go run ./bench/scale -passes 10000000,20000000
 //	DATABASE_URL=postgres://... go run ./bench/scale -erasure -experiments 20 -passes 1000000,2000000,7000000
@@ -100,9 +101,6 @@ func main() {
 	}
 	defer env.tearDown()
 	if cfg.chURL != "" {
-		if cfg.erasure {
-			log.Fatal("-erasure measures PostgreSQL only; -clickhouse measures DeleteUser itself")
-		}
 		var stop func()
 		if env.ch, stop, err = setUpClickHouse(ctx, cfg.chURL, cfg.chCluster, cfg.chDatabase, cfg.keep); err != nil {
 			log.Fatal(err)
@@ -120,6 +118,11 @@ func main() {
 		for pass := cfg.firstPass; pass < cfg.firstPass+len(cfg.sizes); pass++ {
 			if _, _, err := env.fill(ctx, pass); err != nil {
 				log.Fatal(err)
+			}
+			if env.ch != nil {
+				if _, _, err := env.fillClickHouse(ctx, pass); err != nil {
+					log.Fatal(err)
+				}
 			}
 			m, err := env.erase(ctx, pass)
 			if err != nil {
