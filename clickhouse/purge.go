@@ -39,11 +39,15 @@ func (s *Store) DeleteUser(ctx context.Context, orgID, userID string) (int64, er
 	return n, nil
 }
 
+// maxIDsPerDelete bounds the ids of one mutation's IN list (a mutation
+// takes no external table).
+const maxIDsPerDelete = 10_000
+
 // DeleteScores is EventStore.DeleteScores: a mutation on every node
 // deleting the org's scores of the calls, waited for.
 func (s *Store) DeleteScores(ctx context.Context, orgID string, callIDs []string) (int64, error) {
 	var total int64
-	for chunk := range slices.Chunk(callIDs, maxIDsPerProbe) {
+	for chunk := range slices.Chunk(callIDs, maxIDsPerDelete) {
 		n, err := s.deleteScoresWhere(ctx, "org_id = ? AND call_id IN "+quoteList(chunk), orgID)
 		if err != nil {
 			return total, fmt.Errorf("delete scores of %d calls: %w", len(chunk), err)
