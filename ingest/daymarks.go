@@ -33,19 +33,36 @@ const dayLayout = "2006-01-02"
 // now and adds the late days of those rows to late, which the caller marks
 // (markLate) once, with the late days of the group's scores.
 func storeEvents(ctx context.Context, tx groupTx, rows []EventRow, late map[dayMark]bool) ([]eventKey, error) {
+	if _, split := tx.(splitTx); split {
+		return storeSplit(ctx, tx, rows, late)
+	}
 	inserted, err := tx.insert(ctx, rows)
-	_, split := tx.(splitTx)
-	if err != nil || len(inserted) == 0 && !split {
+	if err != nil || len(inserted) == 0 {
 		return inserted, err
 	}
 	lateDays(rows, inserted, late)
-	pinned := storedRows(rows, inserted)
-	if split {
-		pinned = rows // a retry's reconciliation (NewEngineWriter)
-	}
-	if err := tx.pin(ctx, pinned); err != nil {
+	if err := tx.pin(ctx, storedRows(rows, inserted)); err != nil {
 		return nil, err
 	}
+	return inserted, nil
+}
+
+// storeSplit is storeEvents of a group split over an engine and the
+// control database (NewEngineWriter). Such a group pins every exposure it
+// admits, stored now or not (a retry's reconciliation), so the pins need
+// not wait for the engine: the control transaction makes them while the
+// engine writes, and commits only after both.
+func storeSplit(ctx context.Context, tx groupTx, rows []EventRow, late map[dayMark]bool) ([]eventKey, error) {
+	pinned := make(chan error, 1)
+	go func() { pinned <- tx.pin(ctx, rows) }()
+	inserted, err := tx.insert(ctx, rows)
+	if pinErr := <-pinned; err == nil {
+		err = pinErr
+	}
+	if err != nil {
+		return nil, err
+	}
+	lateDays(rows, inserted, late)
 	return inserted, nil
 }
 

@@ -38,8 +38,18 @@ type Engine interface {
 // not: pin is idempotent), and their usage is not counted (under, never
 // over: docs/ingest.md, "What commits together").
 func NewEngineWriter(db *gorm.DB, e Engine, opts Options) *Writer {
+	if opts.Linger == 0 {
+		opts.Linger = engineLinger
+	}
 	return newWriter(splitStore{control: storeOf(db), events: e}, opts)
 }
+
+// engineLinger is an engine writer's default Linger. Every insert into
+// ClickHouse makes a part per table and shard, at a cost that hardly
+// depends on its rows (docs/scale.md, "Benchmarks against ClickHouse"), so
+// the writer runs one group at a time (splitStore.concurrency) and lets
+// it gather the requests that arrive meanwhile.
+const engineLinger = 50 * time.Millisecond
 
 // splitStore runs a group's control part in the database's transaction
 // and its events part in the engine.
@@ -54,9 +64,10 @@ func (s splitStore) inTx(ctx context.Context, fn func(tx groupTx) error) error {
 	})
 }
 
-// concurrency: the engine takes concurrent batches; the control
-// transactions are short.
-func (s splitStore) concurrency() int { return 4 }
+// concurrency: one group at a time, as large as the queue makes it
+// (engineLinger); groups in parallel would split the same rows into more,
+// smaller inserts.
+func (s splitStore) concurrency() int { return 1 }
 
 // splitTx is a group's transaction over two stores.
 type splitTx struct {

@@ -23,6 +23,13 @@ type Options struct {
 	// 4 on PostgreSQL, so groups' COPYs overlap other groups' commit
 	// flushes; 1 on SQLite, which has a single writer.
 	Concurrency int
+	// Linger is how long a group waits for more requests before it
+	// starts, when fewer than MaxGroupRows are queued: 0 on PostgreSQL and
+	// SQLite, where a transaction's cost follows its rows; an engine's
+	// (NewEngineWriter) default, where every insert pays a fixed cost (a
+	// ClickHouse part per table and shard), so a few large groups beat
+	// many small ones.
+	Linger time.Duration
 	// CommitTimeout bounds one group transaction (10 s).
 	CommitTimeout time.Duration
 	// Now is the clock of received_at and of the usage month.
@@ -197,6 +204,7 @@ func (w *Writer) readTombstones(ctx context.Context, orgID string, since time.Ti
 // flush commits one group in slot, then hands the slot on to a new
 // goroutine while more is queued, so the calling request can answer.
 func (w *Writer) flush(slot int) {
+	w.linger()
 	group := w.take()
 	w.commit(group, slot)
 	w.mu.Lock()
@@ -207,6 +215,19 @@ func (w *Writer) flush(slot int) {
 	w.mu.Unlock()
 	if more {
 		go w.flush(slot)
+	}
+}
+
+// linger waits Linger for more requests unless a full group is queued.
+func (w *Writer) linger() {
+	if w.opts.Linger <= 0 {
+		return
+	}
+	w.mu.Lock()
+	full := w.queued >= w.opts.MaxGroupRows
+	w.mu.Unlock()
+	if !full {
+		time.Sleep(w.opts.Linger)
 	}
 }
 

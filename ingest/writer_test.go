@@ -128,6 +128,30 @@ func TestWriterMergesConcurrentBatchesIntoFewTransactions(t *testing.T) {
 	t.Logf("%d concurrent writes in %d transactions", writers, fs.txs)
 }
 
+// With Linger, a group waits for the requests that follow its first:
+// writes arriving one after another share one transaction, where without
+// it the first would commit alone.
+func TestWriterLingerGathersTheRequestsThatFollow(t *testing.T) {
+	fs := &fakeStore{stored: map[eventKey]bool{}}
+	w := newWriter(fs, Options{Linger: time.Second})
+	var wg sync.WaitGroup
+	for i := range 5 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			b := Batch{Tenant: Tenant{OrgID: "o", Plan: plans.Enterprise}, Rows: rowsOf("o", fmt.Sprint("e-", i))}
+			if o, err := w.Write(context.Background(), b); err != nil || o.Accepted != 1 {
+				t.Errorf("Write %d = %+v, %v", i, o, err)
+			}
+		}()
+		time.Sleep(10 * time.Millisecond)
+	}
+	wg.Wait()
+	if fs.txs != 1 {
+		t.Fatalf("5 writes 10 ms apart in %d transactions; want 1 (they arrive within the linger)", fs.txs)
+	}
+}
+
 func TestWriterReportsUnavailableAndOverload(t *testing.T) {
 	fs := &fakeStore{stored: map[eventKey]bool{}, fail: fmt.Errorf("begin: %w", io.ErrUnexpectedEOF)}
 	w := newWriter(fs, Options{MaxQueuedRows: 3})

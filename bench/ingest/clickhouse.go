@@ -26,7 +26,7 @@ type chBench struct {
 
 // setUpClickHouse migrates a fresh database on the ClickHouse of dsn
 // (dropped by the returned teardown) and serves the second router.
-func setUpClickHouse(ctx context.Context, env *benchEnv, dsn, cluster string, groups int) (*chBench, func(), error) {
+func setUpClickHouse(ctx context.Context, env *benchEnv, dsn, cluster string, opts ingest.Options) (*chBench, func(), error) {
 	u, err := url.Parse(dsn)
 	if err != nil {
 		return nil, nil, err
@@ -63,7 +63,7 @@ func setUpClickHouse(ctx context.Context, env *benchEnv, dsn, cluster string, gr
 		teardown()
 		return nil, nil, err
 	}
-	if api.baseURL, err = env.serve(ingest.NewEngineWriter(env.db, store, ingest.Options{Concurrency: groups})); err != nil {
+	if api.baseURL, err = env.serve(ingest.NewEngineWriter(env.db, store, opts)); err != nil {
 		teardown()
 		return nil, nil, err
 	}

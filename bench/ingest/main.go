@@ -26,6 +26,8 @@ import (
 	"os"
 	"runtime/pprof"
 	"time"
+
+	"github.com/expd/expd/ingest"
 )
 
 func main() {
@@ -41,6 +43,7 @@ func main() {
 	flag.IntVar(&cfg.redactRounds, "redact-rounds", 0, "rounds comparing POST /v1/events of model calls under the redact payload policy with store (0: skip; redact.go)")
 	flag.IntVar(&cfg.traceRounds, "trace-rounds", 0, "rounds comparing POST /v1/traces (OTLP GenAI spans) with POST /v1/events carrying the same model calls (0: skip; traces.go)")
 	flag.IntVar(&cfg.groups, "groups", 0, "group transactions in flight at once (ingest.Options.Concurrency; 0: the default)")
+	flag.DurationVar(&cfg.linger, "linger", 0, "how long a group on ClickHouse waits for more requests (ingest.Options.Linger; 0: the engine writer's default)")
 	flag.StringVar(&cfg.clickhouseURL, "clickhouse", os.Getenv("CLICKHOUSE_URL"), "ClickHouse DSN: also measure the write path with the events there, against a raw batch insert (default $CLICKHOUSE_URL)")
 	flag.StringVar(&cfg.clickhouseCluster, "clickhouse-cluster", os.Getenv("CLICKHOUSE_CLUSTER"), "the ClickHouse cluster to shard over (default $CLICKHOUSE_CLUSTER)")
 	profile := flag.String("cpuprofile", "", "write a CPU profile of the rounds here")
@@ -60,7 +63,7 @@ func main() {
 			log.Fatal("-clickhouse serves its own router: leave -target unset")
 		}
 		var stop func()
-		if chb, stop, err = setUpClickHouse(ctx, env, cfg.clickhouseURL, cfg.clickhouseCluster, cfg.groups); err != nil {
+		if chb, stop, err = setUpClickHouse(ctx, env, cfg.clickhouseURL, cfg.clickhouseCluster, ingest.Options{Concurrency: cfg.groups, Linger: cfg.linger}); err != nil {
 			log.Fatal(err)
 		}
 		defer stop()
@@ -162,4 +165,5 @@ type config struct {
 	clickhouseURL, clickhouseCluster                       string
 	clients, requests, batch, importLines                  int
 	groups, rounds, scoreRounds, traceRounds, redactRounds int
+	linger                                                 time.Duration
 }
