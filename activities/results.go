@@ -25,6 +25,9 @@ type RunInput struct {
 	ExperimentID string
 	ComputedFor  string // YYYY-MM-DD or manual-<RFC 3339 instant>
 	WorkflowID   string
+	// Holdout: ExperimentID names a holdout, whose run compares its two
+	// sides (results.LoadHoldoutDesign).
+	Holdout bool `json:",omitempty"`
 }
 
 // RunPlan is the small summary LoadRunPlan hands to the next steps: the
@@ -80,7 +83,11 @@ func (a *Activities) design(ctx context.Context, in RunInput) (results.Key, resu
 		return key, results.Design{}, RunPlan{}, temporal.NewNonRetryableApplicationError("bad computed_for", "BadRunKey", err)
 	}
 	plan := RunPlan{Kind: key.Kind}
-	p, err := results.LoadDesign(ctx, a.DB, in.OrgID, in.ExperimentID, key.WindowEnd)
+	load := results.LoadDesign
+	if in.Holdout {
+		load = results.LoadHoldoutDesign
+	}
+	p, err := load(ctx, a.DB, in.OrgID, in.ExperimentID, key.WindowEnd)
 	if err != nil || p.Skip != "" {
 		plan.Skip = p.Skip
 		return key, results.Design{}, plan, err

@@ -165,6 +165,8 @@ func NewRouter(deps Deps) *gin.Engine {
 	dash.GET("/holdouts", requireAdmin, h.listHoldouts)                                                 // holdouts.go
 	dash.GET("/holdouts/:id", requireAdmin, h.getHoldout)                                               // holdouts.go
 	dash.PUT("/holdouts/:id", requireAdmin, h.updateHoldout)                                            // holdouts.go
+	dash.GET("/holdouts/:id/results", requireAdmin, h.getHoldoutResults)                                // holdout_results.go
+	dash.POST("/holdouts/:id/runs", requireAdmin, h.startHoldoutRun)                                    // holdout_results.go
 	dash.POST("/runs/backfill", requireAdmin, h.startBackfill)                                          // runs.go
 	dash.POST("/evaluators", requireAdmin, limitBody(evaluatorBodyLimit), h.createEvaluator)            // evaluators.go
 	dash.GET("/evaluators", requireAdmin, h.listEvaluators)                                             // evaluators.go

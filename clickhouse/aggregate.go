@@ -102,6 +102,9 @@ func (s *Store) Aggregate(ctx context.Context, orgID, experimentID string, w res
 	q := newRunQuery(s, orgID)
 	start, end := micros(w.Start), micros(w.End)
 	inExp := fmt.Sprintf("e.experiment_id = %s AND e.ts >= x_first AND e.ts < %d", quote(experimentID), end)
+	if w.AllExperiments {
+		inExp = fmt.Sprintf("e.ts >= x_first AND e.ts < %d", end) // a holdout's run: every experiment's events
+	}
 	inPre := fmt.Sprintf("e.ts >= x_first - %d AND e.ts < x_first", int64(results.PrePeriodDays)*int64(24*time.Hour/time.Microsecond))
 	var cols []string
 	var args []any
@@ -148,6 +151,10 @@ func (s *Store) Aggregate(ctx context.Context, orgID, experimentID string, w res
 	exposures := fmt.Sprintf("FROM %s FINAL WHERE org_id = %s AND experiment_id = %s AND type = 'exposure' AND ts >= %d AND ts < %d",
 		s.t("events_local"), quote(orgID), quote(experimentID), start, end)
 	scope := fmt.Sprintf("experiment_id = %s AND ts < %d", quote(experimentID), end)
+	if w.AllExperiments {
+		// A holdout's run: its exposed users' events of every experiment.
+		scope = fmt.Sprintf("ts >= %d AND ts < %d AND user_id IN (SELECT user_id %s)", start, end, exposures)
+	}
 	if cuped {
 		// The pre-period reads the org's other events too, but only the
 		// experiment's exposed users' (the join keeps no other): without

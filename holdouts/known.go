@@ -3,6 +3,7 @@ package holdouts
 import (
 	"context"
 	"fmt"
+	"time"
 
 	"github.com/google/uuid"
 )
@@ -32,6 +33,21 @@ func (s Store) Known(ctx context.Context, orgID string, ids []string) (map[strin
 	out := make(map[string]bool, len(found))
 	for _, id := range found {
 		out[id] = true
+	}
+	return out, nil
+}
+
+// SharesOf lists, oldest first, the held-out shares the org's holdout id
+// has had since before to (its versions): the phases of its own results.
+func (s Store) SharesOf(ctx context.Context, orgID, id string, to time.Time) ([]Share, error) {
+	var out []Share
+	err := s.DB.WithContext(ctx).Model(&versionRow{}).Select("holdout_id", "percent", "created_at AS at").
+		Where("org_id = ? AND holdout_id = ? AND created_at < ?", orgID, id, to).Order("version").Scan(&out).Error
+	if err != nil {
+		return nil, fmt.Errorf("read shares of holdout %s: %w", id, err)
+	}
+	for i := range out {
+		out[i].At = out[i].At.UTC()
 	}
 	return out, nil
 }

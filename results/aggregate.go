@@ -90,9 +90,14 @@ func Aggregate(ctx context.Context, db *gorm.DB, orgID, experimentID string, w W
 // into days fall back to Aggregate's query (RollupUse.Full says why), and
 // quantile metrics always read events (eventpass.go).
 func AggregateIncremental(ctx context.Context, db *gorm.DB, orgID, experimentID string, w Window, arms []string, ms []metrics.Resolved, now time.Time, progress func(users int)) (Sample, RollupUse, error) {
-	p, use, err := planRollups(ctx, db, orgID, experimentID, w, ms, now)
-	if err != nil {
-		return Sample{}, use, err
+	var p *rollupPlan
+	use := RollupUse{Full: "the users' events of every experiment are read (a holdout's run)"}
+	if !w.AllExperiments {
+		// Rollups are per experiment: a holdout's run reads events.
+		var err error
+		if p, use, err = planRollups(ctx, db, orgID, experimentID, w, ms, now); err != nil {
+			return Sample{}, use, err
+		}
 	}
 	q, err := buildAggregateQuery(db, orgID, experimentID, w, ms, p)
 	if err != nil {

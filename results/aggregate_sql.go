@@ -167,10 +167,17 @@ func buildAggregateQuery(db *gorm.DB, orgID, experimentID string, w Window, ms [
 		}
 		return aggregateQuery{SQL: sql + byUser, Args: args}, nil
 	}
-	sql += `LEFT JOIN events e` + d.userIndex + ` ON e.org_id = ? AND e.experiment_id = ? AND e.user_id = x.user_id AND e.ts >= x.first_ts AND e.ts < ?` + preJoin + `
-GROUP BY x.user_id, x.variant, x.first_ts, x.crossover` + byUser
 	args = append(args, colArgs...)
-	args = append(args, orgID, experimentID, w.End)
+	if w.AllExperiments {
+		// The user's events of every experiment: the org's (org, user, ts) index.
+		sql += `LEFT JOIN events e` + d.orgIndex + ` ON e.org_id = ? AND e.user_id = x.user_id AND e.ts >= x.first_ts AND e.ts < ?`
+		args = append(args, orgID, w.End)
+	} else {
+		sql += `LEFT JOIN events e` + d.userIndex + ` ON e.org_id = ? AND e.experiment_id = ? AND e.user_id = x.user_id AND e.ts >= x.first_ts AND e.ts < ?`
+		args = append(args, orgID, experimentID, w.End)
+	}
+	sql += preJoin + `
+GROUP BY x.user_id, x.variant, x.first_ts, x.crossover` + byUser
 	return aggregateQuery{SQL: sql, Args: args}, nil
 }
 

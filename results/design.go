@@ -52,12 +52,7 @@ func LoadDesign(ctx context.Context, db *gorm.DB, orgID, experimentID string, wi
 	case err != nil:
 		return Planned{}, err
 	}
-	org, err := orgs.Get(ctx, db, orgID)
-	if err != nil {
-		return Planned{}, err
-	}
-	limits := plans.Get(plans.Name(org.Plan))
-	retention, err := privacy.RetentionDays(ctx, db, orgID, limits.RetentionDays)
+	limits, retention, err := orgLimits(ctx, db, orgID)
 	if err != nil {
 		return Planned{}, err
 	}
@@ -75,4 +70,16 @@ func LoadDesign(ctx context.Context, db *gorm.DB, orgID, experimentID string, wi
 	}
 	d.NStar, _ = cfg.NStar()
 	return Planned{Version: cfg.Version, Design: d}, nil
+}
+
+// orgLimits are the org's plan limits and the retention in force (the
+// shorter of the plan's and the org's own).
+func orgLimits(ctx context.Context, db *gorm.DB, orgID string) (plans.Limit, int, error) {
+	org, err := orgs.Get(ctx, db, orgID)
+	if err != nil {
+		return plans.Limit{}, 0, err
+	}
+	limits := plans.Get(plans.Name(org.Plan))
+	retention, err := privacy.RetentionDays(ctx, db, orgID, limits.RetentionDays)
+	return limits, retention, err
 }

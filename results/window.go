@@ -12,6 +12,11 @@ type Window struct {
 	End                time.Time `json:"end"`
 	Days               int       `json:"days"`
 	RetentionTruncated bool      `json:"retention_truncated"`
+	// AllExperiments: an exposed user's events count whatever experiment
+	// they name, not only the run's own: a holdout's run, whose exposures
+	// name the holdout while the users' events name the experiments
+	// (docs/targeting.md, "Holdout results").
+	AllExperiments bool `json:"all_experiments,omitempty"`
 }
 
 // NewWindow builds the window of docs/architecture.md §6. Days counts started days,

@@ -46,7 +46,7 @@ type Starter struct {
 // reused: a second start of the same run is not an error, it is the same
 // run. It returns the workflow id.
 func (s Starter) StartResults(ctx context.Context, in workflows.ExperimentResultsInput) (string, error) {
-	id := workflows.ResultsWorkflowID(in.ExperimentID, in.ComputedFor)
+	id := in.WorkflowID()
 	if s.Client == nil {
 		return id, ErrNotConnected
 	}
@@ -227,7 +227,7 @@ var ErrAlreadyRunning = errors.New("already running")
 // running, from the schedule or the API, another start fails with
 // ErrAlreadyRunning; once it has ended, the day may be computed again.
 func (s Starter) StartDayRun(ctx context.Context, in workflows.ExperimentResultsInput) (string, error) {
-	id := workflows.ResultsWorkflowID(in.ExperimentID, in.ComputedFor)
+	id := in.WorkflowID()
 	return id, s.startUnlessRunning(ctx, client.StartWorkflowOptions{ID: id,
 		TypedSearchAttributes: workflows.ExperimentSearchAttributes(in.OrgID, in.ExperimentID)}, workflows.ExperimentResults, in)
 }

@@ -17,6 +17,12 @@ func ResultsWorkflowID(experimentID, computedFor string) string {
 	return "results/" + experimentID + "/" + computedFor
 }
 
+// HoldoutResultsWorkflowID is the one run of a holdout's results for a
+// computed_for value: results/holdout-<holdout>/<computed_for>.
+func HoldoutResultsWorkflowID(holdoutID, computedFor string) string {
+	return "results/holdout-" + holdoutID + "/" + computedFor
+}
+
 // BackfillWorkflowID is the one backfill of an org's day range:
 // backfill/<org>/<first day>/<last day>.
 func BackfillWorkflowID(orgID, firstDay, lastDay string) string {

@@ -19,6 +19,19 @@ type ExperimentResultsInput struct {
 	OrgID        string
 	ExperimentID string
 	ComputedFor  string
+	// Holdout: ExperimentID names a holdout; its run is the same steps
+	// over its two sides, and ends once published (no guardrails, verdict
+	// or webhook: nothing ships from it). docs/targeting.md.
+	Holdout bool `json:",omitempty"`
+}
+
+// WorkflowID is the run's one workflow id: ResultsWorkflowID, or
+// HoldoutResultsWorkflowID for a holdout.
+func (in ExperimentResultsInput) WorkflowID() string {
+	if in.Holdout {
+		return HoldoutResultsWorkflowID(in.ExperimentID, in.ComputedFor)
+	}
+	return ResultsWorkflowID(in.ExperimentID, in.ComputedFor)
 }
 
 // ExperimentResultsResult summarises a run; the rows are in the database.
@@ -82,7 +95,7 @@ var (
 // through its history. A failed run is recorded as failed.
 func ExperimentResults(ctx workflow.Context, in ExperimentResultsInput) (ExperimentResultsResult, error) {
 	run := activities.RunInput{OrgID: in.OrgID, ExperimentID: in.ExperimentID, ComputedFor: in.ComputedFor,
-		WorkflowID: workflow.GetInfo(ctx).WorkflowExecution.ID}
+		WorkflowID: workflow.GetInfo(ctx).WorkflowExecution.ID, Holdout: in.Holdout}
 	out := ExperimentResultsResult{ComputedFor: in.ComputedFor}
 	// A manual run's window ends at the whole second after its request
 	// (results.ManualKey): wait for that instant, so that everything
@@ -116,6 +129,9 @@ func ExperimentResults(ctx workflow.Context, in ExperimentResultsInput) (Experim
 		return out, markFailed(ctx, run, err)
 	}
 	out.Rows = published.Rows
+	if in.Holdout {
+		return out, nil
+	}
 	if workflow.GetVersion(ctx, "guardrails", workflow.DefaultVersion, 1) == workflow.DefaultVersion {
 		return out, nil // a run started before guardrails existed
 	}
