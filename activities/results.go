@@ -3,6 +3,8 @@ package activities
 import (
 	"context"
 	"fmt"
+	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -10,6 +12,7 @@ import (
 	"go.temporal.io/sdk/temporal"
 
 	"github.com/expd/expd/experiments"
+	"github.com/expd/expd/holdouts"
 	"github.com/expd/expd/results"
 	"github.com/expd/expd/telemetry"
 )
@@ -235,10 +238,11 @@ type ListRunningInput struct {
 	OrgID   string // only this org's experiments (a backfill); "": every org
 }
 
-// ExperimentRef names an experiment and its org.
+// ExperimentRef names an experiment, or a holdout, and its org.
 type ExperimentRef struct {
-	OrgID string
-	ID    string
+	OrgID   string
+	ID      string
+	Holdout bool `json:",omitempty"`
 }
 
 // ListRunningResult is one page; Next is "" on the last page.
@@ -247,20 +251,32 @@ type ListRunningResult struct {
 	Next        string
 }
 
-// ListRunningExperiments returns one page of running experiments of every
-// org that has not been deleted, by id.
+// ListRunningExperiments returns one page of the running experiments and
+// the holdouts (each has its nightly run too) of every org that has not
+// been deleted, by id (both are UUIDs: one order pages through both).
 func (a *Activities) ListRunningExperiments(ctx context.Context, in ListRunningInput) (ListRunningResult, error) {
 	running, err := experiments.Store{DB: a.DB}.ListRunning(ctx, in.OrgID, in.AfterID, in.Limit)
 	if err != nil {
 		return ListRunningResult{}, err
 	}
-	var refs []ExperimentRef
+	held, err := holdouts.Store{DB: a.DB}.ListAll(ctx, in.OrgID, in.AfterID, in.Limit)
+	if err != nil {
+		return ListRunningResult{}, err
+	}
+	refs := make([]ExperimentRef, 0, len(running)+len(held))
 	for _, r := range running {
 		refs = append(refs, ExperimentRef{OrgID: r.OrgID, ID: r.ID})
 	}
+	for _, h := range held {
+		refs = append(refs, ExperimentRef{OrgID: h.OrgID, ID: h.ID, Holdout: true})
+	}
+	slices.SortFunc(refs, func(x, y ExperimentRef) int { return strings.Compare(x.ID, y.ID) })
 	out := ListRunningResult{Experiments: refs}
-	if len(refs) == in.Limit {
-		out.Next = refs[len(refs)-1].ID
+	// A full page of either may have more after it: the next page starts
+	// after the last id kept.
+	if len(refs) > in.Limit || len(running) == in.Limit || len(held) == in.Limit {
+		out.Experiments = refs[:min(len(refs), in.Limit)]
+		out.Next = out.Experiments[len(out.Experiments)-1].ID
 	}
 	return out, nil
 }

@@ -338,3 +338,28 @@ func (s Store) Shares(ctx context.Context, orgID, layerID string, to time.Time) 
 	}
 	return out, nil
 }
+
+// Ref names a holdout and its org.
+type Ref struct {
+	OrgID string
+	ID    string
+}
+
+// ListAll returns up to limit holdouts of every org that has not been
+// deleted (of orgID only, when set), by id, after afterID: what the
+// nightly results run computes beside the running experiments.
+func (s Store) ListAll(ctx context.Context, orgID, afterID string, limit int) ([]Ref, error) {
+	var refs []Ref
+	q := s.DB.WithContext(ctx).Table("holdouts AS h").Select("h.org_id AS org_id, h.id AS id").
+		Joins("JOIN orgs o ON o.id = h.org_id").Where("o.deleted_at IS NULL")
+	if orgID != "" {
+		q = q.Where("h.org_id = ?", orgID)
+	}
+	if afterID != "" { // "" is no UUID, so PostgreSQL cannot compare with it
+		q = q.Where("h.id > ?", afterID)
+	}
+	if err := q.Order("h.id").Limit(limit).Scan(&refs).Error; err != nil {
+		return nil, fmt.Errorf("list holdouts: %w", err)
+	}
+	return refs, nil
+}

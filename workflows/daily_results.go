@@ -47,8 +47,9 @@ type DailyResultsResult struct {
 	FailedIDs   []string
 }
 
-// DailyResults computes a UTC day for every running experiment, one child
-// workflow per experiment with id results/<experiment>/<day>. A day that
+// DailyResults computes a UTC day for every running experiment and every
+// holdout, one child workflow each with id results/<experiment>/<day>
+// (results/holdout-<holdout>/<day>). A day that
 // already completed is refused by Temporal and counted as AlreadyDone; a
 // failed one is run again. One failed experiment does not fail the others.
 func DailyResults(ctx workflow.Context, in DailyResultsInput) (DailyResultsResult, error) {
@@ -93,15 +94,16 @@ func scheduledTime(ctx workflow.Context) time.Time {
 func runWave(ctx workflow.Context, day string, wave []activities.ExperimentRef, totals *DailyResultsResult) {
 	futures := make([]workflow.ChildWorkflowFuture, len(wave))
 	for i, ref := range wave {
+		in := ExperimentResultsInput{OrgID: ref.OrgID, ExperimentID: ref.ID, ComputedFor: day, Holdout: ref.Holdout}
 		cctx := workflow.WithChildOptions(ctx, workflow.ChildWorkflowOptions{
-			WorkflowID:            ResultsWorkflowID(ref.ID, day),
+			WorkflowID:            in.WorkflowID(),
 			WorkflowIDReusePolicy: enumspb.WORKFLOW_ID_REUSE_POLICY_ALLOW_DUPLICATE_FAILED_ONLY,
 			// A day's run finishes even if this parent is terminated.
 			ParentClosePolicy:     enumspb.PARENT_CLOSE_POLICY_ABANDON,
 			TypedSearchAttributes: ExperimentSearchAttributes(ref.OrgID, ref.ID),
 		})
 		// The same id a day run started by the API gets (DayRunOptions).
-		futures[i] = workflow.ExecuteChildWorkflow(cctx, ExperimentResults, ExperimentResultsInput{OrgID: ref.OrgID, ExperimentID: ref.ID, ComputedFor: day})
+		futures[i] = workflow.ExecuteChildWorkflow(cctx, ExperimentResults, in)
 	}
 	for i, f := range futures {
 		var res ExperimentResultsResult

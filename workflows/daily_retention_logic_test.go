@@ -27,20 +27,25 @@ func continuedWith(t *testing.T, err error, into any) {
 	}
 }
 
-// One child per running experiment, with the day's id; completed, skipped
-// and failed children are counted, one failure does not stop the others,
-// and the next page continues as new with the totals so far.
+// One child per running experiment and holdout, with the day's id (a
+// holdout's: results/holdout-<id>/<day>, flagged); completed, skipped and
+// failed children are counted, one failure does not stop the others, and
+// the next page continues as new with the totals so far.
 func TestDailyResultsRunsEachExperimentAndPages(t *testing.T) {
 	env, acts := newSuiteEnv()
 	env.RegisterWorkflow(workflows.ExperimentResults)
 	refs := []activities.ExperimentRef{{OrgID: "o1", ID: "e1"}, {OrgID: "o1", ID: "e2"}, {OrgID: "o2", ID: "e3"},
-		{OrgID: "o2", ID: "e4"}, {OrgID: "o2", ID: "e5"}, {OrgID: "o3", ID: "e6"}}
+		{OrgID: "o2", ID: "e4"}, {OrgID: "o2", ID: "e5", Holdout: true}, {OrgID: "o3", ID: "e6"}}
 	env.OnActivity(acts.ListRunningExperiments, mock.Anything, activities.ListRunningInput{AfterID: "e0", Limit: 200}).
 		Return(activities.ListRunningResult{Experiments: refs, Next: "e6"}, nil)
 	var started []string
 	env.OnWorkflow(workflows.ExperimentResults, mock.Anything, mock.Anything).Return(
 		func(ctx workflow.Context, in workflows.ExperimentResultsInput) (workflows.ExperimentResultsResult, error) {
-			if got, want := workflow.GetInfo(ctx).WorkflowExecution.ID, workflows.ResultsWorkflowID(in.ExperimentID, in.ComputedFor); got != want {
+			want := workflows.ResultsWorkflowID(in.ExperimentID, in.ComputedFor)
+			if in.ExperimentID == "e5" {
+				want = workflows.HoldoutResultsWorkflowID(in.ExperimentID, in.ComputedFor)
+			}
+			if got := workflow.GetInfo(ctx).WorkflowExecution.ID; got != want || in.Holdout != (in.ExperimentID == "e5") {
 				return workflows.ExperimentResultsResult{}, errors.New("child id " + got + ", want " + want)
 			}
 			started = append(started, in.OrgID+"/"+in.ExperimentID+"/"+in.ComputedFor)
