@@ -18,7 +18,6 @@ import (
 	"github.com/expd/expd/internal/fakellm"
 	"github.com/expd/expd/internal/temporaltest"
 	"github.com/expd/expd/internal/testenv"
-	"github.com/expd/expd/secrets"
 	"github.com/expd/expd/workflows"
 )
 
@@ -34,14 +33,7 @@ type evaluatorFixture struct {
 
 func newEvaluatorFixture(t *testing.T) evaluatorFixture {
 	t.Helper()
-	key, err := secrets.NewKey()
-	if err != nil {
-		t.Fatal(err)
-	}
-	ring, err := secrets.Parse(key, "")
-	if err != nil {
-		t.Fatal(err)
-	}
+	ring := testenv.NewKeyring(t)
 	fj := fakellm.New(t, judgeKey)
 	env, tenv := testenv.NewWithWorker(t, func(a *activities.Activities) {
 		a.Secrets = ring

@@ -9,7 +9,6 @@ import (
 
 	"github.com/expd/expd/api"
 	"github.com/expd/expd/internal/testenv"
-	"github.com/expd/expd/secrets"
 )
 
 // judgeKey is the plaintext the secrecy checks look for.
@@ -31,14 +30,7 @@ type evaluatorView struct {
 }
 
 func newEvaluatorEnv(t *testing.T, dev bool, tune ...func(*api.Deps)) *testenv.Env {
-	key, err := secrets.NewKey()
-	if err != nil {
-		t.Fatal(err)
-	}
-	ring, err := secrets.Parse(key, "")
-	if err != nil {
-		t.Fatal(err)
-	}
+	ring := testenv.NewKeyring(t)
 	return newSDKEnv(t, append([]func(*api.Deps){func(d *api.Deps) {
 		d.Resolver = publicDNS{}
 		d.Secrets = ring

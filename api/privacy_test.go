@@ -8,7 +8,6 @@ import (
 	"github.com/expd/expd/api"
 	"github.com/expd/expd/internal/testenv"
 	"github.com/expd/expd/sdkcache"
-	"github.com/expd/expd/secrets"
 )
 
 type privacyBody struct {
@@ -25,14 +24,7 @@ type privacyBody struct {
 // withSecrets configures a fresh EXPD_SECRETS_KEY (the hash policy needs
 // one), for the routes and the SDK cache that builds the ingest policy.
 func withSecrets(t *testing.T) func(*api.Deps) {
-	key, err := secrets.NewKey()
-	if err != nil {
-		t.Fatal(err)
-	}
-	ring, err := secrets.Parse(key, "")
-	if err != nil {
-		t.Fatal(err)
-	}
+	ring := testenv.NewKeyring(t)
 	return func(d *api.Deps) {
 		d.Secrets = ring
 		d.SDK = sdkcache.New(d.DB, sdkcache.Options{MaxAge: testMaxAge, Secrets: ring})
