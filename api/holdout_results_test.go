@@ -7,9 +7,13 @@ import (
 	"testing"
 	"time"
 
+	"github.com/expd/expd/api"
+	"github.com/expd/expd/clickhouse/clickhousetest"
+	"github.com/expd/expd/ingest"
 	"github.com/expd/expd/internal/testenv"
 	"github.com/expd/expd/results"
 	expd "github.com/expd/expd/sdk/go"
+	"github.com/expd/expd/vocab"
 )
 
 // A 5 % holdout over two running experiments, end to end: users decided
@@ -20,6 +24,19 @@ import (
 // once more than held-out users) as exposed − holdout, about 1.
 func TestHoldoutResultsEndToEnd(t *testing.T) {
 	env, _ := testenv.NewWithWorker(t, nil, sdkDeps(t, nil)...)
+	holdoutResultsScenario(t, env)
+}
+
+// The same with the events on the two-shard ClickHouse cluster: the
+// holdout's exposures and the run's reads of every experiment's events
+// (Window.AllExperiments) go through the ClickHouse engine.
+func TestHoldoutResultsEndToEndOnClickHouse(t *testing.T) {
+	acts, deps := onClickHouse(clickhousetest.Store(t, true))
+	env, _ := testenv.NewWithWorker(t, acts, sdkDeps(t, []func(*api.Deps){deps})...)
+	holdoutResultsScenario(t, env)
+}
+
+func holdoutResultsScenario(t *testing.T, env *testenv.Env) {
 	org := env.NewOrg(t)
 	admin := testenv.Bearer(org.AdminToken)
 	a := create(t, env, org, validConfig("exp-a"))
@@ -62,10 +79,21 @@ func TestHoldoutResultsEndToEnd(t *testing.T) {
 		t.Fatal(err)
 	}
 
+	// Read through the engine in use (the database, or ClickHouse).
+	var events ingest.EventStore = ingest.SQLEvents{DB: env.DB}
+	if env.Deps.Events != nil {
+		events = env.Deps.Events
+	}
+	exposures := func(experimentID string) []ingest.EventRow {
+		t.Helper()
+		rows, err := events.Read(ctx, ingest.ReadFilter{OrgID: org.ID, ExperimentID: experimentID, Type: vocab.TypeExposure, Limit: 10 * len(users)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return rows
+	}
 	side := map[string]string{}
-	var rows []struct{ UserID, Variant string }
-	env.DB.Table("events").Select("user_id, variant").Where("org_id = ? AND experiment_id = ? AND type = 'exposure'", org.ID, h.ID).Scan(&rows)
-	for _, r := range rows {
+	for _, r := range exposures(h.ID) {
 		if s, ok := side[r.UserID]; ok && s != r.Variant {
 			t.Fatalf("%s recorded on both sides of the holdout", r.UserID)
 		}
@@ -83,9 +111,14 @@ func TestHoldoutResultsEndToEnd(t *testing.T) {
 	if len(side) != len(users) || held < 30 || held > 95 { // 5 % of 1,200 is 60
 		t.Fatalf("%d users on the holdout's sides, %d held out; want all %d, about 60 held out", len(side), held, len(users))
 	}
-	var leaked int64
-	env.DB.Table("events").Where("experiment_id IN ? AND type = 'exposure' AND user_id IN (?)", []string{a.ID, b.ID},
-		env.DB.Table("events").Select("user_id").Where("experiment_id = ? AND variant = 'holdout'", h.ID)).Count(&leaked)
+	leaked := 0
+	for _, id := range []string{a.ID, b.ID} {
+		for _, r := range exposures(id) {
+			if side[r.UserID] == "holdout" {
+				leaked++
+			}
+		}
+	}
 	if leaked != 0 {
 		t.Fatalf("%d exposures of an in-scope experiment by held-out users", leaked)
 	}
