@@ -14,6 +14,10 @@ import (
 const (
 	DefaultMaxAge  = time.Second
 	DefaultMaxPins = 1_000_000
+	// DefaultPinMaxAge: an hour of cached pins saves nearly every read of
+	// a returning user's pin, and is far inside the 24 hours an erasure
+	// promises.
+	DefaultPinMaxAge = time.Hour
 )
 
 // Options tune a Cache; zero values take the defaults.
@@ -23,6 +27,10 @@ type Options struct {
 	MaxAge time.Duration
 	// MaxPins bounds the number of cached pins (about 100 bytes each).
 	MaxPins int
+	// PinMaxAge bounds how long a cached pin is served without reading
+	// its row again (DefaultPinMaxAge): how long an erased user's variant
+	// can outlive the erasure on an instance.
+	PinMaxAge time.Duration
 	// Now is the clock; tests move it.
 	Now func() time.Time
 	// Secrets (EXPD_SECRETS_KEY) opens the orgs' keys of the hash payload
@@ -50,6 +58,9 @@ func New(db *gorm.DB, opts Options) *Cache {
 	if opts.MaxPins <= 0 {
 		opts.MaxPins = DefaultMaxPins
 	}
+	if opts.PinMaxAge <= 0 {
+		opts.PinMaxAge = DefaultPinMaxAge
+	}
 	if opts.Now == nil {
 		opts.Now = time.Now
 	}
@@ -57,7 +68,7 @@ func New(db *gorm.DB, opts Options) *Cache {
 		db:      db,
 		Configs: &Configs{db: db, secrets: opts.Secrets, store: experiments.Store{DB: db}, maxAge: opts.MaxAge, now: opts.Now},
 		Keys:    &Keys{maxAge: opts.MaxAge, now: opts.Now, byHash: map[string]liveKey{}},
-		Pins:    &Pins{max: opts.MaxPins, pins: map[pinKey]string{}},
+		Pins:    &Pins{max: opts.MaxPins, maxAge: opts.PinMaxAge, now: opts.Now, pins: map[pinKey]pinEntry{}},
 
 		listening: make(chan struct{}),
 	}
