@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"math/rand/v2"
 	"os"
+	"slices"
 	"testing"
 )
 
@@ -38,7 +39,7 @@ func TestRunsFindWhatTheWholeTextDoes(t *testing.T) {
 		plain := *d
 		plain.need, plain.alphabet = "", nil
 		for _, s := range texts {
-			if got, want := d.apply(s), plain.apply(s); got != want {
+			if got, want := applied(d, s), applied(&plain, s); got != want {
 				t.Fatalf("%s on %q: %q with the speed-ups, %q without", d.name, s, got, want)
 			}
 		}
@@ -51,8 +52,49 @@ func BenchmarkEachDetector(b *testing.B) {
 		b.Run(d.name, func(b *testing.B) {
 			b.SetBytes(int64(len(benchText)))
 			for i := 0; i < b.N; i++ {
-				d.apply(benchText)
+				applied(d, benchText)
 			}
 		})
+	}
+}
+
+// applied is d's replacement of s alone, its marks computed for s.
+func applied(d *detector, s string) string {
+	var marks []int
+	out, _ := d.apply(s, &marks)
+	return out
+}
+
+// marksOf finds every anchor byte, whatever the other bytes (UTF-8 and
+// control bytes too), at every offset from a word's start.
+func TestMarksOfIsEveryAnchor(t *testing.T) {
+	for _, d := range builtins {
+		if d.anchor == nil {
+			continue
+		}
+		for b := range 256 {
+			if d.anchor[b] && !isAnchor(byte(b)) {
+				t.Fatalf("%s anchors on %q, which marksOf does not mark", d.name, byte(b))
+			}
+		}
+	}
+	rng := rand.New(rand.NewPCG(3, 4))
+	for range 20000 {
+		b := make([]byte, rng.IntN(40))
+		for i := range b {
+			b[i] = byte(rng.IntN(256))
+			if rng.IntN(3) == 0 {
+				b[i] = "09:@/;?A"[rng.IntN(8)]
+			}
+		}
+		var want []int
+		for i, c := range b {
+			if isAnchor(c) {
+				want = append(want, i)
+			}
+		}
+		if got := marksOf(string(b)); !slices.Equal(got, want) {
+			t.Fatalf("marksOf(%q) = %v; want %v", b, got, want)
+		}
 	}
 }

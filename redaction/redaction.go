@@ -15,6 +15,7 @@
 package redaction
 
 import (
+	"encoding/binary"
 	"fmt"
 	"regexp"
 	"strings"
@@ -103,7 +104,7 @@ var builtins = []detector{
 	{name: "iban", re: regexp.MustCompile(`[A-Z]{2}[0-9]{2}(?:[A-Z0-9]{11,30}|(?: [A-Z0-9]{4}){2,7}(?: [A-Z0-9]{1,3})?)`), placeholder: IBAN, left: alnum, right: alnum, valid: validIBAN, alphabet: bytesOf(upper, digits, " "), anchor: bytesOf(digits), minAnchors: 2, minLen: 15},
 	{name: "card", re: regexp.MustCompile(`[0-9]{4}(?:[ -]?[0-9]{4}){3}[0-9]{0,3}|[0-9]{4}[ -]?[0-9]{6}[ -]?[0-9]{4,5}`), placeholder: Card, left: alnum, right: alnum, valid: validCard, alphabet: bytesOf(digits, " -"), anchor: bytesOf(digits), minAnchors: 14, minLen: 14},
 	{name: "ipv6", re: regexp.MustCompile(`[0-9A-Fa-f]{0,4}(?::[0-9A-Fa-f]{0,4}){2,7}(?:\.[0-9]{1,3}\.[0-9]{1,3}\.[0-9]{1,3})?`), placeholder: IP, left: alnum + ":", right: alnum + ":", valid: validIPv6, need: ":", alphabet: bytesOf(hexDigits, ":."), anchor: bytesOf(":"), minAnchors: 2, minLen: 3},
-	{name: "ipv4", re: regexp.MustCompile(`[0-9]{1,3}\.[0-9]{1,3}\.[0-9]{1,3}\.[0-9]{1,3}`), placeholder: IP, left: alnum + ".", right: alnum, rightNoDotDigit: true, valid: validIPv4, need: ".", alphabet: bytesOf(digits, "."), anchor: bytesOf("."), minAnchors: 3, minLen: 7},
+	{name: "ipv4", re: regexp.MustCompile(`[0-9]{1,3}\.[0-9]{1,3}\.[0-9]{1,3}\.[0-9]{1,3}`), placeholder: IP, left: alnum + ".", right: alnum, rightNoDotDigit: true, valid: validIPv4, need: ".", alphabet: bytesOf(digits, "."), anchor: bytesOf(digits), minAnchors: 4, minLen: 7},
 	{name: "phone_international", re: regexp.MustCompile(`\+[0-9](?:[ .()-]{0,2}[0-9]){6,14}`), placeholder: Phone, left: alnum + "+", right: alnum, valid: digitCount(8, 15), need: "+", alphabet: bytesOf(digits, "+ .()-"), anchor: bytesOf(digits), minAnchors: 7, minLen: 8},
 	{name: "phone_nanp", re: regexp.MustCompile(`(?:1[ .-]?)?\(?[2-9][0-9]{2}\)?[ .-]?[0-9]{3}[ .-][0-9]{4}`), placeholder: Phone, left: alnum + ".-+", right: alnum, rightNoDotDigit: true, valid: balancedParen, alphabet: bytesOf(digits, " ().-"), anchor: bytesOf(digits), minAnchors: 10, minLen: 11},
 	{name: "phone_trunk", re: regexp.MustCompile(`0[1-9][0-9]{0,3}(?:[ -][0-9]{2,8}){1,4}`), placeholder: Phone, left: alnum + ".,:/+-", right: alnum, rightNoDotDigit: true, valid: trunkPhone, need: "0", alphabet: bytesOf(digits, " -"), anchor: bytesOf(digits), minAnchors: 10, minLen: 11},
@@ -218,10 +219,54 @@ func (r *Redactor) Redact(s string) string {
 			s = replaceCustom(c, s)
 		}
 	}
+	var marks []int // computed once per text the detectors look at
 	for i := range builtins {
-		s = builtins[i].apply(s)
+		var changed bool
+		if s, changed = builtins[i].apply(s, &marks); changed {
+			marks = nil
+		}
 	}
 	return s
+}
+
+// marksOf lists the positions of s's anchor bytes (digits, ':' and '@':
+// every detector with an alphabet anchors its runs on some of them), in
+// order: one pass that serves every detector, each then looking only at
+// the runs around its own anchors. Eight bytes are tested at once, and a
+// word with none of them (most of a prose text) is skipped whole.
+func marksOf(s string) []int {
+	out := make([]int, 0, 64)
+	i := 0
+	for ; i+8 <= len(s); i += 8 {
+		if !mayHoldAnchor(binary.LittleEndian.Uint64([]byte(s[i : i+8]))) {
+			continue
+		}
+		for k := i; k < i+8; k++ {
+			if isAnchor(s[k]) {
+				out = append(out, k)
+			}
+		}
+	}
+	for ; i < len(s); i++ {
+		if isAnchor(s[i]) {
+			out = append(out, i)
+		}
+	}
+	return out
+}
+
+func isAnchor(b byte) bool { return b >= '0' && b <= ':' || b == '@' }
+
+const ones, highs = 0x0101010101010101, 0x8080808080808080
+
+// mayHoldAnchor tells whether one of the word's bytes is in '0'..':' or
+// is '@' (exact: the bit tricks of "Bit Twiddling Hacks", hasbetween and
+// haszero, ignore bytes of 0x80 and more).
+func mayHoldAnchor(x uint64) bool {
+	const m, n = '0' - 1, ':' + 1 // strictly between
+	between := (ones*(127+n) - x&(ones*127)) &^ x & (x&(ones*127) + ones*(127-m)) & highs
+	at := x ^ (ones * '@')
+	return between|((at-ones)&^at&highs) != 0
 }
 
 // Redact applies the built-in detectors only.
@@ -246,13 +291,18 @@ func replaceCustom(c compiled, s string) string {
 	return b.String()
 }
 
-func (d *detector) apply(s string) string {
+// apply replaces d's valid matches in s, and tells whether it replaced
+// any. marks holds marksOf(s), computed here when nil and needed.
+func (d *detector) apply(s string, marks *[]int) (string, bool) {
 	if d.need != "" && !strings.Contains(s, d.need) {
-		return s
+		return s, false
 	}
-	locs := d.find(s)
+	if d.alphabet != nil && *marks == nil {
+		*marks = marksOf(s)
+	}
+	locs := d.find(s, *marks)
 	if len(locs) == 0 {
-		return s
+		return s, false
 	}
 	var b strings.Builder
 	last := 0
@@ -281,30 +331,42 @@ func (d *detector) apply(s string) string {
 		last = end
 	}
 	if last == 0 {
-		return s
+		return s, false
 	}
 	b.WriteString(s[last:])
-	return b.String()
+	return b.String(), true
 }
 
 // find is FindAllStringSubmatchIndex over s, run by run when the
-// detector has an alphabet.
-func (d *detector) find(s string) [][]int {
+// detector has an alphabet: the maximal runs of alphabet bytes around
+// its anchors among marks (marksOf(s)); a run with no anchor is never
+// searched (every minAnchors is at least 1, and every anchor byte is in
+// the alphabet and among marksOf's).
+func (d *detector) find(s string, marks []int) [][]int {
 	if d.alphabet == nil {
 		return d.re.FindAllStringSubmatchIndex(s, -1)
 	}
 	var out [][]int
-	for i := 0; i < len(s); {
-		if !d.alphabet[s[i]] {
-			i++
+	end := 0 // the runs before end are done
+	for _, p := range marks {
+		if p < end || !d.anchor[s[p]] {
 			continue
 		}
-		j, anchors := i, 0
+		i, j, anchors := p, p, 0
+		for i > 0 && d.alphabet[s[i-1]] {
+			i--
+		}
 		for ; j < len(s) && d.alphabet[s[j]]; j++ {
 			if d.anchor[s[j]] {
 				anchors++
 			}
 		}
+		for k := i; k < p; k++ {
+			if d.anchor[s[k]] {
+				anchors++
+			}
+		}
+		end = j
 		if anchors >= d.minAnchors && j-i >= d.minLen {
 			for _, l := range d.re.FindAllStringSubmatchIndex(s[i:j], -1) {
 				for k := range l {
@@ -315,7 +377,6 @@ func (d *detector) find(s string) [][]int {
 				out = append(out, l)
 			}
 		}
-		i = j
 	}
 	return out
 }
