@@ -2,12 +2,17 @@ package benchseed
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"fmt"
+	"net/url"
 	"strings"
+	"time"
 
 	ch "github.com/ClickHouse/clickhouse-go/v2"
 	"github.com/ClickHouse/clickhouse-go/v2/lib/driver"
 
+	"github.com/expd/expd/clickhouse"
 	"github.com/expd/expd/ingest"
 )
 
@@ -88,4 +93,48 @@ func (r *RawClickHouse) Exec(ctx context.Context, query string, args ...any) err
 // Query runs one query on the connection's server.
 func (r *RawClickHouse) Query(ctx context.Context, query string, args ...any) (driver.Rows, error) {
 	return r.conn.Query(ctx, query, args...)
+}
+
+// ClickHouseDB is a bench's ClickHouse database: a fresh one, migrated,
+// or one an earlier -keep run left.
+type ClickHouseDB struct {
+	Store *clickhouse.Store
+	Name  string
+	Fresh bool
+}
+
+// OpenClickHouseDB opens database on the ClickHouse of dsn (sharded over
+// cluster when set) or, when database is "", migrates a fresh one named
+// prefix_<random>. stop drops a fresh database unless keep, and closes
+// the store.
+func OpenClickHouseDB(ctx context.Context, dsn, cluster, database, prefix string, keep bool) (*ClickHouseDB, func(), error) {
+	u, err := url.Parse(dsn)
+	if err != nil {
+		return nil, nil, err
+	}
+	c := &ClickHouseDB{Name: database, Fresh: database == ""}
+	if c.Fresh {
+		b := make([]byte, 6)
+		rand.Read(b)
+		c.Name = prefix + "_" + hex.EncodeToString(b)
+	}
+	u.Path = "/" + c.Name
+	if c.Store, err = clickhouse.Open(ctx, u.String(), cluster); err != nil {
+		return nil, nil, err
+	}
+	stop := func() {
+		if c.Fresh && !keep {
+			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+			defer cancel()
+			_ = c.Store.DropDatabase(ctx)
+		}
+		c.Store.Close()
+	}
+	if c.Fresh {
+		if err := c.Store.Migrate(ctx); err != nil {
+			stop()
+			return nil, nil, err
+		}
+	}
+	return c, stop, nil
 }

@@ -2,11 +2,8 @@ package main
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"fmt"
 	"log"
-	"net/url"
 	"time"
 
 	"gorm.io/gorm"
@@ -27,36 +24,15 @@ var chURL, chCluster, chDatabase string
 // this one's). stop drops
 // a fresh database unless keep.
 func openClickHouse(ctx context.Context, db *gorm.DB, dsn, cluster string, keep bool) (*clickhouse.Store, func(), error) {
-	u, err := url.Parse(dsn)
+	chDB, stop, err := benchseed.OpenClickHouseDB(ctx, dsn, cluster, chDatabase, "bench", keep)
 	if err != nil {
 		return nil, nil, err
 	}
-	fresh := chDatabase == ""
-	if fresh {
-		b := make([]byte, 6)
-		rand.Read(b)
-		chDatabase = "bench_" + hex.EncodeToString(b)
-	}
-	u.Path = "/" + chDatabase
-	s, err := clickhouse.Open(ctx, u.String(), cluster)
-	if err != nil {
-		return nil, nil, err
-	}
-	stop := func() {
-		if fresh && !keep {
-			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-			defer cancel()
-			_ = s.DropDatabase(ctx)
-		}
-		s.Close()
-	}
-	if !fresh {
+	s := chDB.Store
+	chDatabase = chDB.Name
+	if !chDB.Fresh {
 		log.Printf("clickhouse database %s (kept)", chDatabase)
 		return s, stop, nil
-	}
-	if err := s.Migrate(ctx); err != nil {
-		stop()
-		return nil, nil, err
 	}
 	raw, err := benchseed.OpenRawClickHouse(dsn, chDatabase, cluster)
 	if err != nil {

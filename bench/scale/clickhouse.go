@@ -2,11 +2,8 @@ package main
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"fmt"
 	"log"
-	"net/url"
 	"strings"
 	"time"
 
@@ -33,40 +30,16 @@ type chEnv struct {
 // reopens database, kept by an earlier -keep run); stop drops a fresh one
 // unless keep.
 func setUpClickHouse(ctx context.Context, dsn, cluster, database string, keep bool) (*chEnv, func(), error) {
-	u, err := url.Parse(dsn)
+	db, stop, err := benchseed.OpenClickHouseDB(ctx, dsn, cluster, database, "scale", keep)
 	if err != nil {
 		return nil, nil, err
 	}
-	fresh := database == ""
-	if fresh {
-		b := make([]byte, 6)
-		rand.Read(b)
-		database = "scale_" + hex.EncodeToString(b)
-	}
-	u.Path = "/" + database
-	c := &chEnv{database: database, cluster: cluster}
-	if c.store, err = clickhouse.Open(ctx, u.String(), cluster); err != nil {
-		return nil, nil, err
-	}
-	stop := func() {
-		if fresh && !keep {
-			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-			defer cancel()
-			_ = c.store.DropDatabase(ctx)
-		}
-		c.store.Close()
-	}
-	if fresh {
-		err = c.store.Migrate(ctx)
-	}
-	if err == nil {
-		c.raw, err = benchseed.OpenRawClickHouse(dsn, database, cluster)
-	}
-	if err != nil {
+	c := &chEnv{store: db.Store, database: db.Name, cluster: cluster}
+	if c.raw, err = benchseed.OpenRawClickHouse(dsn, db.Name, cluster); err != nil {
 		stop()
 		return nil, nil, err
 	}
-	log.Printf("clickhouse database %s (%d shard(s))", database, c.store.Shards())
+	log.Printf("clickhouse database %s (%d shard(s))", db.Name, c.store.Shards())
 	return c, func() { c.raw.Close(); stop() }, nil
 }
 
