@@ -69,34 +69,17 @@ func (h *handlers) getHoldoutResults(c *gin.Context) {
 		writeProblem(c, Problem{Status: http.StatusNotFound, Code: CodeResultsCollecting, Hint: "collecting", Detail: detail})
 		return
 	}
-	run, err := results.LoadRun(ctx, h.deps.DB, orgID(c), ho.ID, days[0])
+	s, err := h.loadStoredRun(ctx, orgID(c), ho.ID, days[0])
 	if err != nil {
 		internalError(c, err)
 		return
 	}
-	rows, err := results.LoadRows(ctx, h.deps.DB, orgID(c), ho.ID, days[0])
-	if err != nil {
-		internalError(c, err)
-		return
-	}
-	var srm struct {
-		Gate string `json:"gate"`
-	}
-	if err := json.Unmarshal(run.SRM, &srm); err != nil {
-		internalError(c, err)
-		return
-	}
+	run, window := s.run, s.window()
+	window.AllExperiments = true
 	v := holdoutResultsView{HoldoutID: ho.ID, Percent: ho.Percent, Experiments: []holdoutScopeExperiment{},
 		ComputedFor: run.ComputedFor, Kind: run.Kind, AvailableDays: days, Version: run.ExperimentVersion,
-		Window:  results.Window{Start: run.WindowStart, End: run.WindowEnd, Days: run.WindowDays, RetentionTruncated: run.RetentionTruncated, AllExperiments: true},
-		SRMGate: srm.Gate, SRM: json.RawMessage(run.SRM), ComputedAt: run.FinishedAt, Metrics: make([]metricResultView, len(rows))}
-	for i, r := range rows {
-		if v.Metrics[i], err = metricResult(r); err != nil {
-			internalError(c, err)
-			return
-		}
-		v.Preliminary = v.Preliminary || r.Preliminary
-	}
+		Window: window, SRMGate: s.srmGate, SRM: json.RawMessage(run.SRM), ComputedAt: run.FinishedAt,
+		Metrics: s.metrics, Preliminary: s.preliminary}
 	list, err := experiments.Store{DB: h.deps.DB}.List(ctx, orgID(c), "")
 	if err != nil {
 		internalError(c, err)

@@ -1,6 +1,7 @@
 package api
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"net/http"
@@ -166,27 +167,60 @@ func (h *handlers) collectingDetail(c *gin.Context, experimentID string) (string
 	return detail, nil
 }
 
-func (h *handlers) resultsOf(c *gin.Context, experimentID, computedFor string) (resultsView, error) {
-	ctx := c.Request.Context()
-	run, err := results.LoadRun(ctx, h.deps.DB, orgID(c), experimentID, computedFor)
-	if err != nil {
-		return resultsView{}, err
+// storedRun is one stored run (of an experiment or a holdout) and its
+// rows, as the results routes serve them.
+type storedRun struct {
+	run         results.Run
+	rows        []results.Row
+	metrics     []metricResultView
+	srmGate     string
+	preliminary bool // a row of the run is
+}
+
+// loadStoredRun reads the run computedFor of subjectID (an experiment or
+// a holdout of the org) and its rows.
+func (h *handlers) loadStoredRun(ctx context.Context, org, subjectID, computedFor string) (storedRun, error) {
+	var s storedRun
+	var err error
+	if s.run, err = results.LoadRun(ctx, h.deps.DB, org, subjectID, computedFor); err != nil {
+		return s, err
 	}
-	rows, err := results.LoadRows(ctx, h.deps.DB, orgID(c), experimentID, computedFor)
-	if err != nil {
-		return resultsView{}, err
+	if s.rows, err = results.LoadRows(ctx, h.deps.DB, org, subjectID, computedFor); err != nil {
+		return s, err
 	}
 	var srm struct {
 		Gate string `json:"gate"`
 	}
-	if err := json.Unmarshal(run.SRM, &srm); err != nil {
-		return resultsView{}, errors.Join(errors.New("decode srm of run "+computedFor), err)
+	if err := json.Unmarshal(s.run.SRM, &srm); err != nil {
+		return s, errors.Join(errors.New("decode srm of run "+computedFor), err)
 	}
+	s.srmGate = srm.Gate
+	s.metrics = make([]metricResultView, len(s.rows))
+	for i, r := range s.rows {
+		if s.metrics[i], err = metricResult(r); err != nil {
+			return s, err
+		}
+		s.preliminary = s.preliminary || r.Preliminary
+	}
+	return s, nil
+}
+
+// window is the run's window as it was computed.
+func (s storedRun) window() results.Window {
+	return results.Window{Start: s.run.WindowStart, End: s.run.WindowEnd, Days: s.run.WindowDays, RetentionTruncated: s.run.RetentionTruncated}
+}
+
+func (h *handlers) resultsOf(c *gin.Context, experimentID, computedFor string) (resultsView, error) {
+	ctx := c.Request.Context()
+	s, err := h.loadStoredRun(ctx, orgID(c), experimentID, computedFor)
+	if err != nil {
+		return resultsView{}, err
+	}
+	run, rows := s.run, s.rows
 	v := resultsView{
 		ExperimentID: experimentID, ComputedFor: computedFor, Kind: run.Kind, ExperimentVersion: run.ExperimentVersion,
-		Window:  results.Window{Start: run.WindowStart, End: run.WindowEnd, Days: run.WindowDays, RetentionTruncated: run.RetentionTruncated},
-		SRMGate: srm.Gate, SRM: json.RawMessage(run.SRM), ComputedAt: run.FinishedAt,
-		Metrics: make([]metricResultView, len(rows)),
+		Window: s.window(), SRMGate: s.srmGate, SRM: json.RawMessage(run.SRM), ComputedAt: run.FinishedAt,
+		Metrics: s.metrics, Preliminary: s.preliminary,
 	}
 	if v.Phases, err = phases.Of(ctx, h.deps.DB, orgID(c), experimentID, run.WindowStart, run.WindowEnd); err != nil {
 		return resultsView{}, err
@@ -204,12 +238,8 @@ func (h *handlers) resultsOf(c *gin.Context, experimentID, computedFor string) (
 		return resultsView{}, err
 	}
 	for i, r := range rows {
-		if v.Metrics[i], err = metricResult(r); err != nil {
-			return resultsView{}, err
-		}
 		v.Metrics[i].Goal = in.Goal(r.Metric)
 		v.Metrics[i].Judgement = verdict.Judge(r, v.Metrics[i].Goal)
-		v.Preliminary = v.Preliminary || r.Preliminary
 	}
 	return v, nil
 }
