@@ -16,7 +16,8 @@ type corpus struct {
 	} `json:"cases"`
 }
 
-func TestCorpus(t *testing.T) {
+func readCorpus(t *testing.T) corpus {
+	t.Helper()
 	raw, err := os.ReadFile("../testdata/redaction/cases.json")
 	if err != nil {
 		t.Fatal(err)
@@ -25,6 +26,20 @@ func TestCorpus(t *testing.T) {
 	if err := json.Unmarshal(raw, &c); err != nil {
 		t.Fatal(err)
 	}
+	return c
+}
+
+// corpusInputs is every case's input.
+func corpusInputs(t *testing.T) []string {
+	var out []string
+	for _, tc := range readCorpus(t).Cases {
+		out = append(out, tc.Input)
+	}
+	return out
+}
+
+func TestCorpus(t *testing.T) {
+	c := readCorpus(t)
 	if len(c.Cases) < 200 {
 		t.Fatalf("corpus has %d cases, want at least 200", len(c.Cases))
 	}

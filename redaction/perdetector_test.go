@@ -1,10 +1,9 @@
 package redaction
 
 import (
-	"encoding/json"
 	"math/rand/v2"
-	"os"
 	"slices"
+	"strings"
 	"testing"
 )
 
@@ -13,18 +12,7 @@ import (
 // corpus and on random texts made of the characters the detectors care
 // about.
 func TestRunsFindWhatTheWholeTextDoes(t *testing.T) {
-	raw, err := os.ReadFile("../testdata/redaction/cases.json")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var c corpus
-	if err := json.Unmarshal(raw, &c); err != nil {
-		t.Fatal(err)
-	}
-	var texts []string
-	for _, tc := range c.Cases {
-		texts = append(texts, tc.Input)
-	}
+	texts := corpusInputs(t)
 	rng := rand.New(rand.NewPCG(1, 2))
 	const chars = "0123456789 .-:@()+AaBbEeFfKkSsZz_/=\n,"
 	for range 3000 {
@@ -37,7 +25,7 @@ func TestRunsFindWhatTheWholeTextDoes(t *testing.T) {
 	for i := range builtins {
 		d := &builtins[i]
 		plain := *d
-		plain.need, plain.alphabet = "", nil
+		plain.need, plain.alphabet = nil, nil
 		for _, s := range texts {
 			if got, want := applied(d, s), applied(&plain, s); got != want {
 				t.Fatalf("%s on %q: %q with the speed-ups, %q without", d.name, s, got, want)
@@ -47,14 +35,16 @@ func TestRunsFindWhatTheWholeTextDoes(t *testing.T) {
 }
 
 func BenchmarkEachDetector(b *testing.B) {
-	for i := range builtins {
-		d := &builtins[i]
-		b.Run(d.name, func(b *testing.B) {
-			b.SetBytes(int64(len(benchText)))
-			for i := 0; i < b.N; i++ {
-				applied(d, benchText)
-			}
-		})
+	for _, text := range []struct{ name, s string }{{"chat", benchText}, {"support", supportChat[0]}} {
+		for i := range builtins {
+			d := &builtins[i]
+			b.Run(text.name+"/"+d.name, func(b *testing.B) {
+				b.SetBytes(int64(len(text.s)))
+				for i := 0; i < b.N; i++ {
+					applied(d, text.s)
+				}
+			})
+		}
 	}
 }
 
@@ -95,6 +85,62 @@ func TestMarksOfIsEveryAnchor(t *testing.T) {
 		}
 		if got := marksOf(string(b)); !slices.Equal(got, want) {
 			t.Fatalf("marksOf(%q) = %v; want %v", b, got, want)
+		}
+	}
+}
+
+// Redact keeps the marks in step through each replacement; the chain of
+// detectors each marking its own input replaces the same.
+func TestMarksKeptInStepAcrossReplacements(t *testing.T) {
+	for _, d := range builtins {
+		if len(marksOf(d.placeholder)) > 0 {
+			t.Fatalf("placeholder %s holds an anchor byte", d.placeholder)
+		}
+	}
+	rng := rand.New(rand.NewPCG(5, 6))
+	pieces := []string{"ann@example.com", "+44 20 7946 0958", "4111 1111 1111 1111", "10.0.0.1", "fe80::1:2", "2001:db8::8a2e:370:7334",
+		"(415) 555-2671", "020 7946 0958", "DE89 3704 0044 0532 0130 00", "Bearer abc123def456ghi", "12:30", "v1.2.3", " ", "x", "@", "9", ".", ":", "é"}
+	texts := corpusInputs(t)
+	for range 5000 {
+		var b strings.Builder
+		for range 1 + rng.IntN(12) {
+			b.WriteString(pieces[rng.IntN(len(pieces))])
+		}
+		texts = append(texts, b.String())
+	}
+	for _, s := range texts {
+		want := s
+		for i := range builtins {
+			want = applied(&builtins[i], want)
+		}
+		if got := Redact(s); got != want {
+			t.Fatalf("Redact(%q) = %q; detector by detector %q", s, got, want)
+		}
+	}
+}
+
+// A literal found from its rarest byte is strings.Contains.
+func TestLiteralIsContains(t *testing.T) {
+	rng := rand.New(rand.NewPCG(7, 8))
+	for _, d := range builtins {
+		for _, l := range d.need {
+			for range 2000 {
+				b := make([]byte, rng.IntN(30))
+				for i := range b {
+					b[i] = l.s[rng.IntN(len(l.s))]
+					if rng.IntN(4) == 0 {
+						b[i] = "e sk"[rng.IntN(4)]
+					}
+				}
+				s := string(b)
+				if rng.IntN(3) == 0 {
+					k := rng.IntN(len(s) + 1)
+					s = s[:k] + l.s + s[k:]
+				}
+				if got, want := l.in(s), strings.Contains(s, l.s); got != want {
+					t.Fatalf("%q in %q: %v, strings.Contains %v", l.s, s, got, want)
+				}
+			}
 		}
 	}
 }

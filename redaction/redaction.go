@@ -47,13 +47,13 @@ type detector struct {
 	rightNoDotDigit bool
 	valid           func(match string) bool
 
-	// Speed only; none changes the result. need: a substring every match
-	// contains (a text without it skips the pass). alphabet: every byte a
-	// match can hold; the regexp then runs only on the maximal runs of
-	// these bytes that may hold a match (a match never spans two runs,
-	// and the patterns look at nothing outside the match, so each run
-	// gives the matches the whole text would).
-	need     string
+	// Speed only; none changes the result. need: every match contains
+	// one of these substrings (a text with none skips the pass).
+	// alphabet: every byte a match can hold; the regexp then runs only
+	// on the maximal runs of these bytes that may hold a match (a match
+	// never spans two runs, and the patterns look at nothing outside the
+	// match, so each run gives the matches the whole text would).
+	need     []literal
 	alphabet *[256]bool
 	// A run is searched only when it holds at least minAnchors bytes of
 	// anchor and at least minLen bytes.
@@ -90,24 +90,84 @@ func Builtins() []string {
 }
 
 var builtins = []detector{
-	{name: "private_key", re: regexp.MustCompile(`-----BEGIN [A-Z ]*PRIVATE KEY-----[^-]*-----END [A-Z ]*PRIVATE KEY-----`), placeholder: Secret, need: "-----BEGIN"},
-	{name: "jwt", re: regexp.MustCompile(`eyJ[A-Za-z0-9_-]{5,}\.eyJ[A-Za-z0-9_-]{5,}\.[A-Za-z0-9_-]*`), placeholder: Secret, left: tokenChar, right: tokenChar, need: "eyJ"},
-	{name: "bearer", re: regexp.MustCompile(`([Bb]earer[ ]+)[A-Za-z0-9._~+/=-]{12,}`), placeholder: Secret, left: alnum, valid: hasDigit, need: "earer"},
-	{name: "basic_auth", re: regexp.MustCompile(`(Authorization:[ ]*Basic[ ]+)[A-Za-z0-9+/=]{8,}`), placeholder: Secret, need: "Basic"},
-	{name: "openai_key", re: regexp.MustCompile(`sk-[A-Za-z0-9_-]{20,}`), placeholder: Secret, left: tokenChar, need: "sk-"},
-	{name: "stripe_key", re: regexp.MustCompile(`(?:sk|rk)_(?:live|test)_[A-Za-z0-9]{10,}`), placeholder: Secret, left: tokenChar, need: "_"},
-	{name: "github_token", re: regexp.MustCompile(`(?:gh[pousr]_[A-Za-z0-9]{36,}|github_pat_[A-Za-z0-9_]{22,})`), placeholder: Secret, left: tokenChar, need: "_"},
-	{name: "aws_access_key", re: regexp.MustCompile(`(?:AKIA|ASIA)[A-Z0-9]{16}`), placeholder: Secret, left: alnum, right: alnum, need: "A"},
-	{name: "slack_token", re: regexp.MustCompile(`xox[abposr]-[A-Za-z0-9-]{10,}`), placeholder: Secret, left: tokenChar, need: "xox"},
-	{name: "google_api_key", re: regexp.MustCompile(`AIza[A-Za-z0-9_-]{35}`), placeholder: Secret, left: tokenChar, right: tokenChar, need: "AIza"},
-	{name: "email", re: regexp.MustCompile(`[A-Za-z0-9._%+-]{1,64}@(?:[A-Za-z0-9-]+\.)+[A-Za-z]{2,24}`), placeholder: Email, left: alnum + "._%+-", right: tokenChar, need: "@", alphabet: bytesOf(alnum, "._%+-@"), anchor: bytesOf("@"), minAnchors: 1, minLen: 6},
+	{name: "private_key", re: regexp.MustCompile(`-----BEGIN [A-Z ]*PRIVATE KEY-----[^-]*-----END [A-Z ]*PRIVATE KEY-----`), placeholder: Secret, need: literals("-----BEGIN")},
+	{name: "jwt", re: regexp.MustCompile(`eyJ[A-Za-z0-9_-]{5,}\.eyJ[A-Za-z0-9_-]{5,}\.[A-Za-z0-9_-]*`), placeholder: Secret, left: tokenChar, right: tokenChar, need: literals("eyJ")},
+	{name: "bearer", re: regexp.MustCompile(`([Bb]earer[ ]+)[A-Za-z0-9._~+/=-]{12,}`), placeholder: Secret, left: alnum, valid: hasDigit, need: literals("Bearer", "bearer")},
+	{name: "basic_auth", re: regexp.MustCompile(`(Authorization:[ ]*Basic[ ]+)[A-Za-z0-9+/=]{8,}`), placeholder: Secret, need: literals("Authorization:")},
+	{name: "openai_key", re: regexp.MustCompile(`sk-[A-Za-z0-9_-]{20,}`), placeholder: Secret, left: tokenChar, need: literals("sk-")},
+	{name: "stripe_key", re: regexp.MustCompile(`(?:sk|rk)_(?:live|test)_[A-Za-z0-9]{10,}`), placeholder: Secret, left: tokenChar, need: literals("_")},
+	{name: "github_token", re: regexp.MustCompile(`(?:gh[pousr]_[A-Za-z0-9]{36,}|github_pat_[A-Za-z0-9_]{22,})`), placeholder: Secret, left: tokenChar, need: literals("_")},
+	{name: "aws_access_key", re: regexp.MustCompile(`(?:AKIA|ASIA)[A-Z0-9]{16}`), placeholder: Secret, left: alnum, right: alnum, need: literals("AKIA", "ASIA")},
+	{name: "slack_token", re: regexp.MustCompile(`xox[abposr]-[A-Za-z0-9-]{10,}`), placeholder: Secret, left: tokenChar, need: literals("xox")},
+	{name: "google_api_key", re: regexp.MustCompile(`AIza[A-Za-z0-9_-]{35}`), placeholder: Secret, left: tokenChar, right: tokenChar, need: literals("AIza")},
+	{name: "email", re: regexp.MustCompile(`[A-Za-z0-9._%+-]{1,64}@(?:[A-Za-z0-9-]+\.)+[A-Za-z]{2,24}`), placeholder: Email, left: alnum + "._%+-", right: tokenChar, need: literals("@"), alphabet: bytesOf(alnum, "._%+-@"), anchor: bytesOf("@"), minAnchors: 1, minLen: 6},
 	{name: "iban", re: regexp.MustCompile(`[A-Z]{2}[0-9]{2}(?:[A-Z0-9]{11,30}|(?: [A-Z0-9]{4}){2,7}(?: [A-Z0-9]{1,3})?)`), placeholder: IBAN, left: alnum, right: alnum, valid: validIBAN, alphabet: bytesOf(upper, digits, " "), anchor: bytesOf(digits), minAnchors: 2, minLen: 15},
 	{name: "card", re: regexp.MustCompile(`[0-9]{4}(?:[ -]?[0-9]{4}){3}[0-9]{0,3}|[0-9]{4}[ -]?[0-9]{6}[ -]?[0-9]{4,5}`), placeholder: Card, left: alnum, right: alnum, valid: validCard, alphabet: bytesOf(digits, " -"), anchor: bytesOf(digits), minAnchors: 14, minLen: 14},
-	{name: "ipv6", re: regexp.MustCompile(`[0-9A-Fa-f]{0,4}(?::[0-9A-Fa-f]{0,4}){2,7}(?:\.[0-9]{1,3}\.[0-9]{1,3}\.[0-9]{1,3})?`), placeholder: IP, left: alnum + ":", right: alnum + ":", valid: validIPv6, need: ":", alphabet: bytesOf(hexDigits, ":."), anchor: bytesOf(":"), minAnchors: 2, minLen: 3},
-	{name: "ipv4", re: regexp.MustCompile(`[0-9]{1,3}\.[0-9]{1,3}\.[0-9]{1,3}\.[0-9]{1,3}`), placeholder: IP, left: alnum + ".", right: alnum, rightNoDotDigit: true, valid: validIPv4, need: ".", alphabet: bytesOf(digits, "."), anchor: bytesOf(digits), minAnchors: 4, minLen: 7},
-	{name: "phone_international", re: regexp.MustCompile(`\+[0-9](?:[ .()-]{0,2}[0-9]){6,14}`), placeholder: Phone, left: alnum + "+", right: alnum, valid: digitCount(8, 15), need: "+", alphabet: bytesOf(digits, "+ .()-"), anchor: bytesOf(digits), minAnchors: 7, minLen: 8},
+	{name: "ipv6", re: regexp.MustCompile(`[0-9A-Fa-f]{0,4}(?::[0-9A-Fa-f]{0,4}){2,7}(?:\.[0-9]{1,3}\.[0-9]{1,3}\.[0-9]{1,3})?`), placeholder: IP, left: alnum + ":", right: alnum + ":", valid: validIPv6, need: literals(":"), alphabet: bytesOf(hexDigits, ":."), anchor: bytesOf(":"), minAnchors: 2, minLen: 3},
+	{name: "ipv4", re: regexp.MustCompile(`[0-9]{1,3}\.[0-9]{1,3}\.[0-9]{1,3}\.[0-9]{1,3}`), placeholder: IP, left: alnum + ".", right: alnum, rightNoDotDigit: true, valid: validIPv4, need: literals("."), alphabet: bytesOf(digits, "."), anchor: bytesOf(digits), minAnchors: 4, minLen: 7},
+	{name: "phone_international", re: regexp.MustCompile(`\+[0-9](?:[ .()-]{0,2}[0-9]){6,14}`), placeholder: Phone, left: alnum + "+", right: alnum, valid: digitCount(8, 15), need: literals("+"), alphabet: bytesOf(digits, "+ .()-"), anchor: bytesOf(digits), minAnchors: 7, minLen: 8},
 	{name: "phone_nanp", re: regexp.MustCompile(`(?:1[ .-]?)?\(?[2-9][0-9]{2}\)?[ .-]?[0-9]{3}[ .-][0-9]{4}`), placeholder: Phone, left: alnum + ".-+", right: alnum, rightNoDotDigit: true, valid: balancedParen, alphabet: bytesOf(digits, " ().-"), anchor: bytesOf(digits), minAnchors: 10, minLen: 11},
-	{name: "phone_trunk", re: regexp.MustCompile(`0[1-9][0-9]{0,3}(?:[ -][0-9]{2,8}){1,4}`), placeholder: Phone, left: alnum + ".,:/+-", right: alnum, rightNoDotDigit: true, valid: trunkPhone, need: "0", alphabet: bytesOf(digits, " -"), anchor: bytesOf(digits), minAnchors: 10, minLen: 11},
+	{name: "phone_trunk", re: regexp.MustCompile(`0[1-9][0-9]{0,3}(?:[ -][0-9]{2,8}){1,4}`), placeholder: Phone, left: alnum + ".,:/+-", right: alnum, rightNoDotDigit: true, valid: trunkPhone, need: literals("0"), alphabet: bytesOf(digits, " -"), anchor: bytesOf(digits), minAnchors: 10, minLen: 11},
+}
+
+// literal is a substring a detector needs, looked for from its rarest
+// byte (at): strings.Index starts from the first byte, and in prose the
+// first byte of "eyJ" or "bearer" is every few bytes.
+type literal struct {
+	s  string
+	at int
+}
+
+// byFrequency lists the bytes of English prose, the most frequent first;
+// any other byte (capitals, digits, most punctuation) is rarer than these.
+const byFrequency = " etaoinshrdlcumwfgypbvkjxqz.,"
+
+func literals(ss ...string) []literal {
+	out := make([]literal, len(ss))
+	for i, s := range ss {
+		rank := func(b byte) int {
+			if r := strings.IndexByte(byFrequency, b); r >= 0 {
+				return r
+			}
+			return len(byFrequency)
+		}
+		out[i].s = s
+		for k := 1; k < len(s); k++ {
+			if rank(s[k]) > rank(s[out[i].at]) {
+				out[i].at = k
+			}
+		}
+	}
+	return out
+}
+
+// in tells whether s contains l.s.
+func (l literal) in(s string) bool {
+	for i := l.at; i < len(s); i++ {
+		j := strings.IndexByte(s[i:], l.s[l.at])
+		if j < 0 {
+			return false
+		}
+		i += j
+		if start := i - l.at; start+len(l.s) <= len(s) && s[start:start+len(l.s)] == l.s {
+			return true
+		}
+	}
+	return false
+}
+
+// needed tells whether s holds one of d's needed substrings (or d needs
+// none).
+func (d *detector) needed(s string) bool {
+	if d.need == nil {
+		return true
+	}
+	for _, l := range d.need {
+		if l.in(s) {
+			return true
+		}
+	}
+	return false
 }
 
 // Pattern is an org's custom pattern: every non-empty match of Regex
@@ -219,12 +279,9 @@ func (r *Redactor) Redact(s string) string {
 			s = replaceCustom(c, s)
 		}
 	}
-	var marks []int // computed once per text the detectors look at
+	var marks []int // computed once per text, kept in step by apply
 	for i := range builtins {
-		var changed bool
-		if s, changed = builtins[i].apply(s, &marks); changed {
-			marks = nil
-		}
+		s, _ = builtins[i].apply(s, &marks)
 	}
 	return s
 }
@@ -292,9 +349,12 @@ func replaceCustom(c compiled, s string) string {
 }
 
 // apply replaces d's valid matches in s, and tells whether it replaced
-// any. marks holds marksOf(s), computed here when nil and needed.
+// any. marks holds marksOf(s), computed here when nil and needed, and
+// made marksOf of the result (the marks in a replaced span dropped, the
+// ones after it moved: no placeholder holds an anchor byte), so the
+// detectors after a replacement need not scan the text again.
 func (d *detector) apply(s string, marks *[]int) (string, bool) {
-	if d.need != "" && !strings.Contains(s, d.need) {
+	if !d.needed(s) {
 		return s, false
 	}
 	if d.alphabet != nil && *marks == nil {
@@ -306,6 +366,12 @@ func (d *detector) apply(s string, marks *[]int) (string, bool) {
 	}
 	var b strings.Builder
 	last := 0
+	ms, kept, shift := *marks, 0, 0 // marks before kept are done
+	moveMarks := func(upTo int) {
+		for ; kept < len(ms) && ms[kept] < upTo; kept++ {
+			ms[kept] += shift
+		}
+	}
 	for _, l := range locs {
 		start, end := l[0], l[1]
 		if d.left != "" && start > 0 && strings.IndexByte(d.left, s[start-1]) >= 0 {
@@ -329,11 +395,22 @@ func (d *detector) apply(s string, marks *[]int) (string, bool) {
 		b.WriteString(s[last:keep])
 		b.WriteString(d.placeholder)
 		last = end
+		if ms != nil {
+			moveMarks(keep)
+			gone := kept
+			for gone < len(ms) && ms[gone] < end {
+				gone++
+			}
+			ms = append(ms[:kept], ms[gone:]...)
+			shift += len(d.placeholder) - (end - keep)
+		}
 	}
 	if last == 0 {
 		return s, false
 	}
 	b.WriteString(s[last:])
+	moveMarks(len(s))
+	*marks = ms
 	return b.String(), true
 }
 
