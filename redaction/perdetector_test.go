@@ -7,29 +7,42 @@ import (
 	"testing"
 )
 
-// The speed-ups (need, alphabet runs) change no result: each detector
-// replaces the same as its plain regexp over the whole text, on the
-// corpus and on random texts made of the characters the detectors care
-// about.
+// The speed-ups (need, alphabet runs, mayHold) change no result: each
+// detector replaces the same as its plain regexp over the whole text, on
+// the corpus and on random texts made of the characters the detectors
+// care about, and of digits and separators (numbers, dates, phones).
 func TestRunsFindWhatTheWholeTextDoes(t *testing.T) {
 	texts := corpusInputs(t)
 	rng := rand.New(rand.NewPCG(1, 2))
-	const chars = "0123456789 .-:@()+AaBbEeFfKkSsZz_/=\n,"
-	for range 3000 {
-		b := make([]byte, 5+rng.IntN(60))
-		for i := range b {
-			b[i] = chars[rng.IntN(len(chars))]
+	for _, chars := range []string{"0123456789 .-:@()+AaBbEeFfKkSsZz_/=\n,", "00123456789012345678901 -.()+.."} {
+		for range 30000 {
+			b := make([]byte, 5+rng.IntN(30))
+			for i := range b {
+				b[i] = chars[rng.IntN(len(chars))]
+			}
+			texts = append(texts, string(b))
 		}
-		texts = append(texts, string(b))
 	}
+	replaced := map[string]int{}
 	for i := range builtins {
 		d := &builtins[i]
 		plain := *d
-		plain.need, plain.alphabet = nil, nil
+		plain.need, plain.alphabet, plain.mayHold = nil, nil, nil
 		for _, s := range texts {
-			if got, want := applied(d, s), applied(&plain, s); got != want {
+			got, want := applied(d, s), applied(&plain, s)
+			if got != want {
 				t.Fatalf("%s on %q: %q with the speed-ups, %q without", d.name, s, got, want)
 			}
+			if got != s {
+				replaced[d.name]++
+			}
+		}
+	}
+	// The random texts hold matches of the digit detectors, so a wrong
+	// speed-up shows.
+	for _, name := range []string{"card", "ipv4", "phone_international", "phone_nanp", "phone_trunk"} {
+		if replaced[name] < 20 {
+			t.Errorf("%s replaced something in %d texts only", name, replaced[name])
 		}
 	}
 }
@@ -69,7 +82,7 @@ func TestMarksOfIsEveryAnchor(t *testing.T) {
 		}
 	}
 	rng := rand.New(rand.NewPCG(3, 4))
-	for range 20000 {
+	for range 30000 {
 		b := make([]byte, rng.IntN(40))
 		for i := range b {
 			b[i] = byte(rng.IntN(256))

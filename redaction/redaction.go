@@ -60,6 +60,10 @@ type detector struct {
 	anchor     *[256]bool
 	minAnchors int
 	minLen     int
+	// mayHold is false of a run where no match can pass valid (nil:
+	// any run may): a cheap look at the run's digits that spares the
+	// regexp the dates and order numbers of prose.
+	mayHold func(run string) bool
 }
 
 func bytesOf(sets ...string) *[256]bool {
@@ -106,8 +110,8 @@ var builtins = []detector{
 	{name: "ipv6", re: regexp.MustCompile(`[0-9A-Fa-f]{0,4}(?::[0-9A-Fa-f]{0,4}){2,7}(?:\.[0-9]{1,3}\.[0-9]{1,3}\.[0-9]{1,3})?`), placeholder: IP, left: alnum + ":", right: alnum + ":", valid: validIPv6, need: literals(":"), alphabet: bytesOf(hexDigits, ":."), anchor: bytesOf(":"), minAnchors: 2, minLen: 3},
 	{name: "ipv4", re: regexp.MustCompile(`[0-9]{1,3}\.[0-9]{1,3}\.[0-9]{1,3}\.[0-9]{1,3}`), placeholder: IP, left: alnum + ".", right: alnum, rightNoDotDigit: true, valid: validIPv4, need: literals("."), alphabet: bytesOf(digits, "."), anchor: bytesOf(digits), minAnchors: 4, minLen: 7},
 	{name: "phone_international", re: regexp.MustCompile(`\+[0-9](?:[ .()-]{0,2}[0-9]){6,14}`), placeholder: Phone, left: alnum + "+", right: alnum, valid: digitCount(8, 15), need: literals("+"), alphabet: bytesOf(digits, "+ .()-"), anchor: bytesOf(digits), minAnchors: 7, minLen: 8},
-	{name: "phone_nanp", re: regexp.MustCompile(`(?:1[ .-]?)?\(?[2-9][0-9]{2}\)?[ .-]?[0-9]{3}[ .-][0-9]{4}`), placeholder: Phone, left: alnum + ".-+", right: alnum, rightNoDotDigit: true, valid: balancedParen, alphabet: bytesOf(digits, " ().-"), anchor: bytesOf(digits), minAnchors: 10, minLen: 11},
-	{name: "phone_trunk", re: regexp.MustCompile(`0[1-9][0-9]{0,3}(?:[ -][0-9]{2,8}){1,4}`), placeholder: Phone, left: alnum + ".,:/+-", right: alnum, rightNoDotDigit: true, valid: trunkPhone, need: literals("0"), alphabet: bytesOf(digits, " -"), anchor: bytesOf(digits), minAnchors: 10, minLen: 11},
+	{name: "phone_nanp", re: regexp.MustCompile(`(?:1[ .-]?)?\(?[2-9][0-9]{2}\)?[ .-]?[0-9]{3}[ .-][0-9]{4}`), placeholder: Phone, left: alnum + ".-+", right: alnum, rightNoDotDigit: true, valid: balancedParen, alphabet: bytesOf(digits, " ().-"), anchor: bytesOf(digits), minAnchors: 10, minLen: 11, mayHold: holdsLocalNumber},
+	{name: "phone_trunk", re: regexp.MustCompile(`0[1-9][0-9]{0,3}(?:[ -][0-9]{2,8}){1,4}`), placeholder: Phone, left: alnum + ".,:/+-", right: alnum, rightNoDotDigit: true, valid: trunkPhone, need: literals("0"), alphabet: bytesOf(digits, " -"), anchor: bytesOf(digits), minAnchors: 10, minLen: 11, mayHold: holdsTrunkNumber},
 }
 
 // literal is a substring a detector needs, looked for from its rarest
@@ -444,7 +448,7 @@ func (d *detector) find(s string, marks []int) [][]int {
 			}
 		}
 		end = j
-		if anchors >= d.minAnchors && j-i >= d.minLen {
+		if anchors >= d.minAnchors && j-i >= d.minLen && (d.mayHold == nil || d.mayHold(s[i:j])) {
 			for _, l := range d.re.FindAllStringSubmatchIndex(s[i:j], -1) {
 				for k := range l {
 					if l[k] >= 0 {
@@ -583,6 +587,32 @@ func validIPv6(s string) bool {
 	h, ok1 := groups(head)
 	t, ok2 := groups(tail)
 	return ok1 && ok2 && h+t >= 2 && h+t <= 7
+}
+
+func isDigit(b byte) bool { return b >= '0' && b <= '9' }
+
+// holdsLocalNumber: every phone_nanp match ends in three digits, a
+// separator and four digits.
+func holdsLocalNumber(run string) bool {
+	for i := 0; i+8 <= len(run); i++ {
+		if isDigit(run[i]) && isDigit(run[i+1]) && isDigit(run[i+2]) && strings.IndexByte(" .-", run[i+3]) >= 0 &&
+			isDigit(run[i+4]) && isDigit(run[i+5]) && isDigit(run[i+6]) && isDigit(run[i+7]) {
+			return true
+		}
+	}
+	return false
+}
+
+// holdsTrunkNumber: a phone_trunk match starts with 0 and a digit 1-9
+// and trunkPhone wants 10 digits in it, so the run from its first such
+// pair holds 10 digits at least.
+func holdsTrunkNumber(run string) bool {
+	for i := 0; i+1 < len(run); i++ {
+		if run[i] == '0' && run[i+1] >= '1' && run[i+1] <= '9' {
+			return len(onlyDigits(run[i:])) >= 10
+		}
+	}
+	return false
 }
 
 func balancedParen(s string) bool {
