@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"slices"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/google/uuid"
@@ -64,6 +65,10 @@ type loadResult struct {
 	bytes        int64
 	elapsed      time.Duration
 	latencies    []time.Duration
+	// cpu is this process's CPU time over the load (the in-process API
+	// and the HTTP clients; not the database's): unlike elapsed, hardly
+	// moved by other processes on the machine.
+	cpu time.Duration
 }
 
 // add sums o into r.
@@ -72,6 +77,7 @@ func (r *loadResult) add(o loadResult) {
 	r.rows += o.rows
 	r.bytes += o.bytes
 	r.elapsed += o.elapsed
+	r.cpu += o.cpu
 	r.latencies = append(r.latencies, o.latencies...)
 }
 
@@ -104,7 +110,7 @@ func postAll(ctx context.Context, env *benchEnv, path string, batches []batch, c
 		firstErr error
 		wg       sync.WaitGroup
 	)
-	start := time.Now()
+	start, cpu0 := time.Now(), processCPU()
 	for c := 0; c < clients; c++ {
 		wg.Add(1)
 		go func() {
@@ -128,8 +134,17 @@ func postAll(ctx context.Context, env *benchEnv, path string, batches []batch, c
 	}
 	close(work)
 	wg.Wait()
-	res.elapsed = time.Since(start)
+	res.elapsed, res.cpu = time.Since(start), processCPU()-cpu0
 	return res, firstErr
+}
+
+// processCPU is the user and system CPU time this process has used.
+func processCPU() time.Duration {
+	var u syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &u); err != nil {
+		return 0
+	}
+	return time.Duration(u.Utime.Nano() + u.Stime.Nano())
 }
 
 func post(ctx context.Context, httpc *http.Client, env *benchEnv, path string, b batch) (int, error) {

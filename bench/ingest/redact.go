@@ -71,6 +71,9 @@ func compareRedaction(ctx context.Context, env *benchEnv, cfg config) error {
 	}
 	fmt.Printf("POST /v1/events with model calls: store %d calls in %s: %.0f calls/s; redact %d calls in %s: %.0f calls/s\n",
 		off.events, off.elapsed.Round(time.Millisecond), off.rate(), on.events, on.elapsed.Round(time.Millisecond), on.rate())
+	perCall := func(r loadResult) time.Duration { return r.cpu / time.Duration(max(r.events, 1)) }
+	fmt.Printf("this process's CPU per call (the API and the clients, not PostgreSQL): store %s, redact %s; ratio store / redact %.2f\n",
+		perCall(off), perCall(on), float64(perCall(off))/float64(perCall(on)))
 	fmt.Printf("ratio redact / store (same run, goal >= 0.8): %.2f\n", on.rate()/off.rate())
 	return nil
 }
