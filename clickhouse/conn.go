@@ -19,7 +19,8 @@ type Store struct {
 	conn     driver.Conn
 	database string
 	cluster  string
-	shards   []driver.Conn // one per shard, for shard-local reads
+	shards   []driver.Conn // one per shard, for shard-local reads and writes
+	slots    []int         // shard index by sharding key modulo total weight (route.go)
 	nodes    []driver.Conn // every node (replicas too), for DDL and mutations
 	// Tables read and written across the data set: the Distributed
 	// tables on a cluster, the local ones on one node.
@@ -55,17 +56,18 @@ func Open(ctx context.Context, dsn, cluster string) (*Store, error) {
 		return s, nil
 	}
 	s.events, s.eventIDs, s.scores = "events", "event_ids", "scores"
-	rows, err := s.conn.Query(ctx, `SELECT shard_num, replica_num, host_address, port FROM system.clusters WHERE cluster = ? ORDER BY shard_num, replica_num`, cluster)
+	rows, err := s.conn.Query(ctx, `SELECT shard_num, shard_weight, replica_num, host_address, port FROM system.clusters WHERE cluster = ? ORDER BY shard_num, replica_num`, cluster)
 	if err != nil {
 		s.Close()
 		return nil, fmt.Errorf("read cluster %s: %w", cluster, err)
 	}
 	defer rows.Close()
+	var weights []uint32
 	for rows.Next() {
-		var shard, replica uint32
+		var shard, weight, replica uint32
 		var host string
 		var port uint16
-		if err := rows.Scan(&shard, &replica, &host, &port); err != nil {
+		if err := rows.Scan(&shard, &weight, &replica, &host, &port); err != nil {
 			s.Close()
 			return nil, fmt.Errorf("read cluster %s: %w", cluster, err)
 		}
@@ -79,15 +81,16 @@ func Open(ctx context.Context, dsn, cluster string) (*Store, error) {
 		s.nodes = append(s.nodes, c)
 		if replica == 1 {
 			s.shards = append(s.shards, c)
+			weights = append(weights, weight)
 		}
 	}
 	if err := rows.Err(); err != nil {
 		s.Close()
 		return nil, fmt.Errorf("read cluster %s: %w", cluster, err)
 	}
-	if len(s.shards) == 0 {
+	if s.slots = slotsOf(weights); len(s.slots) == 0 {
 		s.Close()
-		return nil, fmt.Errorf("cluster %q is not in system.clusters of %s", cluster, strings.Join(opts.Addr, ","))
+		return nil, fmt.Errorf("cluster %q is not in system.clusters of %s, or all its shards weigh 0", cluster, strings.Join(opts.Addr, ","))
 	}
 	return s, nil
 }

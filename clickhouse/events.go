@@ -133,40 +133,49 @@ func (s *Store) fresh(ctx context.Context, rows []ingest.EventRow) ([]ingest.Eve
 	return out, nil
 }
 
-// write inserts rows (not yet claimed) into events, then their claims.
+// write inserts rows (not yet claimed) into each shard's events_local,
+// the shards at once, each shard's rows routed as the Distributed table
+// would (shardOf). One insert per shard: the view of migration 0003
+// derives the claims from the events in the same INSERT, after the
+// events' part is written, so an event is stored before its claim. A
+// shard that fails leaves the others' rows stored; the retry the caller
+// is asked for finds those claimed and writes the rest (docs/scale.md,
+// "Write path").
 func (s *Store) write(ctx context.Context, rows []ingest.EventRow) error {
-	b, err := s.conn.PrepareBatch(ctx, "INSERT INTO "+s.t(s.events)+" ("+strings.Join(ingest.EventColumns, ", ")+")")
+	byShard := make([][]*ingest.EventRow, len(s.shards))
+	for i := range rows {
+		r := &rows[i]
+		n := s.shardOf(r.OrgID, r.UserID)
+		byShard[n] = append(byShard[n], r)
+	}
+	err := s.onShards(ctx, func(ctx context.Context, i int, c driver.Conn) error {
+		if len(byShard[i]) == 0 {
+			return nil
+		}
+		return insertEvents(ctx, c, s.t("events_local"), byShard[i])
+	})
 	if err != nil {
 		return fmt.Errorf("insert %d events: %w", len(rows), err)
 	}
+	return nil
+}
+
+// insertEvents writes rows into table with one batch on c.
+func insertEvents(ctx context.Context, c driver.Conn, table string, rows []*ingest.EventRow) error {
+	b, err := c.PrepareBatch(ctx, "INSERT INTO "+table+" ("+strings.Join(ingest.EventColumns, ", ")+")")
+	if err != nil {
+		return err
+	}
 	vals := make([]any, 0, len(ingest.EventColumns))
-	for i := range rows {
-		r := &rows[i]
+	for _, r := range rows {
 		vals = ingest.AppendEventValues(vals[:0], r, r.OrgID, r.ExperimentID)
 		vals[ingest.TsColumn], vals[ingest.TsColumn+1] = micros(r.Ts), micros(r.ReceivedAt)
 		if err := b.Append(vals...); err != nil {
 			b.Abort()
-			return fmt.Errorf("insert event %s: %w", r.EventID, err)
+			return fmt.Errorf("event %s: %w", r.EventID, err)
 		}
 	}
-	if err := b.Send(); err != nil {
-		return fmt.Errorf("insert %d events: %w", len(rows), err)
-	}
-	c, err := s.conn.PrepareBatch(ctx, "INSERT INTO "+s.t(s.eventIDs)+" (org_id, event_id, experiment_id, user_id, ts)")
-	if err != nil {
-		return fmt.Errorf("claim %d event ids: %w", len(rows), err)
-	}
-	for i := range rows {
-		r := &rows[i]
-		if err := c.Append(r.OrgID, r.EventID, r.ExperimentID, r.UserID, micros(r.Ts)); err != nil {
-			c.Abort()
-			return fmt.Errorf("claim event id %s: %w", r.EventID, err)
-		}
-	}
-	if err := c.Send(); err != nil {
-		return fmt.Errorf("claim %d event ids: %w", len(rows), err)
-	}
-	return nil
+	return b.Send()
 }
 
 // selectEvents is the column list of an event read, in scanEvent order.

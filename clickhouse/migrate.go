@@ -125,6 +125,7 @@ func (s *Store) migrateNode(ctx context.Context, node driver.Conn, ms []migratio
 				continue
 			}
 			st = strings.Replace(st, "IF NOT EXISTS ", "IF NOT EXISTS "+quoteIdent(s.database)+".", 1)
+			st = localTableRef.ReplaceAllString(st, "$1 "+quoteIdent(s.database)+".$2")
 			if err := node.Exec(ctx, st); err != nil {
 				return fmt.Errorf("clickhouse migration %s: %w", m.name, err)
 			}
@@ -152,6 +153,11 @@ func (s *Store) migrateNode(ctx context.Context, node driver.Conn, ms []migratio
 	}
 	return nil
 }
+
+// localTableRef is a view's reference to a local table (TO or FROM it):
+// qualified like the table a statement creates, since a view's tables
+// are resolved in the connection's database otherwise.
+var localTableRef = regexp.MustCompile(`\b(TO|FROM) (\w+_local)\b`)
 
 var addColumnStatement = regexp.MustCompile(`^ALTER TABLE (\w+) ADD COLUMN (\w+) (.+)$`)
 

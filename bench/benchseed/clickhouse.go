@@ -17,12 +17,13 @@ import (
 )
 
 // RawClickHouse writes events into a migrated expd ClickHouse database
-// with plain clickhouse-go batch inserts: the events and their claims,
-// none of the write path's checks (no claim probe, no control
-// transaction). The ingest bench's baseline and the results bench's seed.
+// with a plain clickhouse-go batch insert: the events, whose claims the
+// schema derives (migration 0003's view), none of the write path's checks
+// (no claim probe, no control transaction). The ingest bench's baseline
+// and the results bench's seed.
 type RawClickHouse struct {
-	conn             driver.Conn
-	events, eventIDs string // qualified: the Distributed tables on a cluster
+	conn   driver.Conn
+	events string // qualified: the Distributed table on a cluster
 }
 
 // OpenRawClickHouse connects to the server of dsn for database (sharded
@@ -34,9 +35,9 @@ func OpenRawClickHouse(dsn, database, cluster string) (*RawClickHouse, error) {
 	}
 	// The store's commit point: every shard holds its rows.
 	opts.Settings = ch.Settings{"insert_distributed_sync": 1}
-	r := &RawClickHouse{events: database + ".events_local", eventIDs: database + ".event_ids_local"}
+	r := &RawClickHouse{events: database + ".events_local"}
 	if cluster != "" {
-		r.events, r.eventIDs = database+".events", database+".event_ids"
+		r.events = database + ".events"
 	}
 	if r.conn, err = ch.Open(opts); err != nil {
 		return nil, err
@@ -48,7 +49,7 @@ func OpenRawClickHouse(dsn, database, cluster string) (*RawClickHouse, error) {
 func (r *RawClickHouse) Close() error { return r.conn.Close() }
 
 // Insert writes rows as given (their ReceivedAt kept) in one batch into
-// events and one into event_ids.
+// events; the server derives their claims in the same insert.
 func (r *RawClickHouse) Insert(ctx context.Context, rows []ingest.EventRow) (int, error) {
 	b, err := r.conn.PrepareBatch(ctx, "INSERT INTO "+r.events+" ("+strings.Join(ingest.EventColumns, ", ")+")")
 	if err != nil {
@@ -66,20 +67,6 @@ func (r *RawClickHouse) Insert(ctx context.Context, rows []ingest.EventRow) (int
 	}
 	if err := b.Send(); err != nil {
 		return 0, fmt.Errorf("raw insert: %w", err)
-	}
-	ids, err := r.conn.PrepareBatch(ctx, "INSERT INTO "+r.eventIDs+" (org_id, event_id, experiment_id, user_id, ts)")
-	if err != nil {
-		return 0, err
-	}
-	for i := range rows {
-		row := &rows[i]
-		if err := ids.Append(row.OrgID, row.EventID, row.ExperimentID, row.UserID, row.Ts.UnixMicro()); err != nil {
-			ids.Abort()
-			return 0, fmt.Errorf("raw claims: %w", err)
-		}
-	}
-	if err := ids.Send(); err != nil {
-		return 0, fmt.Errorf("raw claims: %w", err)
 	}
 	return len(rows), nil
 }

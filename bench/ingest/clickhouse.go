@@ -73,7 +73,7 @@ func setUpClickHouse(ctx context.Context, env *benchEnv, dsn, cluster string, op
 
 // round posts batches of the ClickHouse org's experiment through the API,
 // then inserts the same rows (under a fresh org) with one raw batch into
-// events and one into event_ids.
+// events, whose claims the schema derives into event_ids.
 func (c *chBench) round(ctx context.Context, first, requests, size, clients int) (api, raw loadResult, err error) {
 	batches := makeBatches(c.api.experimentID, first, requests, size)
 	if api, err = postAll(ctx, c.api, "/v1/events", batches, clients); err != nil {
@@ -91,9 +91,10 @@ func (c *chBench) round(ctx context.Context, first, requests, size, clients int)
 	return api, raw, err
 }
 
-// rawInsert is the baseline: the rows' events and their claims, two
-// batches on one connection, none of the write path's checks (no claim
-// probe, no control transaction, no HTTP, JSON or validation).
+// rawInsert is the baseline: the rows' events (their claims derived by
+// the server), one batch through the Distributed table on one connection,
+// none of the write path's checks (no claim probe, no control
+// transaction, no HTTP, JSON or validation).
 func (c *chBench) rawInsert(ctx context.Context, rows []ingest.EventRow) (loadResult, error) {
 	now := time.Now().UTC()
 	for i := range rows {

@@ -130,7 +130,7 @@ func main() {
 	if chb != nil {
 		fmt.Printf("POST /v1/events on ClickHouse (%d shard(s)): %d events in %s: %.0f events/s; latency p50 %s p99 %s max %s\n",
 			chb.store.Shards(), chAPI.events, chAPI.elapsed.Round(time.Millisecond), chAPI.rate(), chAPI.quantile(0.5), chAPI.quantile(0.99), chAPI.quantile(1))
-		fmt.Printf("raw clickhouse-go batch insert of the same rows into events and event_ids: %d events in %s: %.0f events/s\n",
+		fmt.Printf("raw clickhouse-go batch insert of the same rows into events (claims derived into event_ids): %d events in %s: %.0f events/s\n",
 			chRaw.events, chRaw.elapsed.Round(time.Millisecond), chRaw.rate())
 		fmt.Printf("ratio API on ClickHouse / raw batch insert: %.2f; API on ClickHouse / API on PostgreSQL: %.2f\n",
 			chAPI.rate()/chRaw.rate(), chAPI.rate()/api.rate())
