@@ -23,12 +23,13 @@ type Options struct {
 	// 4 on PostgreSQL, so groups' COPYs overlap other groups' commit
 	// flushes; 1 on SQLite, which has a single writer.
 	Concurrency int
-	// Linger is how long a group waits for more requests before it
-	// starts, when fewer than MaxGroupRows are queued: 0 on PostgreSQL and
-	// SQLite, where a transaction's cost follows its rows; an engine's
-	// (NewEngineWriter) default, where every insert pays a fixed cost (a
-	// ClickHouse part per table and shard), so a few large groups beat
-	// many small ones.
+	// Linger is how long at most a group waits for more requests before
+	// it starts: it starts as soon as as many rows are queued as the last
+	// group held (the clients that group answered have sent their next
+	// batches), or a full group. 0 on PostgreSQL and SQLite, where a
+	// transaction's cost follows its rows; an engine's (NewEngineWriter)
+	// default, where every insert pays a fixed cost (a ClickHouse part per
+	// shard), so a few large groups beat many small ones.
 	Linger time.Duration
 	// CommitTimeout bounds one group transaction (10 s).
 	CommitTimeout time.Duration
@@ -51,10 +52,12 @@ type Writer struct {
 	opts       Options
 	tombstones erasure.Tombstones // the orgs' recent erasures (dropErased)
 
-	mu     sync.Mutex
-	queue  []*request
-	queued int   // rows in queue
-	free   []int // slots (0 to Concurrency-1) of no running group transaction
+	mu       sync.Mutex
+	queue    []*request
+	queued   int           // rows in queue
+	lastRows int           // rows of the last group taken (linger's target)
+	free     []int         // slots (0 to Concurrency-1) of no running group transaction
+	arrived  chan struct{} // a request was queued (linger wakes up)
 }
 
 // Batch is one caller's validated rows (see Preparer) for one org:
@@ -110,7 +113,7 @@ func newWriter(s store, opts Options) *Writer {
 	if opts.Now == nil {
 		opts.Now = time.Now
 	}
-	w := &Writer{store: s, opts: opts}
+	w := &Writer{store: s, opts: opts, arrived: make(chan struct{}, 1)}
 	for slot := opts.Concurrency - 1; slot >= 0; slot-- {
 		w.free = append(w.free, slot)
 	}
@@ -144,6 +147,10 @@ func (w *Writer) Write(ctx context.Context, b Batch) (Outcome, error) {
 		slot, w.free = w.free[len(w.free)-1], w.free[:len(w.free)-1]
 	}
 	w.mu.Unlock()
+	select {
+	case w.arrived <- struct{}{}:
+	default:
+	}
 	if lead {
 		w.flush(slot)
 	}
@@ -218,16 +225,33 @@ func (w *Writer) flush(slot int) {
 	}
 }
 
-// linger waits Linger for more requests unless a full group is queued.
+// linger waits, Linger at most, until as many rows are queued as the
+// last group held, or a full group (the first group waits for a full
+// one). Under a steady load the clients a group answered send their next
+// batches within milliseconds, so the next group starts as soon as they
+// are in instead of after a fixed wait.
 func (w *Writer) linger() {
 	if w.opts.Linger <= 0 {
 		return
 	}
-	w.mu.Lock()
-	full := w.queued >= w.opts.MaxGroupRows
-	w.mu.Unlock()
-	if !full {
-		time.Sleep(w.opts.Linger)
+	timer := time.NewTimer(w.opts.Linger)
+	defer timer.Stop()
+	for {
+		w.mu.Lock()
+		target := w.lastRows
+		if target == 0 || target > w.opts.MaxGroupRows {
+			target = w.opts.MaxGroupRows
+		}
+		ready := w.queued >= target
+		w.mu.Unlock()
+		if ready {
+			return
+		}
+		select {
+		case <-w.arrived:
+		case <-timer.C:
+			return
+		}
 	}
 }
 
@@ -244,5 +268,6 @@ func (w *Writer) take() []*request {
 	clear(w.queue[:n])
 	w.queue = w.queue[n:]
 	w.queued -= rows
+	w.lastRows = rows
 	return group
 }

@@ -152,6 +152,33 @@ func TestWriterLingerGathersTheRequestsThatFollow(t *testing.T) {
 	}
 }
 
+// After a group, the next one starts as soon as as many rows are queued
+// as that group held, not after the whole Linger: here an hour, which
+// the test would wait out (and time out) otherwise.
+func TestWriterLingerEndsWhenTheLastGroupsRowsAreQueued(t *testing.T) {
+	fs := &fakeStore{stored: map[eventKey]bool{}}
+	w := newWriter(fs, Options{Linger: time.Hour, MaxGroupRows: 4})
+	tenant := Tenant{OrgID: "o", Plan: plans.Enterprise}
+	if o, err := w.Write(context.Background(), Batch{Tenant: tenant, Rows: rowsOf("o", "a", "b", "c", "d")}); err != nil || o.Accepted != 4 {
+		t.Fatalf("a full group = %+v, %v", o, err)
+	}
+	var wg sync.WaitGroup
+	for i := range 2 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			b := Batch{Tenant: tenant, Rows: rowsOf("o", fmt.Sprint("x-", i), fmt.Sprint("y-", i))}
+			if o, err := w.Write(context.Background(), b); err != nil || o.Accepted != 2 {
+				t.Errorf("Write %d = %+v, %v", i, o, err)
+			}
+		}()
+	}
+	wg.Wait()
+	if fs.txs != 2 {
+		t.Fatalf("%d transactions; want 2 (the second group waits for the 4 rows the first held, then takes both writes)", fs.txs)
+	}
+}
+
 func TestWriterReportsUnavailableAndOverload(t *testing.T) {
 	fs := &fakeStore{stored: map[eventKey]bool{}, fail: fmt.Errorf("begin: %w", io.ErrUnexpectedEOF)}
 	w := newWriter(fs, Options{MaxQueuedRows: 3})
