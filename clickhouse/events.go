@@ -27,14 +27,27 @@ func micros(t time.Time) int64 { return t.UnixMicro() }
 func fromMicros(us int64) time.Time { return time.UnixMicro(us).UTC() }
 
 // existing returns which of the org's event ids have a claim (stored
-// events). Every shard's local claims are probed at once, the ids sent
-// as an external table: native data, where a literal IN list of 10,000
-// ids was 500 KB of SQL for 18.16 to parse on the node and again on
-// every shard (0.6-2 s a probe, docs/scale.md).
+// events); the ids name no user, so every shard is asked for all of them.
 func (s *Store) existing(ctx context.Context, orgID string, ids []string) (map[string]bool, error) {
+	all := make([][]string, len(s.shards))
+	for i := range all {
+		all[i] = ids
+	}
+	return s.existingOn(ctx, orgID, all)
+}
+
+// existingOn is existing probing shard i for ids[i] alone. The shards'
+// local claims are probed at once, the ids sent as an external table:
+// native data, where a literal IN list of 10,000 ids was 500 KB of SQL
+// for 18.16 to parse on the node and again on every shard (0.6-2 s a
+// probe, docs/scale.md).
+func (s *Store) existingOn(ctx context.Context, orgID string, ids [][]string) (map[string]bool, error) {
 	found := make([][]string, len(s.shards))
 	err := s.onShards(ctx, func(ctx context.Context, i int, c driver.Conn) error {
-		tbl, err := idTable(ids)
+		if len(ids[i]) == 0 {
+			return nil
+		}
+		tbl, err := idTable(ids[i])
 		if err != nil {
 			return err
 		}
@@ -106,15 +119,23 @@ func (s *Store) Insert(ctx context.Context, rows []ingest.EventRow) (int, error)
 }
 
 // fresh is rows without the keys already claimed, each key once (its
-// first row).
+// first row). Each shard is asked for the ids of its own users only (the
+// claim of an event sits on the event's shard).
 func (s *Store) fresh(ctx context.Context, rows []ingest.EventRow) ([]ingest.EventRow, error) {
-	byOrg := map[string][]string{}
+	byOrg := map[string][][]string{}
 	for i := range rows {
-		byOrg[rows[i].OrgID] = append(byOrg[rows[i].OrgID], rows[i].EventID)
+		r := &rows[i]
+		ids := byOrg[r.OrgID]
+		if ids == nil {
+			ids = make([][]string, len(s.shards))
+			byOrg[r.OrgID] = ids
+		}
+		n := s.shardOf(r.OrgID, r.UserID)
+		ids[n] = append(ids[n], r.EventID)
 	}
 	stored := map[[2]string]bool{}
 	for org, ids := range byOrg {
-		have, err := s.existing(ctx, org, ids)
+		have, err := s.existingOn(ctx, org, ids)
 		if err != nil {
 			return nil, err
 		}

@@ -85,6 +85,7 @@ func (w *Writer) commit(group []*request, slot int) {
 	if err != nil {
 		err = classify(fmt.Errorf("commit %d records: %w", countRows(group), err))
 	}
+	w.answering()
 	for i, r := range group {
 		switch {
 		case err != nil:

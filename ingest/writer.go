@@ -24,12 +24,13 @@ type Options struct {
 	// flushes; 1 on SQLite, which has a single writer.
 	Concurrency int
 	// Linger is how long at most a group waits for more requests before
-	// it starts: it starts as soon as as many rows are queued as the last
-	// group held (the clients that group answered have sent their next
-	// batches), or a full group. 0 on PostgreSQL and SQLite, where a
-	// transaction's cost follows its rows; an engine's (NewEngineWriter)
-	// default, where every insert pays a fixed cost (a ClickHouse part per
-	// shard), so a few large groups beat many small ones.
+	// it starts: it starts as soon as the clients the last group answered
+	// have sent their next batches (as many rows queued since its answers
+	// as it held), or a full group is queued. 0 on PostgreSQL and SQLite,
+	// where a transaction's cost follows its rows; an engine's
+	// (NewEngineWriter) default, where every insert pays a fixed cost (a
+	// ClickHouse part per table and shard), so a few large groups beat
+	// many small ones.
 	Linger time.Duration
 	// CommitTimeout bounds one group transaction (10 s).
 	CommitTimeout time.Duration
@@ -52,12 +53,13 @@ type Writer struct {
 	opts       Options
 	tombstones erasure.Tombstones // the orgs' recent erasures (dropErased)
 
-	mu       sync.Mutex
-	queue    []*request
-	queued   int           // rows in queue
-	lastRows int           // rows of the last group taken (linger's target)
-	free     []int         // slots (0 to Concurrency-1) of no running group transaction
-	arrived  chan struct{} // a request was queued (linger wakes up)
+	mu           sync.Mutex
+	queue        []*request
+	queued       int           // rows in queue
+	lastRows     int           // rows of the last group taken (linger)
+	sinceAnswers int           // rows queued since the last group's answers went out (linger)
+	free         []int         // slots (0 to Concurrency-1) of no running group transaction
+	arrived      chan struct{} // a request was queued (linger wakes up)
 }
 
 // Batch is one caller's validated rows (see Preparer) for one org:
@@ -142,6 +144,7 @@ func (w *Writer) Write(ctx context.Context, b Batch) (Outcome, error) {
 	}
 	w.queue = append(w.queue, r)
 	w.queued += b.size()
+	w.sinceAnswers += b.size()
 	slot, lead := -1, len(w.free) > 0
 	if lead {
 		slot, w.free = w.free[len(w.free)-1], w.free[:len(w.free)-1]
@@ -225,11 +228,12 @@ func (w *Writer) flush(slot int) {
 	}
 }
 
-// linger waits, Linger at most, until as many rows are queued as the
-// last group held, or a full group (the first group waits for a full
-// one). Under a steady load the clients a group answered send their next
-// batches within milliseconds, so the next group starts as soon as they
-// are in instead of after a fixed wait.
+// linger waits, Linger at most, until the clients the last group
+// answered have sent their next batches (as many rows queued since its
+// answers as it held), or a full group is queued; the first group waits
+// for a full one. Under a steady load they come back within
+// milliseconds, so the next group starts as soon as they are in instead
+// of after a fixed wait, and holds every client's batch.
 func (w *Writer) linger() {
 	if w.opts.Linger <= 0 {
 		return
@@ -238,11 +242,7 @@ func (w *Writer) linger() {
 	defer timer.Stop()
 	for {
 		w.mu.Lock()
-		target := w.lastRows
-		if target == 0 || target > w.opts.MaxGroupRows {
-			target = w.opts.MaxGroupRows
-		}
-		ready := w.queued >= target
+		ready := w.queued >= w.opts.MaxGroupRows || w.lastRows > 0 && w.sinceAnswers >= w.lastRows
 		w.mu.Unlock()
 		if ready {
 			return
@@ -253,6 +253,14 @@ func (w *Writer) linger() {
 			return
 		}
 	}
+}
+
+// answering marks the moment a group's answers go out: linger counts
+// the rows queued after it.
+func (w *Writer) answering() {
+	w.mu.Lock()
+	w.sinceAnswers = 0
+	w.mu.Unlock()
 }
 
 // take dequeues requests up to MaxGroupRows (always at least one).
