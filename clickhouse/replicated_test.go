@@ -36,13 +36,20 @@ func TestConformanceReplicated(t *testing.T) {
 		if err := c.QueryRow(ctx, "SELECT count() FROM system.columns WHERE database = ? AND table = 'events_local' AND name IN ('provider', 'finish_reasons')", r.Database).Scan(&cols); err != nil || cols != 2 {
 			t.Errorf("replica %d: %d of the later migration's columns, %v; want 2", i, cols, err)
 		}
-		var n uint64
+		var views uint64
+		if err := c.QueryRow(ctx, "SELECT count() FROM system.tables WHERE database = ? AND name = 'event_ids_mv'", r.Database).Scan(&views); err != nil || views != 1 {
+			t.Errorf("replica %d: %d claims views, %v; want 1 (Migrate makes it on every replica)", i, views, err)
+		}
+		var n, claims uint64
 		if err := c.QueryRow(ctx, "SELECT count() FROM "+r.Database+".events_local FINAL").Scan(&n); err != nil {
 			t.Fatal(err)
 		}
-		counts = append(counts, n)
+		if err := c.QueryRow(ctx, "SELECT count() FROM "+r.Database+".event_ids_local FINAL").Scan(&claims); err != nil {
+			t.Fatal(err)
+		}
+		counts = append(counts, n, claims)
 	}
-	if counts[0] == 0 || counts[0] != counts[1] {
-		t.Errorf("events per replica %v; want the same, nonzero, on both", counts)
+	if counts[0] == 0 || counts[1] == 0 || counts[0] != counts[2] || counts[1] != counts[3] {
+		t.Errorf("events and claims per replica %v; want the same, nonzero, on both", counts)
 	}
 }
