@@ -41,9 +41,6 @@ func NewEngineWriter(db *gorm.DB, e Engine, opts Options) *Writer {
 	if opts.Linger == 0 {
 		opts.Linger = engineLinger
 	}
-	if opts.MaxGroupRows == 0 {
-		opts.MaxGroupRows = engineMaxGroupRows
-	}
 	return newWriter(splitStore{control: storeOf(db), events: e}, opts)
 }
 
@@ -53,13 +50,6 @@ func NewEngineWriter(db *gorm.DB, e Engine, opts Options) *Writer {
 // the writer runs one group at a time (splitStore.concurrency) and lets
 // it gather the requests that arrive meanwhile.
 const engineLinger = 50 * time.Millisecond
-
-// engineMaxGroupRows is an engine writer's default MaxGroupRows: above
-// the database writers' 10,000 (a transaction's size there), since an
-// insert costs nearly the same at 10,000 rows as at 3,000, and a cap
-// under the rows in flight (128 clients of 100) splits them over two
-// groups, one insert each.
-const engineMaxGroupRows = 50_000
 
 // splitStore runs a group's control part in the database's transaction
 // and its events part in the engine.

@@ -14,8 +14,7 @@ import (
 
 // Options tune a Writer; zero values take the defaults.
 type Options struct {
-	// MaxGroupRows caps the rows merged into one transaction (10,000; an
-	// engine writer's 50,000).
+	// MaxGroupRows caps the rows merged into one transaction (10,000).
 	MaxGroupRows int
 	// MaxQueuedRows caps the rows waiting for a transaction; past it Write
 	// fails with ErrOverloaded at once instead of queueing (200,000).
