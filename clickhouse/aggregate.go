@@ -3,6 +3,7 @@ package clickhouse
 import (
 	"context"
 	"fmt"
+	"regexp"
 	"slices"
 	"strings"
 	"time"
@@ -78,21 +79,59 @@ func (q *runQuery) expr(name string, kind vocab.Kind, src experiments.MetricSour
 	return "ifNull(" + cond + ", 0)", value, args, err
 }
 
-// events is the subquery of the org's events matching scope, each once
-// (FINAL), with the score columns of the metrics read so far: call expr
-// for every metric before it.
-func (q *runQuery) events(scope string) string {
-	cols := append([]string{"org_id", "event_id", "type", "experiment_id", "user_id", "variant", "ts", "business_metric", "value"}, vocab.ModelCallColumns()...)
-	join := ""
-	if len(q.scoreCols) > 0 {
-		for j := range len(q.scoreOf) {
-			cols = append(cols, fmt.Sprintf("sc%d_v", j), fmt.Sprintf("sc%d_n", j))
+// events is the subquery of the org's events matching scope with ts in
+// [from, to), each once (localEvents), with the score columns of the
+// metrics read so far (call expr for every metric before it). Only the
+// columns reader names (as e.column) are read, and user_id and event_id:
+// a UNION ALL's columns are not pruned on 18.16, and every model-call
+// column would read the prompts and responses.
+func (q *runQuery) events(scope string, from, to int64, reader string) string {
+	cols := []string{"user_id", "event_id"}
+	for _, c := range append([]string{"org_id", "type", "experiment_id", "variant", "ts", "business_metric", "value"}, vocab.ModelCallColumns()...) {
+		if regexp.MustCompile(`\be\.` + c + `\b`).MatchString(reader) {
+			cols = append(cols, c)
 		}
-		join = "\n  ANY LEFT JOIN (SELECT call_id AS event_id, " + strings.Join(q.scoreCols, ", ") + " FROM " + q.s.t(q.s.scores) +
-			" FINAL WHERE org_id = " + quote(q.orgID) + " GROUP BY call_id) USING event_id"
 	}
-	return "SELECT " + strings.Join(cols, ", ") + " FROM " + q.s.t("events_local") + " FINAL" + join +
-		"\n  WHERE org_id = " + quote(q.orgID) + " AND " + scope
+	sql := q.s.localEvents(cols, q.orgID, scope, from, to)
+	if len(q.scoreCols) == 0 {
+		return sql
+	}
+	for j := range len(q.scoreOf) {
+		cols = append(cols, fmt.Sprintf("sc%d_v", j), fmt.Sprintf("sc%d_n", j))
+	}
+	// Joined outside the days' union: inside, every day would read the
+	// cluster's scores again.
+	return "SELECT " + strings.Join(cols, ", ") + " FROM (" + sql + ")\n  ANY LEFT JOIN (SELECT call_id AS event_id, " + strings.Join(q.scoreCols, ", ") +
+		" FROM " + q.s.t(q.s.scores) + " FINAL WHERE org_id = " + quote(q.orgID) + " GROUP BY call_id) USING event_id"
+}
+
+// localEvents is the SQL of the shard's events (its local table) of the
+// org matching where with ts in [from, to), each once: one SELECT ...
+// FINAL per UTC day, in a UNION ALL. The copies of an event share the
+// sorting key and the day (the partition), so a day's FINAL keeps the
+// copy the table's FINAL keeps; 18.16 merges all the parts of a FINAL read
+// in one stream (25 s at 5 M events a shard), one stream per day spreads
+// the days over max_threads.
+func (s *Store) localEvents(cols []string, orgID, where string, from, to int64) string {
+	var days []string
+	for d := floorDiv(from, dayMicros); d*dayMicros < to; d++ {
+		lo, hi := max(from, d*dayMicros), min(to, (d+1)*dayMicros)
+		days = append(days, fmt.Sprintf("SELECT %s FROM %s FINAL WHERE org_id = %s AND ts >= %d AND ts < %d AND %s",
+			strings.Join(cols, ", "), s.t("events_local"), quote(orgID), lo, hi, where))
+	}
+	if len(days) == 0 { // an empty window: no day, no row
+		days = append(days, fmt.Sprintf("SELECT %s FROM %s WHERE 0", strings.Join(cols, ", "), s.t("events_local")))
+	}
+	return strings.Join(days, "\n  UNION ALL ")
+}
+
+// floorDiv is a / b rounded down (b > 0), for days before 1970 too.
+func floorDiv(a, b int64) int64 {
+	q := a / b
+	if a%b != 0 && a < 0 {
+		q--
+	}
+	return q
 }
 
 // Aggregate is results.Aggregator's Aggregate: one query per shard, its
@@ -105,7 +144,7 @@ func (s *Store) Aggregate(ctx context.Context, orgID, experimentID string, w res
 	if w.AllExperiments {
 		inExp = fmt.Sprintf("e.ts >= x_first AND e.ts < %d", end) // a holdout's run: every experiment's events
 	}
-	inPre := fmt.Sprintf("e.ts >= x_first - %d AND e.ts < x_first", int64(results.PrePeriodDays)*int64(24*time.Hour/time.Microsecond))
+	inPre := fmt.Sprintf("e.ts >= x_first - %d AND e.ts < x_first", int64(results.PrePeriodDays)*dayMicros)
 	var cols []string
 	var args []any
 	sumCount := func(cond, value string, condArgs []any, scope string) {
@@ -148,19 +187,22 @@ func (s *Store) Aggregate(ctx context.Context, orgID, experimentID string, w res
 			sumCount(cond, value, condArgs, inPre)
 		}
 	}
-	exposures := fmt.Sprintf("FROM %s FINAL WHERE org_id = %s AND experiment_id = %s AND type = 'exposure' AND ts >= %d AND ts < %d",
+	// Without FINAL: a copy of an exposure changes neither the first
+	// exposure, its variant nor the variants seen.
+	exposures := fmt.Sprintf("FROM %s WHERE org_id = %s AND experiment_id = %s AND type = 'exposure' AND ts >= %d AND ts < %d",
 		s.t("events_local"), quote(orgID), quote(experimentID), start, end)
-	scope := fmt.Sprintf("experiment_id = %s AND ts < %d", quote(experimentID), end)
-	if w.AllExperiments {
-		// A holdout's run: its exposed users' events of every experiment.
-		scope = fmt.Sprintf("ts >= %d AND ts < %d AND user_id IN (SELECT user_id %s)", start, end, exposures)
+	// Every event read is after a first exposure (>= start) or, for
+	// CUPED, in the pre-period before it; the join keeps the exposed
+	// users' only. A holdout's run (AllExperiments) and the CUPED
+	// pre-period read every experiment's events: the org's window. (An
+	// IN of the exposed users there read no fewer rows: user_id is not a
+	// prefix of the sorting key. It ran once per day.)
+	from, scope := start, "experiment_id = "+quote(experimentID)
+	if w.AllExperiments || cuped {
+		scope = "1"
 	}
 	if cuped {
-		// The pre-period reads the org's other events too, but only the
-		// experiment's exposed users' (the join keeps no other): without
-		// the IN, every experiment of a nightly read the org's window.
-		scope = fmt.Sprintf("(%s OR ts >= %d AND ts < %d AND user_id IN (SELECT user_id %s))",
-			scope, start-int64(results.PrePeriodDays)*int64(24*time.Hour/time.Microsecond), end, exposures)
+		from = start - int64(results.PrePeriodDays)*dayMicros
 	}
 	exposed := "SELECT user_id, argMin(variant, (ts, event_id)) AS x_variant, min(ts) AS x_first, toUInt8(uniqExact(variant) > 1) AS x_crossover\n  " +
 		exposures + " GROUP BY user_id"
@@ -168,7 +210,7 @@ func (s *Store) Aggregate(ctx context.Context, orgID, experimentID string, w res
 	for _, c := range cols {
 		sql += ",\n  " + c
 	}
-	sql += "\nFROM (" + q.events(scope) + ") AS e\nALL INNER JOIN (" + exposed + ") USING user_id\nGROUP BY user_id ORDER BY user_id"
+	sql += "\nFROM (" + q.events(scope, from, end, sql) + ") AS e\nALL INNER JOIN (" + exposed + ") USING user_id\nGROUP BY user_id ORDER BY user_id"
 
 	b := results.NewSampleBuilder(arms, ms, progress)
 	type row struct {
@@ -186,6 +228,20 @@ func (s *Store) Aggregate(ctx context.Context, orgID, experimentID string, w res
 		}
 	}
 	n = (len(cols) - nCalls) / 2
+	// The coverage (as the SQL engine, whose event walk for the calls
+	// counts it) is read beside the per-user rows: on a cluster each
+	// shard has cores of its own, and the merge here uses one.
+	var coverage results.Coverage
+	var coverageErr error
+	counted := make(chan struct{})
+	if slices.ContainsFunc(ms, results.ReadsCalls) {
+		go func() {
+			defer close(counted)
+			coverage, coverageErr = s.Coverage(ctx, orgID, experimentID, w, arms)
+		}()
+	} else {
+		close(counted)
+	}
 	uc := make([]results.UserColumns, len(ms))
 	err := s.eachShard(ctx, sql, args, func() ([]any, *string, func()) {
 		r := &row{sums: make([]float64, n), counts: make([]uint64, n), calls: make([][]float64, nCalls)}
@@ -229,17 +285,16 @@ func (s *Store) Aggregate(ctx context.Context, orgID, experimentID string, w res
 			b.Add(r.user, r.variant, fromMicros(r.first), r.crossover != 0, uc)
 		}
 	})
+	<-counted
 	if err != nil {
 		return results.Sample{}, use, fmt.Errorf("aggregate per-user values of %s: %w", experimentID, err)
 	}
+	if coverageErr != nil {
+		return results.Sample{}, use, coverageErr
+	}
 	sample := b.Sample()
 	if slices.ContainsFunc(ms, results.ReadsCalls) {
-		// As the SQL engine, whose event walk for the calls counts it.
-		c, err := s.Coverage(ctx, orgID, experimentID, w, arms)
-		if err != nil {
-			return results.Sample{}, use, err
-		}
-		sample.Coverage = &c
+		sample.Coverage = &coverage
 	}
 	if slices.ContainsFunc(ms, results.ReadsScores) {
 		o, err := s.orphans(ctx, orgID, w, ms)
@@ -262,21 +317,22 @@ func (s *Store) Coverage(ctx context.Context, orgID, experimentID string, w resu
 	// and whether it is an exposure.
 	// The user's values reach the lambda as arrays of the events'
 	// length: 18.16 loses columns a lambda reads from outside it.
-	perUser := fmt.Sprintf(`SELECT arrayMap((t, p, e, f, a, c) -> multiIf(p = 0, 1, p = 2, 2, NOT e OR t < f, 3, NOT a, 4, c, 5, 0),
+	perUser := `SELECT arrayMap((t, p, e, f, a, c) -> multiIf(p = 0, 1, p = 2, 2, NOT e OR t < f, 3, NOT a, 4, c, 5, 0),
       x_ts, x_pos, arrayResize([x_exposed], length(x_ts), x_exposed), arrayResize([x_first], length(x_ts), x_first),
       arrayResize([x_attributed], length(x_ts), x_attributed), arrayResize([x_crossover], length(x_ts), x_crossover)) AS x_reasons, x_exposures
   FROM (SELECT groupArray(ts) AS x_ts, groupArray(multiIf(ts < %[1]d, 0, ts >= %[2]d, 2, 1)) AS x_pos, groupArray(toUInt8(type = 'exposure')) AS x_exposures,
       countIf(%[3]s) > 0 AS x_exposed, minIf(ts, %[3]s) AS x_first,
       argMinIf(variant, (ts, event_id), %[3]s) IN %[4]s AS x_attributed, uniqExactIf(variant, %[3]s) > 1 AS x_crossover
-    FROM %[5]s FINAL WHERE org_id = %[6]s AND experiment_id = %[7]s GROUP BY user_id)`,
-		start, end, exposed, quoteList(arms), s.t("events_local"), quote(orgID), quote(experimentID))
+    FROM (%[5]s) GROUP BY user_id)`
 	var cols []string
 	for r := range results.CoverageReasons {
 		cols = append(cols, fmt.Sprintf("sum(has(x_reasons, %d))", r),
 			fmt.Sprintf("sum(arrayCount((r, x) -> r = %d AND x = 1, x_reasons, x_exposures))", r),
 			fmt.Sprintf("sum(arrayCount((r, x) -> r = %d AND x = 0, x_reasons, x_exposures))", r))
 	}
-	sql := "SELECT " + strings.Join(cols, ", ") + "\nFROM (" + perUser + ")"
+	sql := func(events string) string {
+		return fmt.Sprintf("SELECT "+strings.Join(cols, ", ")+"\nFROM ("+perUser+")", start, end, exposed, quoteList(arms), events)
+	}
 	counts := make([][]uint64, len(s.shards))
 	g, gctx := errgroup.WithContext(ctx)
 	for i, c := range s.shards {
@@ -286,7 +342,15 @@ func (s *Store) Coverage(ctx context.Context, orgID, experimentID string, w resu
 			for k := range dest {
 				dest[k] = &counts[i][k]
 			}
-			if err := c.QueryRow(gctx, sql).Scan(dest...); err != nil {
+			// Every event of the experiment counts, in the window or not:
+			// the days to read are those of its first and last on the shard.
+			var first, last int64
+			where := "experiment_id = " + quote(experimentID)
+			if err := c.QueryRow(gctx, "SELECT min(ts), max(ts) FROM "+s.t("events_local")+" WHERE org_id = ? AND "+where, orgID).Scan(&first, &last); err != nil {
+				return fmt.Errorf("shard %d: %w", i+1, err)
+			}
+			events := s.localEvents([]string{"user_id", "ts", "type", "variant", "event_id"}, orgID, where, first, last+1)
+			if err := c.QueryRow(gctx, sql(events)).Scan(dest...); err != nil {
 				return fmt.Errorf("shard %d: %w", i+1, err)
 			}
 			return nil

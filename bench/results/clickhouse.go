@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"log"
+	"os"
+	"runtime/pprof"
 	"time"
 
 	"gorm.io/gorm"
@@ -16,6 +18,28 @@ import (
 // The ClickHouse to compare with (-clickhouse, -clickhouse-cluster), and
 // a database kept by an earlier -keep run (-clickhouse-db).
 var chURL, chCluster, chDatabase string
+
+// chProfile is where the CPU profile of the runs on ClickHouse goes
+// (-clickhouse-cpuprofile), "" for none.
+var chProfile string
+
+// startProfile starts a CPU profile into path (none when path is "");
+// stop ends it. The runs on ClickHouse are profiled whole, and one file
+// keeps the last run's.
+func startProfile(path string) (stop func(), err error) {
+	if path == "" {
+		return func() {}, nil
+	}
+	f, err := os.Create(path)
+	if err != nil {
+		return nil, fmt.Errorf("cpu profile: %w", err)
+	}
+	if err := pprof.StartCPUProfile(f); err != nil {
+		f.Close()
+		return nil, fmt.Errorf("cpu profile: %w", err)
+	}
+	return func() { pprof.StopCPUProfile(); f.Close() }, nil
+}
 
 // openClickHouse opens the ClickHouse database the runs read. With
 // chDatabase it reopens that kept one; otherwise it migrates a fresh one

@@ -87,6 +87,7 @@ func main() {
 	flag.StringVar(&chURL, "clickhouse", "", "ClickHouse DSN: also time each full run with the events copied there")
 	flag.StringVar(&chCluster, "clickhouse-cluster", "", "the ClickHouse cluster to shard over")
 	flag.StringVar(&chDatabase, "clickhouse-db", "", "time a ClickHouse database kept by an earlier -keep run instead of filling one")
+	flag.StringVar(&chProfile, "clickhouse-cpuprofile", "", "write a CPU profile of the process during the runs on ClickHouse to this file")
 	flag.Parse()
 	if err := run(*users, *perUser, *keep, *schema, *runs, *phases, *ramp, *powerAnswers); err != nil {
 		log.Fatal(err)
@@ -170,7 +171,12 @@ func run(users, perUser int, keep bool, schema string, runs int, phases, ramp, p
 		}
 		if ch != nil {
 			time.Sleep(time.Second) // manual runs are keyed by their second
+			stopProfile, err := startProfile(chProfile)
+			if err != nil {
+				return err
+			}
 			chFull, chOut, err := timeFullRun(ctx, db, f, &activities.Activities{DB: db, Events: ch, Aggregator: ch})
+			stopProfile()
 			if err != nil {
 				return err
 			}
