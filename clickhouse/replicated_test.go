@@ -17,7 +17,7 @@ import (
 func TestConformanceReplicated(t *testing.T) {
 	s, r := clickhousetest.ReplicatedStore(t)
 	enginetest.Run(t, testenv.DB(t), func(*testing.T) enginetest.Engine {
-		return enginetest.Engine{Events: s, Aggregator: s}
+		return enginetest.Engine{Events: s, Aggregator: s, Race: race(s)}
 	})
 	ctx := t.Context()
 	var counts []uint64

@@ -41,6 +41,10 @@ import (
 type Engine struct {
 	Events     ingest.EventStore
 	Aggregator results.Aggregator
+	// Race, where the engine's store can hold them, stores a copy of
+	// each row beside the stored one, as writes racing past the dedup
+	// do; the reads after it must see each event once.
+	Race func(t *testing.T, rows []ingest.EventRow)
 }
 
 // Tolerance is the relative difference allowed between an engine's
@@ -107,6 +111,10 @@ func Run(t *testing.T, db *gorm.DB, newEngine func(t *testing.T) Engine) {
 			t.Errorf("ReadUser: %d events, latencies %v; want the exposure first and %v", len(mine), lat, u.Latencies)
 		}
 	})
+
+	if e.Race != nil {
+		e.Race(t, f.events)
+	}
 
 	var sample results.Sample
 	t.Run("per-user values, calls and result rows", func(t *testing.T) {
