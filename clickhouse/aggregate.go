@@ -86,9 +86,13 @@ func (q *runQuery) expr(name string, kind vocab.Kind, src experiments.MetricSour
 // a UNION ALL's columns are not pruned on 18.16, and every model-call
 // column would read the prompts and responses.
 func (q *runQuery) events(scope string, from, to int64, reader string) string {
+	named := map[string]bool{}
+	for _, m := range columnRef.FindAllStringSubmatch(reader, -1) {
+		named[m[1]] = true
+	}
 	cols := []string{"user_id", "event_id"}
 	for _, c := range append([]string{"org_id", "type", "experiment_id", "variant", "ts", "business_metric", "value"}, vocab.ModelCallColumns()...) {
-		if regexp.MustCompile(`\be\.` + c + `\b`).MatchString(reader) {
+		if named[c] {
 			cols = append(cols, c)
 		}
 	}
@@ -104,6 +108,10 @@ func (q *runQuery) events(scope string, from, to int64, reader string) string {
 	return "SELECT " + strings.Join(cols, ", ") + " FROM (" + sql + ")\n  ANY LEFT JOIN (SELECT call_id AS event_id, " + strings.Join(q.scoreCols, ", ") +
 		" FROM " + q.s.t(q.s.scores) + " FINAL WHERE org_id = " + quote(q.orgID) + " GROUP BY call_id) USING event_id"
 }
+
+// columnRef is a column of the events subquery named in the SQL that
+// reads it (e.column).
+var columnRef = regexp.MustCompile(`\be\.(\w+)`)
 
 // localEvents is the SQL of the shard's events (its local table) of the
 // org matching where with ts in [from, to), each once: one SELECT ...
