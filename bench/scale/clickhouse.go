@@ -4,8 +4,14 @@ import (
 	"context"
 	"fmt"
 	"log"
+	"net"
+	"net/url"
+	"sort"
+	"strconv"
 	"strings"
 	"time"
+
+	"golang.org/x/sync/errgroup"
 
 	"github.com/expd/expd/activities"
 	"github.com/expd/expd/bench/benchseed"
@@ -20,55 +26,178 @@ import (
 // users, experiments and times; the random values are each engine's own).
 type chEnv struct {
 	store    *clickhouse.Store
-	raw      *benchseed.RawClickHouse
+	raw      *benchseed.RawClickHouse // the DSN's node: writes through the Distributed tables
+	shards   []chShard                // each shard's first replica: writes into its local tables
+	dsn      string
 	database string
 	cluster  string
 	events   int64
 }
 
+// chShard is one shard's server and the users the Distributed tables
+// route to it: cityHash64(org_id, user_id) % total weight in [from, to).
+type chShard struct {
+	raw      *benchseed.RawClickHouse
+	from, to uint64
+	total    uint64
+}
+
 // setUpClickHouse migrates a fresh database on the ClickHouse of dsn (or
-// reopens database, kept by an earlier -keep run); stop drops a fresh one
-// unless keep.
+// reopens database, kept by an earlier -keep run) and connects to each
+// shard; stop drops a fresh one unless keep.
 func setUpClickHouse(ctx context.Context, dsn, cluster, database string, keep bool) (*chEnv, func(), error) {
 	db, stop, err := benchseed.OpenClickHouseDB(ctx, dsn, cluster, database, "scale", keep)
 	if err != nil {
 		return nil, nil, err
 	}
-	c := &chEnv{store: db.Store, database: db.Name, cluster: cluster}
-	if c.raw, err = benchseed.OpenRawClickHouse(dsn, db.Name, cluster); err != nil {
+	c := &chEnv{store: db.Store, dsn: dsn, database: db.Name, cluster: cluster}
+	closeAll := func() {
+		for _, s := range c.shards {
+			if s.raw != c.raw {
+				s.raw.Close()
+			}
+		}
+		if c.raw != nil {
+			c.raw.Close()
+		}
 		stop()
+	}
+	if c.raw, err = benchseed.OpenRawClickHouse(dsn, db.Name, cluster); err != nil {
+		closeAll()
 		return nil, nil, err
 	}
-	log.Printf("clickhouse database %s (%d shard(s))", db.Name, c.store.Shards())
-	return c, func() { c.raw.Close(); stop() }, nil
+	if err := c.openShards(ctx); err != nil {
+		closeAll()
+		return nil, nil, err
+	}
+	log.Printf("clickhouse database %s (%d shard(s))", db.Name, len(c.shards))
+	return c, closeAll, nil
 }
 
-// countEvents sets c.events from what the shards hold (a reused database).
-func (c *chEnv) countEvents(ctx context.Context, orgID string) error {
-	counts, err := c.store.CountPerShard(ctx, orgID)
+// openShards connects to each shard's first replica (system.clusters,
+// in shard order) and gives it the slots of the sharding key's remainder
+// that the Distributed tables send it: shard n of weights w1..wk gets
+// remainders from w1+...+w(n-1) up to w1+...+wn, modulo their sum. On
+// one node the node is the only shard and gets every user.
+func (c *chEnv) openShards(ctx context.Context) error {
+	if c.cluster == "" {
+		c.shards = []chShard{{raw: c.raw, from: 0, to: 1, total: 1}}
+		return nil
+	}
+	rows, err := c.raw.Query(ctx, `SELECT host_address, port, shard_weight FROM system.clusters WHERE cluster = ? AND replica_num = 1 ORDER BY shard_num`, c.cluster)
+	if err != nil {
+		return fmt.Errorf("read cluster %s: %w", c.cluster, err)
+	}
+	defer rows.Close()
+	u, err := url.Parse(c.dsn)
 	if err != nil {
 		return err
 	}
-	c.events = 0
-	for _, n := range counts {
-		c.events += int64(n)
+	var total uint64
+	for rows.Next() {
+		var host string
+		var port uint16
+		var weight uint32
+		if err := rows.Scan(&host, &port, &weight); err != nil {
+			return fmt.Errorf("read cluster %s: %w", c.cluster, err)
+		}
+		u.Host = net.JoinHostPort(host, strconv.Itoa(int(port)))
+		raw, err := benchseed.OpenRawClickHouse(u.String(), c.database, "")
+		if err != nil {
+			return fmt.Errorf("shard %s: %w", u.Host, err)
+		}
+		c.shards = append(c.shards, chShard{raw: raw, from: total, to: total + uint64(weight)})
+		total += uint64(weight)
 	}
+	if err := rows.Err(); err != nil {
+		return fmt.Errorf("read cluster %s: %w", c.cluster, err)
+	}
+	for i := range c.shards {
+		c.shards[i].total = total
+	}
+	return nil
+}
+
+// users is the condition on user_id that keeps the users the
+// Distributed tables route to this shard (events and claims alike are
+// sharded by cityHash64(org_id, user_id)).
+func (s chShard) users(orgID string) string {
+	if s.total == 1 {
+		return "1"
+	}
+	return fmt.Sprintf("cityHash64('%s', user_id) %% %d BETWEEN %d AND %d", orgID, s.total, s.from, s.to-1)
+}
+
+// countEvents sets c.events from what the shards hold (a reused
+// database): the rows of events_local's active parts, which the fill
+// writes without duplicates (a uniqExact over 100 M ids would need GBs).
+func (c *chEnv) countEvents(ctx context.Context) error {
+	use, err := c.diskUse(ctx)
+	if err != nil {
+		return err
+	}
+	c.events = int64(use["events_local"].rows)
 	return nil
 }
 
 // fillDay writes one day of one pass, the rows of env.fillDay, with two
 // INSERT ... SELECT statements (events, then their claims) generated on
-// the server and written through the Distributed tables.
+// the server: with -clickhouse-fill shards (the default) each shard's
+// server generates the users the Distributed tables would route to it
+// and writes them into its local tables, all shards at once; with
+// distributed the DSN's node generates them all and writes them through
+// the Distributed tables (the slower route, kept to compare with).
 func (c *chEnv) fillDay(ctx context.Context, e *env, pass, d int, day time.Time, perDay int) error {
+	if perDay == 0 {
+		return nil
+	}
+	if e.cfg.chFill == "distributed" {
+		for _, q := range c.fillSQL(e, pass, d, day, perDay, c.table("events"), c.table("event_ids"), "1") {
+			if err := c.raw.Exec(ctx, q); err != nil {
+				return err
+			}
+		}
+	} else {
+		g, gctx := errgroup.WithContext(ctx)
+		for i, s := range c.shards {
+			g.Go(func() error {
+				for _, q := range c.fillSQL(e, pass, d, day, perDay, "events_local", "event_ids_local", s.users(e.orgID)) {
+					if err := s.raw.Exec(gctx, q); err != nil {
+						return fmt.Errorf("shard %d: %w", i+1, err)
+					}
+				}
+				return nil
+			})
+		}
+		if err := g.Wait(); err != nil {
+			return err
+		}
+	}
+	c.events += int64(perDay)
+	return nil
+}
+
+// fillSQL is the events and the claims statements of one day of one
+// pass, into the tables named, of the users that keep: user u (u = 0 to
+// perDay/10, id p<pass>-d<d>-u<u>) has events u*10 to u*10+9 (fewer for
+// the last when perDay is not a multiple of 10): an exposure (k = 0),
+// eight model calls with prompt and response, a business event (k = 9),
+// k seconds after (u % 86000) s into the day; a tenth of the users in the
+// first experiment, the rest spread over the others. The users are
+// generated first and filtered, then their events, so a shard hashes
+// each of its users once.
+func (c *chEnv) fillSQL(e *env, pass, d int, day time.Time, perDay int, events, claims, keep string) []string {
 	exps := make([]string, len(e.expIDs))
 	for i, id := range e.expIDs {
 		exps[i] = "'" + id + "'"
 	}
-	gen := fmt.Sprintf(`SELECT number AS i, intDiv(number, 10) AS u, number %% 10 AS k, toInt64(%d + (intDiv(number, 10) %% 86000) * 1000000 + (number %% 10) * 1000000) AS ts,
-    concat('p%[2]d-d%[3]d-', toString(number)) AS event_id, concat('p%[2]d-d%[3]d-u', toString(intDiv(number, 10))) AS user_id,
-    [%[4]s][1 + if(intDiv(number, 10) %% 10 = 0, 0, 1 + intDiv(number, 10) %% %[5]d)] AS experiment_id
-  FROM system.numbers LIMIT %[6]d`, day.UnixMicro(), pass, d, strings.Join(exps, ","), max(len(exps)-1, 1), perDay)
-	events := fmt.Sprintf(`INSERT INTO %[1]s.%[2]s (org_id, event_id, type, experiment_id, user_id, variant, ts, received_at, model,
+	gen := fmt.Sprintf(`SELECT u * 10 + k AS i, u, k, toInt64(%[1]d + (u %% 86000) * 1000000 + k * 1000000) AS ts,
+    concat('p%[2]d-d%[3]d-', toString(u * 10 + k)) AS event_id, user_id,
+    [%[4]s][1 + if(u %% 10 = 0, 0, 1 + u %% %[5]d)] AS experiment_id
+  FROM (SELECT number AS u, concat('p%[2]d-d%[3]d-u', toString(number)) AS user_id FROM numbers(%[6]d) WHERE %[8]s)
+  ARRAY JOIN range(toUInt64(least(10, %[7]d - u * 10))) AS k`, day.UnixMicro(), pass, d, strings.Join(exps, ","), max(len(exps)-1, 1), (perDay+9)/10, perDay, keep)
+	return []string{
+		fmt.Sprintf(`INSERT INTO %[1]s.%[2]s (org_id, event_id, type, experiment_id, user_id, variant, ts, received_at, model,
   latency_ms, input_tokens, output_tokens, total_tokens, cost_usd, error, business_metric, value, prompt, response, source)
 SELECT '%[3]s', event_id, multiIf(k = 0, 'exposure', k = 9, 'business_event', 'model_call'), experiment_id, user_id,
   if(u %% 2 = 0, 'control', 'treatment'), ts, ts,
@@ -81,16 +210,10 @@ SELECT '%[3]s', event_id, multiIf(k = 0, 'exposure', k = 9, 'business_event', 'm
   if(k = 9, rand(4) / 4294967296 * 50, NULL),
   if(k BETWEEN 1 AND 8, 'You are a helpful support agent. Answer briefly.', NULL),
   if(k BETWEEN 1 AND 8, 'You can reset your password from the account page.', NULL), 'api'
-FROM (%[4]s)`, c.database, c.table("events"), e.orgID, gen)
-	claims := fmt.Sprintf("INSERT INTO %s.%s (org_id, event_id, experiment_id, user_id, ts) SELECT '%s', event_id, experiment_id, user_id, ts FROM (%s)",
-		c.database, c.table("event_ids"), e.orgID, gen)
-	for _, q := range []string{events, claims} {
-		if err := c.raw.Exec(ctx, q); err != nil {
-			return err
-		}
+FROM (%[4]s)`, c.database, events, e.orgID, gen),
+		fmt.Sprintf("INSERT INTO %s.%s (org_id, event_id, experiment_id, user_id, ts) SELECT '%s', event_id, experiment_id, user_id, ts FROM (%s)",
+			c.database, claims, e.orgID, gen),
 	}
-	c.events += int64(perDay)
-	return nil
 }
 
 // table is the table a write goes to: the Distributed one on a cluster.
@@ -101,44 +224,67 @@ func (c *chEnv) table(name string) string {
 	return name
 }
 
-// chMeasurement is one size's numbers on ClickHouse.
+// chMeasurement is one size's numbers on ClickHouse; a duration of 0 is
+// a step not run (-clickhouse-steps).
 type chMeasurement struct {
-	events        int64
-	rawRate       float64
-	parts         []string // per table: rows, bytes on disk, bytes per row
-	org           time.Duration
-	orgRuns       int
-	largest       time.Duration
-	largestUsers  int
-	largestManual time.Duration
-	dropDay       time.Duration
-	dropRows      int64
-	erase         time.Duration
-	erased        int64
+	events          int64
+	rawRate         float64 // into the filled database
+	freshRate       float64 // the same rows into a fresh database, rounds alternating
+	parts           []string
+	org             time.Duration
+	orgRuns         int
+	orgCut          bool // stopped at -clickhouse-org-nightly-limit
+	largest         time.Duration
+	largestUsers    int
+	largestManual   time.Duration
+	dropDay         time.Duration
+	dropRows        int64
+	erase           time.Duration // a user of the fill: 10 events on one day
+	erased          int64
+	eraseHeavy      time.Duration // plantUser's: 1,200 events on 6 days
+	erasedHeavy     int64
+	eraseHeavyEvent int64 // the events the heavy user had
 }
 
-// measure takes one size's numbers: the raw insert rate (cfg.ingest
-// events from 8 writers in batches of 10,000: the rows of env.ingest),
-// the bytes on disk per table, yesterday's nightly of the whole org and
-// of the largest experiment alone (no rollups on ClickHouse: each night
-// reads the window, so there is no cold and warm), a manual run of the
-// largest experiment, dropping the oldest day (DropDay) and erasing one
-// user (DeleteUser).
+// measure takes one size's numbers, the steps of -clickhouse-steps in
+// this order:
+//
+//   - write: the raw batch insert rate (cfg.ingest events from 8 writers
+//     in batches of 10,000: the rows of env.ingest) into the filled
+//     database and into a fresh one, two rounds each, alternating, so
+//     the ratio compares rates under the same load;
+//   - disk: rows, parts and bytes on disk per table, every shard;
+//   - largest: yesterday's nightly of the largest experiment alone (no
+//     rollups on ClickHouse: each night reads the window, so there is no
+//     cold and warm) and a manual run of it;
+//   - drop: dropping the oldest day (DropDay);
+//   - erase: erasing a user of the fill (10 events, one day) and the
+//     heavy user of plantUser (1,200 events on 6 days) (DeleteUser);
+//   - org: yesterday's nightly of the whole org, stopped after
+//     -clickhouse-org-nightly-limit when set (the experiments done by
+//     then are counted). Last: a cut nightly leaves its runs' queries to
+//     the server's cancellation.
 func (c *chEnv) measure(ctx context.Context, e *env, pass int) (chMeasurement, error) {
 	var m chMeasurement
 	var err error
-	if m.rawRate, err = e.ingestRows(ctx, pass, "ch-", 10_000, func(ctx context.Context, rows []ingest.EventRow) error {
-		_, err := c.raw.Insert(ctx, rows)
-		return err
-	}); err != nil {
-		return m, err
+	steps := e.cfg.chSteps
+	if steps["write"] {
+		if m.rawRate, m.freshRate, err = c.writeRates(ctx, e, pass); err != nil {
+			return m, err
+		}
 	}
-	c.events += int64(e.cfg.ingest / 8 * 8)
 	m.events = c.events
-	if m.parts, err = c.diskUse(ctx); err != nil {
-		return m, err
+	if steps["disk"] {
+		use, err := c.diskUse(ctx)
+		if err != nil {
+			return m, err
+		}
+		m.parts = use.lines()
+		log.Printf("clickhouse pass %d: %d events; %s", pass, m.events, strings.Join(m.parts, "; "))
 	}
-	log.Printf("clickhouse pass %d: %d events; raw insert %.0f events/s; %s", pass, m.events, m.rawRate, strings.Join(m.parts, "; "))
+	if !steps["largest"] && !steps["org"] && !steps["drop"] && !steps["erase"] {
+		return m, nil
+	}
 	acts := &activities.Activities{DB: e.db, Events: c.store, Aggregator: c.store}
 	cl, queue, stop, err := startTemporal(ctx, acts)
 	if err != nil {
@@ -146,109 +292,177 @@ func (c *chEnv) measure(ctx context.Context, e *env, pass int) (chMeasurement, e
 	}
 	defer stop()
 	day := e.today.AddDate(0, 0, -1).Format(time.DateOnly)
-	if c.events <= int64(e.cfg.chOrgNightlyMax) {
-		if m.org, m.orgRuns, err = e.orgNightly(ctx, cl, queue, day, fmt.Sprintf("ch-%d", pass)); err != nil {
+	if steps["largest"] {
+		if err := e.clear("", nil, runTables...); err != nil {
+			return m, err
+		}
+		if m.largest, m.largestUsers, err = e.experimentRun(ctx, cl, queue, day); err != nil {
+			return m, fmt.Errorf("largest experiment on clickhouse: %w", err)
+		}
+		log.Printf("clickhouse pass %d: largest experiment nightly: %d users in %s", pass, m.largestUsers, m.largest.Round(time.Millisecond))
+		if m.largestManual, _, err = e.experimentRun(ctx, cl, queue, results.ManualKey(time.Now()).ComputedFor); err != nil {
+			return m, fmt.Errorf("largest experiment on clickhouse, manual: %w", err)
+		}
+		log.Printf("clickhouse pass %d: largest experiment manual run in %s", pass, m.largestManual.Round(time.Millisecond))
+	}
+	if steps["drop"] {
+		days, err := c.store.Days(ctx)
+		if err != nil || len(days) == 0 {
+			return m, fmt.Errorf("list days: %v (%d)", err, len(days))
+		}
+		start := time.Now()
+		if m.dropRows, err = c.store.DropDay(ctx, days[0]); err != nil {
+			return m, err
+		}
+		m.dropDay = time.Since(start)
+		c.events -= m.dropRows
+		log.Printf("clickhouse pass %d: dropped %s (%d events) in %s", pass, days[0].Format(time.DateOnly), m.dropRows, m.dropDay.Round(time.Millisecond))
+	}
+	if steps["erase"] {
+		// A user of the first experiment, of the last pass that filled.
+		filled := pass
+		if e.cfg.sizes[pass-e.cfg.firstPass] == 0 {
+			filled = pass - 1
+		}
+		user := fmt.Sprintf("p%d-d%d-u%d", filled, e.cfg.days/2, 10)
+		start := time.Now()
+		if m.erased, err = c.store.DeleteUser(ctx, e.orgID, user); err != nil {
+			return m, err
+		}
+		m.erase = time.Since(start)
+		c.events -= m.erased
+		log.Printf("clickhouse pass %d: erased %s (%d events) in %s", pass, user, m.erased, m.erase.Round(time.Millisecond))
+		heavy, err := e.plantUser(ctx, pass, c.store)
+		if err != nil {
+			return m, err
+		}
+		m.eraseHeavyEvent = heavyDays * heavyPerDay * int64(min(heavyExperiments, len(e.expIDs)))
+		start = time.Now()
+		if m.erasedHeavy, err = c.store.DeleteUser(ctx, e.orgID, heavy); err != nil {
+			return m, err
+		}
+		m.eraseHeavy = time.Since(start)
+		log.Printf("clickhouse pass %d: erased %s (%d events) in %s", pass, heavy, m.erasedHeavy, m.eraseHeavy.Round(time.Millisecond))
+	}
+	if steps["org"] && c.events <= int64(e.cfg.chOrgNightlyMax) {
+		if m.org, m.orgRuns, m.orgCut, err = e.orgNightly(ctx, cl, queue, day, fmt.Sprintf("ch-%d", pass), e.cfg.chOrgNightlyLimit); err != nil {
 			return m, err
 		}
 	}
-	if err := e.clear("", nil, runTables...); err != nil {
-		return m, err
-	}
-	if m.largest, m.largestUsers, err = e.experimentRun(ctx, cl, queue, day); err != nil {
-		return m, fmt.Errorf("largest experiment on clickhouse: %w", err)
-	}
-	log.Printf("clickhouse pass %d: largest experiment nightly: %d users in %s", pass, m.largestUsers, m.largest.Round(time.Millisecond))
-	if m.largestManual, _, err = e.experimentRun(ctx, cl, queue, results.ManualKey(time.Now()).ComputedFor); err != nil {
-		return m, fmt.Errorf("largest experiment on clickhouse, manual: %w", err)
-	}
-	days, err := c.store.Days(ctx)
-	if err != nil || len(days) == 0 {
-		return m, fmt.Errorf("list days: %v (%d)", err, len(days))
-	}
-	start := time.Now()
-	if m.dropRows, err = c.store.DropDay(ctx, days[0]); err != nil {
-		return m, err
-	}
-	m.dropDay = time.Since(start)
-	c.events -= m.dropRows
-	user := fmt.Sprintf("p%d-d%d-u%d", pass, e.cfg.days/2, 10) // the first experiment's
-	start = time.Now()
-	if m.erased, err = c.store.DeleteUser(ctx, e.orgID, user); err != nil {
-		return m, err
-	}
-	m.erase = time.Since(start)
-	c.events -= m.erased
 	return m, nil
 }
 
-// diskUse is, per table, the active parts' rows and bytes on disk summed
-// over the cluster's shards (each shard's system.parts, read with
-// remote()).
-func (c *chEnv) diskUse(ctx context.Context) ([]string, error) {
-	addrs := []string{""}
-	if c.cluster != "" {
-		rows, err := c.raw.Query(ctx, "SELECT host_address, port FROM system.clusters WHERE cluster = ?", c.cluster)
-		if err != nil {
-			return nil, err
-		}
-		addrs = addrs[:0]
-		for rows.Next() {
-			var host string
-			var port uint16
-			if err := rows.Scan(&host, &port); err != nil {
-				rows.Close()
-				return nil, err
-			}
-			addrs = append(addrs, fmt.Sprintf("%s:%d", host, port))
-		}
-		rows.Close()
+// writeRates writes cfg.ingest raw rows into the filled database and as
+// many into a fresh one (created here, dropped after), two rounds each,
+// alternating, and returns the two mean rates.
+func (c *chEnv) writeRates(ctx context.Context, e *env, pass int) (filled, fresh float64, err error) {
+	db, stop, err := benchseed.OpenClickHouseDB(ctx, c.dsn, c.cluster, "", "scale_fresh", false)
+	if err != nil {
+		return 0, 0, err
 	}
-	type use struct{ rows, bytes uint64 }
-	by := map[string]*use{}
-	var tables []string
-	for _, a := range addrs {
-		from := "system.parts"
-		if a != "" {
-			from = "remote('" + a + "', system, parts)"
+	defer stop()
+	raw, err := benchseed.OpenRawClickHouse(c.dsn, db.Name, c.cluster)
+	if err != nil {
+		return 0, 0, err
+	}
+	defer raw.Close()
+	const rounds = 2
+	for r := range rounds {
+		for _, to := range []struct {
+			raw  *benchseed.RawClickHouse
+			rate *float64
+			what string
+		}{{c.raw, &filled, "filled"}, {raw, &fresh, "fresh"}} {
+			rate, err := e.ingestRows(ctx, pass, fmt.Sprintf("ch%d-", r), 10_000, func(ctx context.Context, rows []ingest.EventRow) error {
+				_, err := to.raw.Insert(ctx, rows)
+				return err
+			})
+			if err != nil {
+				return 0, 0, fmt.Errorf("raw insert into the %s database: %w", to.what, err)
+			}
+			log.Printf("clickhouse pass %d: raw insert round %d into the %s database: %.0f events/s", pass, r+1, to.what, rate)
+			*to.rate += rate / rounds
 		}
-		rows, err := c.raw.Query(ctx, "SELECT table, sum(rows), sum(bytes_on_disk) FROM "+from+" WHERE active AND database = ? GROUP BY table ORDER BY table", c.database)
+		c.events += int64(e.cfg.ingest / 8 * 8)
+	}
+	return filled, fresh, nil
+}
+
+// tableUse is, per table, the active parts' rows, parts and bytes on
+// disk summed over the shards.
+type tableUse map[string]*struct{ rows, parts, bytes uint64 }
+
+// diskUse reads each shard's system.parts.
+func (c *chEnv) diskUse(ctx context.Context) (tableUse, error) {
+	out := tableUse{}
+	for i, s := range c.shards {
+		rows, err := s.raw.Query(ctx, "SELECT table, sum(rows), count(), sum(bytes_on_disk) FROM system.parts WHERE active AND database = ? GROUP BY table", c.database)
 		if err != nil {
-			return nil, err
+			return nil, fmt.Errorf("parts of shard %d: %w", i+1, err)
 		}
 		for rows.Next() {
 			var t string
-			var u use
-			if err := rows.Scan(&t, &u.rows, &u.bytes); err != nil {
+			var r, p, b uint64
+			if err := rows.Scan(&t, &r, &p, &b); err != nil {
 				rows.Close()
 				return nil, err
 			}
-			if by[t] == nil {
-				by[t] = &use{}
-				tables = append(tables, t)
+			if out[t] == nil {
+				out[t] = &struct{ rows, parts, bytes uint64 }{}
 			}
-			by[t].rows += u.rows
-			by[t].bytes += u.bytes
+			out[t].rows += r
+			out[t].parts += p
+			out[t].bytes += b
 		}
 		rows.Close()
-	}
-	var out []string
-	for _, t := range tables {
-		u := by[t]
-		per := 0.0
-		if u.rows > 0 {
-			per = float64(u.bytes) / float64(u.rows)
+		if err := rows.Err(); err != nil {
+			return nil, err
 		}
-		out = append(out, fmt.Sprintf("%s %d rows %s (%.1f B/row)", t, u.rows, mib(int64(u.bytes)), per))
 	}
 	return out, nil
 }
 
-func (m chMeasurement) row() string {
-	org := "not measured"
-	if m.org > 0 {
-		org = fmt.Sprintf("%s (%d runs)", m.org.Round(100*time.Millisecond), m.orgRuns)
+// lines is one line per table: rows, parts, bytes, bytes per row.
+func (u tableUse) lines() []string {
+	tables := make([]string, 0, len(u))
+	for t := range u {
+		tables = append(tables, t)
 	}
-	return fmt.Sprintf("| %d | %.0f | %s | %s | %s (%d users) | %s | %s (%d) | %s (%d) |",
-		m.events, m.rawRate, strings.Join(m.parts, "; "), org, m.largest.Round(100*time.Millisecond), m.largestUsers,
-		m.largestManual.Round(100*time.Millisecond), m.dropDay.Round(100*time.Millisecond), m.dropRows, m.erase.Round(100*time.Millisecond), m.erased)
+	sort.Strings(tables)
+	var out []string
+	for _, t := range tables {
+		x := u[t]
+		per := 0.0
+		if x.rows > 0 {
+			per = float64(x.bytes) / float64(x.rows)
+		}
+		out = append(out, fmt.Sprintf("%s %d rows %d parts %s (%.1f B/row)", t, x.rows, x.parts, mib(int64(x.bytes)), per))
+	}
+	return out
+}
+
+// took is a step's time, or "not measured".
+func took(d time.Duration) string {
+	if d == 0 {
+		return "not measured"
+	}
+	return d.Round(100 * time.Millisecond).String()
+}
+
+func (m chMeasurement) row() string {
+	org := took(m.org)
+	if m.org > 0 {
+		org += fmt.Sprintf(" (%d runs", m.orgRuns)
+		if m.orgCut {
+			org += ", cut"
+		}
+		org += ")"
+	}
+	write := "not measured"
+	if m.rawRate > 0 {
+		write = fmt.Sprintf("%.0f / %.0f (%.2f)", m.rawRate, m.freshRate, m.rawRate/m.freshRate)
+	}
+	return fmt.Sprintf("| %d | %s | %s | %s | %s (%d users) | %s | %s (%d) | %s (%d); %s (%d of %d) |",
+		m.events, write, strings.Join(m.parts, "; "), org, took(m.largest), m.largestUsers,
+		took(m.largestManual), took(m.dropDay), m.dropRows, took(m.erase), m.erased, took(m.eraseHeavy), m.erasedHeavy, m.eraseHeavyEvent)
 }

@@ -183,9 +183,13 @@ func (e *env) fillClickHouse(ctx context.Context, pass int) (int64, time.Duratio
 		if err := e.ch.fillDay(ctx, e, pass, d, day, perDay); err != nil {
 			return 0, 0, fmt.Errorf("fill day %s on clickhouse: %w", day.Format(time.DateOnly), err)
 		}
+		if perDay > 0 {
+			log.Printf("pass %d: day %s filled on clickhouse (%d events this pass, %s)", pass, day.Format(time.DateOnly), perDay*(e.cfg.days-d+1), time.Since(start).Round(time.Second))
+		}
 	}
 	took := time.Since(start)
-	log.Printf("pass %d: %d events on clickhouse in %s", pass, perDay*e.cfg.days, took.Round(time.Second))
+	log.Printf("pass %d: %d events on clickhouse in %s (%s fill: %.0f events/s)", pass, perDay*e.cfg.days, took.Round(time.Second),
+		e.cfg.chFill, float64(perDay*e.cfg.days)/took.Seconds())
 	return int64(perDay * e.cfg.days), took, nil
 }
 
@@ -348,7 +352,7 @@ func (e *env) nightlyPhase(ctx context.Context, pass int, day, label string, org
 	}
 	defer stop()
 	if e.events <= int64(e.cfg.orgNightlyMax) {
-		took, runs, err := e.orgNightly(ctx, c, queue, day, fmt.Sprintf("%d-%s", pass, label))
+		took, runs, _, err := e.orgNightly(ctx, c, queue, day, fmt.Sprintf("%d-%s", pass, label), 0)
 		if err != nil {
 			return err
 		}
@@ -411,28 +415,48 @@ func (e *env) clear(where string, args []any, tables ...string) error {
 }
 
 // orgNightly runs DailyResults for day and, for each failed experiment,
-// logs the error its run returned.
-func (e *env) orgNightly(ctx context.Context, c client.Client, queue, day, label string) (time.Duration, int, error) {
+// logs the error its run returned. With limit > 0 it stops the nightly
+// after limit (cut) and counts the experiments whose run completed.
+func (e *env) orgNightly(ctx context.Context, c client.Client, queue, day, label string, limit time.Duration) (took time.Duration, runs int, cut bool, err error) {
 	if err := e.clear("", nil, runTables...); err != nil {
-		return 0, 0, err
+		return 0, 0, false, err
 	}
 	start := time.Now()
-	run, err := c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: "scale-daily-" + label, TaskQueue: queue},
+	id := "scale-daily-" + label
+	run, err := c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: id, TaskQueue: queue},
 		workflows.DailyResults, workflows.DailyResultsInput{Day: day})
 	if err != nil {
-		return 0, 0, err
+		return 0, 0, false, err
+	}
+	wait := ctx
+	if limit > 0 {
+		var cancel context.CancelFunc
+		wait, cancel = context.WithTimeout(ctx, limit)
+		defer cancel()
 	}
 	var daily workflows.DailyResultsResult
-	if err := run.Get(ctx, &daily); err != nil {
-		return 0, 0, fmt.Errorf("daily results: %w", err)
+	if err := run.Get(wait, &daily); err != nil {
+		if limit == 0 || ctx.Err() != nil || wait.Err() == nil {
+			return 0, 0, false, fmt.Errorf("daily results: %w", err)
+		}
+		took = time.Since(start)
+		// The children are abandoned, not terminated with their parent:
+		// they stop with the worker (the bench's Temporal server).
+		_ = c.TerminateWorkflow(ctx, id, "", "bench: -clickhouse-org-nightly-limit")
+		var done int64
+		if err := e.db.WithContext(ctx).Raw("SELECT count(*) FROM result_runs WHERE computed_for = ? AND status = ?", day, results.StatusCompleted).Scan(&done).Error; err != nil {
+			return took, 0, true, err
+		}
+		log.Printf("nightly %s (%s): cut after %s with %d runs completed", day, label, took.Round(time.Millisecond), done)
+		return took, int(done), true, nil
 	}
-	took := time.Since(start)
+	took = time.Since(start)
 	log.Printf("nightly %s (%s): %+v in %s", day, label, daily, took.Round(time.Millisecond))
 	for _, id := range daily.FailedIDs {
 		err := c.GetWorkflow(ctx, workflows.ResultsWorkflowID(id, day), "").Get(ctx, nil)
 		log.Printf("nightly %s (%s): experiment %s failed: %v", day, label, id, err)
 	}
-	return took, daily.Completed, nil
+	return took, daily.Completed, false, nil
 }
 
 // experimentRun computes the largest experiment (the first) for

@@ -63,6 +63,9 @@ type config struct {
 	chURL, chCluster  string // -clickhouse: the events on ClickHouse too (clickhouse.go)
 	chDatabase        string // a ClickHouse database kept by an earlier -keep run
 	chOrgNightlyMax   int    // largest size at which the whole org's nightly is timed on ClickHouse
+	chOrgNightlyLimit time.Duration
+	chFill            string          // shards (each shard's server writes its local tables) or distributed
+	chSteps           map[string]bool // what measure takes on ClickHouse (clickhouse.go)
 }
 
 func main() {
@@ -82,7 +85,23 @@ func main() {
 	flag.StringVar(&cfg.chCluster, "clickhouse-cluster", "", "the ClickHouse cluster to shard over")
 	flag.StringVar(&cfg.chDatabase, "clickhouse-db", "", "with -reuse, continue on this ClickHouse database of an earlier -keep run")
 	flag.IntVar(&cfg.chOrgNightlyMax, "clickhouse-org-nightly-max", 1_000_000_000, "time the whole org's nightly on ClickHouse only up to this many events")
+	flag.DurationVar(&cfg.chOrgNightlyLimit, "clickhouse-org-nightly-limit", 0, "stop the whole org's nightly on ClickHouse after this long and count the experiments done (0: no limit)")
+	flag.StringVar(&cfg.chFill, "clickhouse-fill", "shards", "how the bulk fill reaches ClickHouse: shards (every shard's server generates its own users into its local tables, side by side) or distributed (one INSERT ... SELECT through the Distributed tables)")
+	steps := flag.String("clickhouse-steps", "write,disk,largest,drop,erase,org", "what to measure on ClickHouse after each pass, comma-separated, taken in this order: write, disk, largest, drop, erase, org (empty: fill only)")
 	flag.Parse()
+	if cfg.chFill != "shards" && cfg.chFill != "distributed" {
+		log.Fatalf("-clickhouse-fill: %q is neither shards nor distributed", cfg.chFill)
+	}
+	cfg.chSteps = map[string]bool{}
+	for _, f := range strings.Split(*steps, ",") {
+		switch f = strings.TrimSpace(f); f {
+		case "":
+		case "write", "disk", "largest", "drop", "erase", "org":
+			cfg.chSteps[f] = true
+		default:
+			log.Fatalf("-clickhouse-steps: unknown step %q", f)
+		}
+	}
 	for _, f := range strings.Split(*passes, ",") {
 		n, err := strconv.Atoi(strings.TrimSpace(f))
 		if err != nil || n < 0 {
@@ -107,7 +126,7 @@ func main() {
 		}
 		defer stop()
 		if cfg.chDatabase != "" {
-			if err := env.ch.countEvents(ctx, env.orgID); err != nil {
+			if err := env.ch.countEvents(ctx); err != nil {
 				log.Fatal(err)
 			}
 		}
@@ -173,7 +192,7 @@ func main() {
 	}
 	if len(chRows) > 0 {
 		fmt.Println("ClickHouse:")
-		fmt.Println("| events | raw insert events/s | on disk per table | nightly, whole org | nightly, largest experiment | manual run, largest experiment | drop one day (rows) | erase one user (rows) | bulk load rows/s |")
+		fmt.Println("| events | raw insert events/s: filled / fresh database (ratio) | on disk per table | nightly, whole org | nightly, largest experiment | manual run, largest experiment | drop one day (rows) | erase a user of the fill (rows); the heavy user (rows of events) | bulk load rows/s |")
 		fmt.Println("|---|---|---|---|---|---|---|---|---|")
 		for _, r := range chRows {
 			fmt.Println(r)
