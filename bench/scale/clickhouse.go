@@ -196,24 +196,43 @@ func (c *chEnv) fillSQL(e *env, pass, d int, day time.Time, perDay int, events, 
     [%[4]s][1 + if(u %% 10 = 0, 0, 1 + u %% %[5]d)] AS experiment_id
   FROM (SELECT number AS u, concat('p%[2]d-d%[3]d-u', toString(number)) AS user_id FROM numbers(%[6]d) WHERE %[8]s)
   ARRAY JOIN range(toUInt64(least(10, %[7]d - u * 10))) AS k`, day.UnixMicro(), pass, d, strings.Join(exps, ","), max(len(exps)-1, 1), (perDay+9)/10, perDay, keep)
+	const call, business = "k BETWEEN 1 AND 8", "k = 9"
 	return []string{
 		fmt.Sprintf(`INSERT INTO %[1]s.%[2]s (org_id, event_id, type, experiment_id, user_id, variant, ts, received_at, model,
   latency_ms, input_tokens, output_tokens, total_tokens, cost_usd, error, business_metric, value, prompt, response, source)
 SELECT '%[3]s', event_id, multiIf(k = 0, 'exposure', k = 9, 'business_event', 'model_call'), experiment_id, user_id,
   if(u %% 2 = 0, 'control', 'treatment'), ts, ts,
-  if(k BETWEEN 1 AND 8, 'gpt-4o-mini', NULL),
-  if(k BETWEEN 1 AND 8, 200 + (u %% 2) * 5 + rand(1) / 4294967296 * 100, NULL),
-  if(k BETWEEN 1 AND 8, toInt64(120 + i %% 50), NULL), if(k BETWEEN 1 AND 8, toInt64(40 + i %% 30), NULL),
-  if(k BETWEEN 1 AND 8, toInt64(160 + i %% 80), NULL), if(k BETWEEN 1 AND 8, 0.00042, NULL),
-  if(k BETWEEN 1 AND 8 AND rand(2) / 4294967296 < 0.02, 'timeout', NULL),
-  if(k = 9, if(rand(3) / 4294967296 < 0.2 + (u %% 2) * 0.02, 'purchase', 'visit'), NULL),
-  if(k = 9, rand(4) / 4294967296 * 50, NULL),
-  if(k BETWEEN 1 AND 8, 'You are a helpful support agent. Answer briefly.', NULL),
-  if(k BETWEEN 1 AND 8, 'You can reset your password from the account page.', NULL), 'api'
-FROM (%[4]s)`, c.database, events, e.orgID, gen),
+  %[5]s,
+  %[6]s,
+  %[7]s, %[8]s,
+  %[9]s, %[10]s,
+  %[11]s,
+  %[12]s,
+  %[13]s,
+  %[14]s,
+  %[15]s, 'api'
+FROM (%[4]s)`, c.database, events, e.orgID, gen,
+			nullUnless(call, "'gpt-4o-mini'", "''"),
+			nullUnless(call, "200 + (u % 2) * 5 + rand(1) / 4294967296 * 100", "0"),
+			nullUnless(call, "toInt64(120 + i % 50)", "0"), nullUnless(call, "toInt64(40 + i % 30)", "0"),
+			nullUnless(call, "toInt64(160 + i % 80)", "0"), nullUnless(call, "0.00042", "0"),
+			nullUnless(call+" AND rand(2) / 4294967296 < 0.02", "'timeout'", "''"),
+			nullUnless(business, "if(rand(3) / 4294967296 < 0.2 + (u % 2) * 0.02, 'purchase', 'visit')", "''"),
+			nullUnless(business, "rand(4) / 4294967296 * 50", "0"),
+			nullUnless(call, "'You are a helpful support agent. Answer briefly.'", "''"),
+			nullUnless(call, "'You can reset your password from the account page.'", "''")),
 		fmt.Sprintf("INSERT INTO %s.%s (org_id, event_id, experiment_id, user_id, ts) SELECT '%s', event_id, experiment_id, user_id, ts FROM (%s)",
 			c.database, claims, e.orgID, gen),
 	}
+}
+
+// nullUnless is expr where cond holds and NULL elsewhere, with zero (the
+// column's default) under the NULLs, as the write path stores them:
+// ClickHouse's if computes both branches, so a bare if(cond, expr, NULL)
+// would keep expr's values (random ones too) under the NULLs, bytes on
+// disk that real events never have.
+func nullUnless(cond, expr, zero string) string {
+	return fmt.Sprintf("if(%s, if(%s, %s, %s), NULL)", cond, cond, expr, zero)
 }
 
 // table is the table a write goes to: the Distributed one on a cluster.
