@@ -32,6 +32,10 @@ type chEnv struct {
 	database string
 	cluster  string
 	events   int64
+	// claimsView: the database derives the claims from the events
+	// (migration 0003's view), so the fill writes the events alone; a
+	// database kept from before it gets the claims' own statement.
+	claimsView bool
 }
 
 // chShard is one shard's server and the users the Distributed tables
@@ -67,6 +71,10 @@ func setUpClickHouse(ctx context.Context, dsn, cluster, database string, keep bo
 		return nil, nil, err
 	}
 	if err := c.openShards(ctx); err != nil {
+		closeAll()
+		return nil, nil, err
+	}
+	if c.claimsView, err = c.hasClaimsView(ctx); err != nil {
 		closeAll()
 		return nil, nil, err
 	}
@@ -118,6 +126,23 @@ func (c *chEnv) openShards(ctx context.Context) error {
 	return nil
 }
 
+// hasClaimsView says whether the database derives its claims from its
+// events (the first shard's tables; Migrate makes them on every node).
+func (c *chEnv) hasClaimsView(ctx context.Context) (bool, error) {
+	rows, err := c.shards[0].raw.Query(ctx, "SELECT count() FROM system.tables WHERE database = ? AND name = 'event_ids_mv'", c.database)
+	if err != nil {
+		return false, fmt.Errorf("look for the claims view: %w", err)
+	}
+	defer rows.Close()
+	var n uint64
+	if rows.Next() {
+		if err := rows.Scan(&n); err != nil {
+			return false, fmt.Errorf("look for the claims view: %w", err)
+		}
+	}
+	return n > 0, rows.Err()
+}
+
 // users is the condition on user_id that keeps the users the
 // Distributed tables route to this shard (events and claims alike are
 // sharded by cityHash64(org_id, user_id)).
@@ -140,13 +165,14 @@ func (c *chEnv) countEvents(ctx context.Context) error {
 	return nil
 }
 
-// fillDay writes one day of one pass, the rows of env.fillDay, with two
-// INSERT ... SELECT statements (events, then their claims) generated on
-// the server: with -clickhouse-fill shards (the default) each shard's
-// server generates the users the Distributed tables would route to it
-// and writes them into its local tables, all shards at once; with
-// distributed the DSN's node generates them all and writes them through
-// the Distributed tables (the slower route, kept to compare with).
+// fillDay writes one day of one pass, the rows of env.fillDay, with an
+// INSERT ... SELECT of the events (whose claims the schema's view
+// derives) generated on the server: with -clickhouse-fill shards (the
+// default) each shard's server generates the users the Distributed
+// tables would route to it and writes them into its local tables, all
+// shards at once; with distributed the DSN's node generates them all and
+// writes them through the Distributed tables (the slower route, kept to
+// compare with).
 func (c *chEnv) fillDay(ctx context.Context, e *env, pass, d int, day time.Time, perDay int) error {
 	if perDay == 0 {
 		return nil
@@ -177,8 +203,9 @@ func (c *chEnv) fillDay(ctx context.Context, e *env, pass, d int, day time.Time,
 	return nil
 }
 
-// fillSQL is the events and the claims statements of one day of one
-// pass, into the tables named, of the users that keep: user u (u = 0 to
+// fillSQL is the events statement of one day of one pass (and the
+// claims' own, in a database without the claims view), into the tables
+// named, of the users that keep: user u (u = 0 to
 // perDay/10, id p<pass>-d<d>-u<u>) has events u*10 to u*10+9 (fewer for
 // the last when perDay is not a multiple of 10): an exposure (k = 0),
 // eight model calls with prompt and response, a business event (k = 9),
@@ -197,7 +224,7 @@ func (c *chEnv) fillSQL(e *env, pass, d int, day time.Time, perDay int, events, 
   FROM (SELECT number AS u, concat('p%[2]d-d%[3]d-u', toString(number)) AS user_id FROM numbers(%[6]d) WHERE %[8]s)
   ARRAY JOIN range(toUInt64(least(10, %[7]d - u * 10))) AS k`, day.UnixMicro(), pass, d, strings.Join(exps, ","), max(len(exps)-1, 1), (perDay+9)/10, perDay, keep)
 	const call, business = "k BETWEEN 1 AND 8", "k = 9"
-	return []string{
+	qs := []string{
 		fmt.Sprintf(`INSERT INTO %[1]s.%[2]s (org_id, event_id, type, experiment_id, user_id, variant, ts, received_at, model,
   latency_ms, input_tokens, output_tokens, total_tokens, cost_usd, error, business_metric, value, prompt, response, source)
 SELECT '%[3]s', event_id, multiIf(k = 0, 'exposure', k = 9, 'business_event', 'model_call'), experiment_id, user_id,
@@ -221,9 +248,12 @@ FROM (%[4]s)`, c.database, events, e.orgID, gen,
 			nullUnless(business, "rand(4) / 4294967296 * 50", "0"),
 			nullUnless(call, "'You are a helpful support agent. Answer briefly.'", "''"),
 			nullUnless(call, "'You can reset your password from the account page.'", "''")),
-		fmt.Sprintf("INSERT INTO %s.%s (org_id, event_id, experiment_id, user_id, ts) SELECT '%s', event_id, experiment_id, user_id, ts FROM (%s)",
-			c.database, claims, e.orgID, gen),
 	}
+	if !c.claimsView {
+		qs = append(qs, fmt.Sprintf("INSERT INTO %s.%s (org_id, event_id, experiment_id, user_id, ts) SELECT '%s', event_id, experiment_id, user_id, ts FROM (%s)",
+			c.database, claims, e.orgID, gen))
+	}
+	return qs
 }
 
 // nullUnless is expr where cond holds and NULL elsewhere, with zero (the
