@@ -2,7 +2,6 @@ package api
 
 import (
 	"encoding/json"
-	"errors"
 	"net/http"
 	"time"
 
@@ -56,13 +55,8 @@ func (h *handlers) getHoldoutResults(c *gin.Context) {
 		return
 	}
 	if len(days) == 0 {
-		detail := "no results yet: start a run with POST /v1/holdouts/" + ho.ID + "/runs (the nightly pipeline computes one every day)"
-		if run, err := results.LatestRun(ctx, h.deps.DB, orgID(c), ho.ID); err == nil {
-			detail = "no results yet: the latest run " + run.ComputedFor + " is " + run.Status
-			if run.Error != "" || run.NoResults != "" {
-				detail += ": " + run.Error + run.NoResults
-			}
-		} else if !errors.Is(err, results.ErrRunNotFound) {
+		detail, err := h.collectingDetail(c, ho.ID, "start a run with POST /v1/holdouts/"+ho.ID+"/runs (the nightly pipeline computes one every day)", "")
+		if err != nil {
 			internalError(c, err)
 			return
 		}

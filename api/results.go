@@ -110,7 +110,8 @@ func (h *handlers) getResults(c *gin.Context) {
 		return
 	}
 	if len(days) == 0 {
-		detail, err := h.collectingDetail(c, exp.ID)
+		detail, err := h.collectingDetail(c, exp.ID, "the daily pipeline (or a manual run) has not produced any for this experiment",
+			"GET /v1/experiments/"+exp.ID+"/runs/")
 		if err != nil {
 			internalError(c, err)
 			return
@@ -135,13 +136,14 @@ func (h *handlers) getResults(c *gin.Context) {
 	c.JSON(http.StatusOK, view)
 }
 
-// collectingDetail says why an experiment has no results yet, from its
-// latest run: none yet, still running, failed, or completed without rows
-// (and why, with what it counted and left out).
-func (h *handlers) collectingDetail(c *gin.Context, experimentID string) (string, error) {
-	run, err := results.LatestRun(c.Request.Context(), h.deps.DB, orgID(c), experimentID)
+// collectingDetail says why a subject (an experiment, or a holdout) has
+// no results yet, from its latest run: none yet (noRun), still running
+// (followed at follow + the run's key, when follow is set), failed, or
+// completed without rows (and why, with what it counted and left out).
+func (h *handlers) collectingDetail(c *gin.Context, subjectID, noRun, follow string) (string, error) {
+	run, err := results.LatestRun(c.Request.Context(), h.deps.DB, orgID(c), subjectID)
 	if errors.Is(err, results.ErrRunNotFound) {
-		return "no results yet: the daily pipeline (or a manual run) has not produced any for this experiment", nil
+		return "no results yet: " + noRun, nil
 	}
 	if err != nil {
 		return "", err
@@ -149,7 +151,10 @@ func (h *handlers) collectingDetail(c *gin.Context, experimentID string) (string
 	latest := "no results yet: the latest run " + run.ComputedFor
 	switch run.Status {
 	case results.StatusRunning:
-		return latest + " is still running; follow it at GET /v1/experiments/" + experimentID + "/runs/" + run.ComputedFor, nil
+		if follow == "" {
+			return latest + " is still running", nil
+		}
+		return latest + " is still running; follow it at " + follow + run.ComputedFor, nil
 	case results.StatusFailed:
 		return latest + " failed: " + run.Error, nil
 	}
