@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"github.com/ClickHouse/clickhouse-go/v2/lib/driver"
-	"golang.org/x/sync/errgroup"
 
 	"github.com/expd/expd/experiments"
 	"github.com/expd/expd/ingest"
@@ -342,29 +341,23 @@ func (s *Store) Coverage(ctx context.Context, orgID, experimentID string, w resu
 		return fmt.Sprintf("SELECT "+strings.Join(cols, ", ")+"\nFROM ("+perUser+")", start, end, exposed, quoteList(arms), events)
 	}
 	counts := make([][]uint64, len(s.shards))
-	g, gctx := errgroup.WithContext(ctx)
-	for i, c := range s.shards {
-		g.Go(func() error {
-			counts[i] = make([]uint64, len(cols))
-			dest := make([]any, len(cols))
-			for k := range dest {
-				dest[k] = &counts[i][k]
-			}
-			// Every event of the experiment counts, in the window or not:
-			// the days to read are those of its first and last on the shard.
-			var first, last int64
-			where := "experiment_id = " + quote(experimentID)
-			if err := c.QueryRow(gctx, "SELECT min(ts), max(ts) FROM "+s.t("events_local")+" WHERE org_id = ? AND "+where, orgID).Scan(&first, &last); err != nil {
-				return fmt.Errorf("shard %d: %w", i+1, err)
-			}
-			events := s.localEvents([]string{"user_id", "ts", "type", "variant", "event_id"}, orgID, where, first, last+1)
-			if err := c.QueryRow(gctx, sql(events)).Scan(dest...); err != nil {
-				return fmt.Errorf("shard %d: %w", i+1, err)
-			}
-			return nil
-		})
-	}
-	if err := g.Wait(); err != nil {
+	err := s.onShards(ctx, func(ctx context.Context, i int, c driver.Conn) error {
+		counts[i] = make([]uint64, len(cols))
+		dest := make([]any, len(cols))
+		for k := range dest {
+			dest[k] = &counts[i][k]
+		}
+		// Every event of the experiment counts, in the window or not:
+		// the days to read are those of its first and last on the shard.
+		var first, last int64
+		where := "experiment_id = " + quote(experimentID)
+		if err := c.QueryRow(ctx, "SELECT min(ts), max(ts) FROM "+s.t("events_local")+" WHERE org_id = ? AND "+where, orgID).Scan(&first, &last); err != nil {
+			return err
+		}
+		events := s.localEvents([]string{"user_id", "ts", "type", "variant", "event_id"}, orgID, where, first, last+1)
+		return c.QueryRow(ctx, sql(events)).Scan(dest...)
+	})
+	if err != nil {
 		return results.Coverage{}, fmt.Errorf("count coverage of %s: %w", experimentID, err)
 	}
 	tallies := map[string]results.Tally{}
@@ -403,18 +396,15 @@ func (s *Store) eachShard(ctx context.Context, sql string, args []any, newRow fu
 	// Opened side by side: Query returns with the first block, which a
 	// shard sends only after the query's joins are built (25 s at 1 M
 	// users), and the shards would do that one after the other.
-	var g errgroup.Group
-	for i, c := range s.shards {
-		g.Go(func() error {
-			rows, err := c.Query(ctx, sql, args...)
-			if err != nil {
-				return fmt.Errorf("shard %d: %w", i+1, err)
-			}
-			streams[i] = &stream{rows: rows}
-			return nil
-		})
-	}
-	if err := g.Wait(); err != nil {
+	err := s.onShards(ctx, func(ctx context.Context, i int, c driver.Conn) error {
+		rows, err := c.Query(ctx, sql, args...)
+		if err != nil {
+			return err
+		}
+		streams[i] = &stream{rows: rows}
+		return nil
+	})
+	if err != nil {
 		return err
 	}
 	for _, st := range streams {
