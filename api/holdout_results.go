@@ -49,18 +49,8 @@ func (h *handlers) getHoldoutResults(c *gin.Context) {
 		h.holdoutError(c, err)
 		return
 	}
-	days, err := results.AvailableDays(ctx, h.deps.DB, orgID(c), ho.ID)
-	if err != nil {
-		internalError(c, err)
-		return
-	}
-	if len(days) == 0 {
-		detail, err := h.collectingDetail(c, ho.ID, "start a run with POST /v1/holdouts/"+ho.ID+"/runs (the nightly pipeline computes one every day)", "")
-		if err != nil {
-			internalError(c, err)
-			return
-		}
-		writeProblem(c, Problem{Status: http.StatusNotFound, Code: CodeResultsCollecting, Hint: "collecting", Detail: detail})
+	days, ok := h.resultDays(c, ho.ID, "start a run with POST /v1/holdouts/"+ho.ID+"/runs (the nightly pipeline computes one every day)", "")
+	if !ok {
 		return
 	}
 	s, err := h.loadStoredRun(ctx, orgID(c), ho.ID, days[0])

@@ -90,7 +90,6 @@ type liftView struct {
 
 // GET /v1/experiments/:id/results[?day=YYYY-MM-DD|manual-<instant>]
 func (h *handlers) getResults(c *gin.Context) {
-	ctx := c.Request.Context()
 	exp, ok := h.experimentParam(c)
 	if !ok {
 		return
@@ -104,19 +103,9 @@ func (h *handlers) getResults(c *gin.Context) {
 		}
 		requested = key.ComputedFor
 	}
-	days, err := results.AvailableDays(ctx, h.deps.DB, orgID(c), exp.ID)
-	if err != nil {
-		internalError(c, err)
-		return
-	}
-	if len(days) == 0 {
-		detail, err := h.collectingDetail(c, exp.ID, "the daily pipeline (or a manual run) has not produced any for this experiment",
-			"GET /v1/experiments/"+exp.ID+"/runs/")
-		if err != nil {
-			internalError(c, err)
-			return
-		}
-		writeProblem(c, Problem{Status: http.StatusNotFound, Code: CodeResultsCollecting, Hint: "collecting", Detail: detail})
+	days, ok := h.resultDays(c, exp.ID, "the daily pipeline (or a manual run) has not produced any for this experiment",
+		"GET /v1/experiments/"+exp.ID+"/runs/")
+	if !ok {
 		return
 	}
 	computedFor := days[0]
@@ -134,6 +123,28 @@ func (h *handlers) getResults(c *gin.Context) {
 	}
 	view.AvailableDays = days
 	c.JSON(http.StatusOK, view)
+}
+
+// resultDays lists the days with results of a subject (an experiment,
+// or a holdout), newest first. With none it has answered 404
+// results_collecting, saying why (collectingDetail), and ok is false; so
+// too on an error.
+func (h *handlers) resultDays(c *gin.Context, subjectID, noRun, follow string) (days []string, ok bool) {
+	days, err := results.AvailableDays(c.Request.Context(), h.deps.DB, orgID(c), subjectID)
+	if err != nil {
+		internalError(c, err)
+		return nil, false
+	}
+	if len(days) > 0 {
+		return days, true
+	}
+	detail, err := h.collectingDetail(c, subjectID, noRun, follow)
+	if err != nil {
+		internalError(c, err)
+		return nil, false
+	}
+	writeProblem(c, Problem{Status: http.StatusNotFound, Code: CodeResultsCollecting, Hint: "collecting", Detail: detail})
+	return nil, false
 }
 
 // collectingDetail says why a subject (an experiment, or a holdout) has
