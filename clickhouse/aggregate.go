@@ -84,7 +84,7 @@ func (q *runQuery) expr(name string, kind vocab.Kind, src experiments.MetricSour
 // columns reader names (as e.column) are read, and user_id and event_id:
 // a UNION ALL's columns are not pruned on 18.16, and every model-call
 // column would read the prompts and responses.
-func (q *runQuery) events(scope string, from, to int64, reader string) string {
+func (q *runQuery) events(scope string, from, to int64, reader string, parts dayParts) string {
 	named := map[string]bool{}
 	for _, m := range columnRef.FindAllStringSubmatch(reader, -1) {
 		named[m[1]] = true
@@ -95,7 +95,7 @@ func (q *runQuery) events(scope string, from, to int64, reader string) string {
 			cols = append(cols, c)
 		}
 	}
-	sql := q.s.localEvents(cols, q.orgID, scope, from, to)
+	sql := q.s.localEvents(cols, q.orgID, scope, from, to, parts)
 	if len(q.scoreCols) == 0 {
 		return sql
 	}
@@ -113,23 +113,45 @@ func (q *runQuery) events(scope string, from, to int64, reader string) string {
 var columnRef = regexp.MustCompile(`\be\.(\w+)`)
 
 // localEvents is the SQL of the shard's events (its local table) of the
-// org matching where with ts in [from, to), each once: one SELECT ...
-// FINAL per UTC day, in a UNION ALL. The copies of an event share the
-// sorting key and the day (the partition), so a day's FINAL keeps the
-// copy the table's FINAL keeps; 18.16 merges all the parts of a FINAL read
-// in one stream (25 s at 5 M events a shard), one stream per day spreads
-// the days over max_threads.
-func (s *Store) localEvents(cols []string, orgID, where string, from, to int64) string {
-	var days []string
+// org matching where with ts in [from, to), each once. A day that is one
+// part on the shard (parts.plain) holds no copies and is read as it is,
+// consecutive such days in one SELECT (compact.go); any other day is
+// read with its own SELECT ... FINAL, in a UNION ALL. The copies of an
+// event share the sorting key and the day (the partition), so a day's
+// FINAL keeps the copy the table's FINAL keeps; 18.16 merges all the
+// parts of a FINAL read in one stream (25 s at 5 M events a shard), one
+// stream per day spreads the days over max_threads. parts nil: FINAL on
+// every day.
+func (s *Store) localEvents(cols []string, orgID, where string, from, to int64, parts dayParts) string {
+	sel := func(final string, lo, hi int64) string {
+		return fmt.Sprintf("SELECT %s FROM %s%s WHERE org_id = %s AND ts >= %d AND ts < %d AND %s",
+			strings.Join(cols, ", "), s.t("events_local"), final, quote(orgID), lo, hi, where)
+	}
+	var reads []string
+	plainFrom, plainTo := int64(0), int64(0) // the plain days read together, when plainTo > plainFrom
+	flush := func() {
+		if plainTo > plainFrom {
+			reads = append(reads, sel("", plainFrom, plainTo))
+		}
+		plainFrom, plainTo = 0, 0
+	}
 	for d := floorDiv(from, dayMicros); d*dayMicros < to; d++ {
 		lo, hi := max(from, d*dayMicros), min(to, (d+1)*dayMicros)
-		days = append(days, fmt.Sprintf("SELECT %s FROM %s FINAL WHERE org_id = %s AND ts >= %d AND ts < %d AND %s",
-			strings.Join(cols, ", "), s.t("events_local"), quote(orgID), lo, hi, where))
+		if !parts.plain(d) {
+			flush()
+			reads = append(reads, sel(" FINAL", lo, hi))
+			continue
+		}
+		if plainTo <= plainFrom {
+			plainFrom = lo
+		}
+		plainTo = hi
 	}
-	if len(days) == 0 { // an empty window: no day, no row
-		days = append(days, fmt.Sprintf("SELECT %s FROM %s WHERE 0", strings.Join(cols, ", "), s.t("events_local")))
+	flush()
+	if len(reads) == 0 { // an empty window: no day, no row
+		reads = append(reads, fmt.Sprintf("SELECT %s FROM %s WHERE 0", strings.Join(cols, ", "), s.t("events_local")))
 	}
-	return strings.Join(days, "\n  UNION ALL ")
+	return strings.Join(reads, "\n  UNION ALL ")
 }
 
 // floorDiv is a / b rounded down (b > 0), for days before 1970 too.
@@ -213,13 +235,14 @@ func (s *Store) Aggregate(ctx context.Context, orgID, experimentID string, w res
 	}
 	exposed := "SELECT user_id, argMin(variant, (ts, event_id)) AS x_variant, min(ts) AS x_first, toUInt8(uniqExact(variant) > 1) AS x_crossover\n  " +
 		exposures + " GROUP BY user_id"
-	sql := "SELECT user_id, any(x_variant), any(x_first), any(x_crossover)"
+	head := "SELECT user_id, any(x_variant), any(x_first), any(x_crossover)"
 	for _, c := range cols {
-		sql += ",\n  " + c
+		head += ",\n  " + c
 	}
-	sql += "\nFROM (" + q.events(scope, from, end, sql) + ") AS e\nALL INNER JOIN (" + exposed + ") USING user_id\nGROUP BY user_id ORDER BY user_id"
+	sql := func(parts dayParts) string {
+		return head + "\nFROM (" + q.events(scope, from, end, head, parts) + ") AS e\nALL INNER JOIN (" + exposed + ") USING user_id\nGROUP BY user_id ORDER BY user_id"
+	}
 
-	b := results.NewSampleBuilder(arms, ms, progress)
 	type row struct {
 		user, variant string
 		first         int64
@@ -250,7 +273,13 @@ func (s *Store) Aggregate(ctx context.Context, orgID, experimentID string, w res
 		close(counted)
 	}
 	uc := make([]results.UserColumns, len(ms))
-	err := s.eachShard(ctx, sql, args, func() ([]any, *string, func()) {
+	var newRow func() ([]any, *string, func())
+	var b *results.SampleBuilder
+	read := func(views []dayParts) error {
+		b = results.NewSampleBuilder(arms, ms, progress)
+		return s.eachShard(ctx, func(i int) string { return sql(views[i]) }, args, newRow)
+	}
+	newRow = func() ([]any, *string, func()) {
 		r := &row{sums: make([]float64, n), counts: make([]uint64, n), calls: make([][]float64, nCalls)}
 		dest := []any{&r.user, &r.variant, &r.first, &r.crossover}
 		k, j := 0, 0
@@ -291,7 +320,8 @@ func (s *Store) Aggregate(ctx context.Context, orgID, experimentID string, w res
 			}
 			b.Add(r.user, r.variant, fromMicros(r.first), r.crossover != 0, uc)
 		}
-	})
+	}
+	err := s.dedupedRead(ctx, read)
 	<-counted
 	if err != nil {
 		return results.Sample{}, use, fmt.Errorf("aggregate per-user values of %s: %w", experimentID, err)
@@ -341,21 +371,23 @@ func (s *Store) Coverage(ctx context.Context, orgID, experimentID string, w resu
 		return fmt.Sprintf("SELECT "+strings.Join(cols, ", ")+"\nFROM ("+perUser+")", start, end, exposed, quoteList(arms), events)
 	}
 	counts := make([][]uint64, len(s.shards))
-	err := s.onShards(ctx, func(ctx context.Context, i int, c driver.Conn) error {
-		counts[i] = make([]uint64, len(cols))
-		dest := make([]any, len(cols))
-		for k := range dest {
-			dest[k] = &counts[i][k]
-		}
-		// Every event of the experiment counts, in the window or not:
-		// the days to read are those of its first and last on the shard.
-		var first, last int64
-		where := "experiment_id = " + quote(experimentID)
-		if err := c.QueryRow(ctx, "SELECT min(ts), max(ts) FROM "+s.t("events_local")+" WHERE org_id = ? AND "+where, orgID).Scan(&first, &last); err != nil {
-			return err
-		}
-		events := s.localEvents([]string{"user_id", "ts", "type", "variant", "event_id"}, orgID, where, first, last+1)
-		return c.QueryRow(ctx, sql(events)).Scan(dest...)
+	err := s.dedupedRead(ctx, func(views []dayParts) error {
+		return s.onShards(ctx, func(ctx context.Context, i int, c driver.Conn) error {
+			counts[i] = make([]uint64, len(cols))
+			dest := make([]any, len(cols))
+			for k := range dest {
+				dest[k] = &counts[i][k]
+			}
+			// Every event of the experiment counts, in the window or not:
+			// the days to read are those of its first and last on the shard.
+			var first, last int64
+			where := "experiment_id = " + quote(experimentID)
+			if err := c.QueryRow(ctx, "SELECT min(ts), max(ts) FROM "+s.t("events_local")+" WHERE org_id = ? AND "+where, orgID).Scan(&first, &last); err != nil {
+				return err
+			}
+			events := s.localEvents([]string{"user_id", "ts", "type", "variant", "event_id"}, orgID, where, first, last+1, views[i])
+			return c.QueryRow(ctx, sql(events)).Scan(dest...)
+		})
 	})
 	if err != nil {
 		return results.Coverage{}, fmt.Errorf("count coverage of %s: %w", experimentID, err)
@@ -373,11 +405,11 @@ func (s *Store) Coverage(ctx context.Context, orgID, experimentID string, w resu
 	return results.NewCoverage(w, tallies), nil
 }
 
-// eachShard runs sql on every shard at once and calls the emit of each
+// eachShard runs sql(shard) on every shard at once and calls the emit of each
 // row in the order of the rows' user (the first column of ORDER BY on
 // every shard), merging the shards' streams. newRow gives a shard's
 // scan destinations, its user and the function that takes a scanned row.
-func (s *Store) eachShard(ctx context.Context, sql string, args []any, newRow func() (dest []any, user *string, emit func())) error {
+func (s *Store) eachShard(ctx context.Context, sql func(shard int) string, args []any, newRow func() (dest []any, user *string, emit func())) error {
 	type stream struct {
 		rows driver.Rows
 		dest []any
@@ -397,7 +429,7 @@ func (s *Store) eachShard(ctx context.Context, sql string, args []any, newRow fu
 	// shard sends only after the query's joins are built (25 s at 1 M
 	// users), and the shards would do that one after the other.
 	err := s.onShards(ctx, func(ctx context.Context, i int, c driver.Conn) error {
-		rows, err := c.Query(ctx, sql, args...)
+		rows, err := c.Query(ctx, sql(i), args...)
 		if err != nil {
 			return err
 		}

@@ -2,6 +2,7 @@ package clickhouse
 
 import (
 	"context"
+	"time"
 
 	"github.com/expd/expd/ingest"
 )
@@ -11,4 +12,25 @@ import (
 // the stored events, which every read must count once.
 func (s *Store) WriteRaced(ctx context.Context, rows []ingest.EventRow) error {
 	return s.write(ctx, rows)
+}
+
+// EventReads is the SQL of every shard's reads of the org's events in
+// [from, to) as a run builds it now (localEvents over the shard's parts).
+func (s *Store) EventReads(ctx context.Context, orgID string, from, to time.Time) ([]string, error) {
+	out := make([]string, len(s.shards))
+	for i, c := range s.shards {
+		parts, err := s.listDayParts(ctx, c)
+		if err != nil {
+			return nil, err
+		}
+		out[i] = s.localEvents([]string{"user_id"}, orgID, "1", micros(from), micros(to), parts)
+	}
+	return out, nil
+}
+
+// DedupedRead runs read as a run's reads run (dedupedRead), telling it
+// whether the first shard reads day without FINAL.
+func (s *Store) DedupedRead(ctx context.Context, day time.Time, read func(plain bool) error) error {
+	d := floorDiv(micros(day), dayMicros)
+	return s.dedupedRead(ctx, func(views []dayParts) error { return read(views[0].plain(d)) })
 }

@@ -135,6 +135,15 @@ type DayPartitions interface {
 	DropDay(ctx context.Context, day time.Time) (int64, error)
 }
 
+// DayCompactor is an events store whose ended days read faster once each
+// is merged into one part (ClickHouse: a day of one part is read without
+// FINAL). CompactDays merges the days that ended at or before end and
+// returns how many it merged (a day already merged is skipped, so a
+// retry does nothing); progress follows each.
+type DayCompactor interface {
+	CompactDays(ctx context.Context, end time.Time, progress func(merged int)) (int, error)
+}
+
 // partitionOf is the partition of day's events on PostgreSQL.
 func partitionOf(day time.Time) Partition {
 	d := DayOf(day)

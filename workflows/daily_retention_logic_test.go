@@ -3,12 +3,14 @@ package workflows_test
 import (
 	"context"
 	"errors"
+	"slices"
 	"sort"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/mock"
 	"go.temporal.io/sdk/converter"
+	"go.temporal.io/sdk/testsuite"
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/expd/expd/activities"
@@ -57,6 +59,12 @@ func TestDailyResultsRunsEachExperimentAndPages(t *testing.T) {
 			}
 			return workflows.ExperimentResultsResult{Rows: 2}, nil
 		})
+	compacted := false // only the nightly's first page compacts
+	env.OnActivity(acts.CompactEndedDays, mock.Anything, mock.Anything).Return(
+		func(context.Context, activities.CompactDaysInput) (activities.CompactDaysResult, error) {
+			compacted = true
+			return activities.CompactDaysResult{}, nil
+		})
 	prior := workflows.DailyResultsResult{Day: "2026-03-01", Completed: 7}
 	env.ExecuteWorkflow(workflows.DailyResults, workflows.DailyResultsInput{Day: "2026-03-01", AfterID: "e0", Totals: prior})
 
@@ -69,6 +77,9 @@ func TestDailyResultsRunsEachExperimentAndPages(t *testing.T) {
 	sort.Strings(started)
 	if len(started) != len(refs) || started[0] != "o1/e1/2026-03-01" || started[5] != "o3/e6/2026-03-01" {
 		t.Fatalf("children %v", started)
+	}
+	if compacted {
+		t.Fatal("a later page compacted the days again")
 	}
 }
 
@@ -84,10 +95,38 @@ func equalTotals(a, b workflows.DailyResultsResult) bool {
 	return true
 }
 
-// Started without a day (as the schedule starts it), the run computes the
-// UTC day before its start, and the last page ends the workflow.
+// Started without a day (as the schedule starts it), the run first
+// compacts the days ended by its start, then computes the UTC day before
+// its start, and the last page ends the workflow. A failed compaction
+// does not stop the runs (they read with FINAL).
 func TestDailyResultsDefaultsToYesterday(t *testing.T) {
-	env, acts := newSuiteEnv()
+	for _, fails := range []bool{false, true} {
+		env, acts := newSuiteEnv()
+		var order []string
+		env.OnActivity(acts.CompactEndedDays, mock.Anything, mock.Anything).Return(
+			func(_ context.Context, in activities.CompactDaysInput) (activities.CompactDaysResult, error) {
+				order = append(order, "compact "+in.AsOf.UTC().Format(time.RFC3339))
+				if fails {
+					return activities.CompactDaysResult{}, errors.New("shard down")
+				}
+				return activities.CompactDaysResult{Merged: 2}, nil
+			})
+		day := dailyResultsDefaultDay(t, env, acts, &order)
+		want := []string{"compact 2026-03-02T00:30:00Z", "run 2026-03-01"}
+		if fails {
+			want = []string{"compact 2026-03-02T00:30:00Z", "compact 2026-03-02T00:30:00Z", "compact 2026-03-02T00:30:00Z", "run 2026-03-01"}
+		}
+		if day != "2026-03-01" || !slices.Equal(order, want) {
+			t.Fatalf("compaction failing %v: day %q, steps %v; want %v", fails, day, order, want)
+		}
+	}
+}
+
+// dailyResultsDefaultDay runs DailyResults as the schedule starts it at
+// 2026-03-02 00:30 UTC over one experiment and returns the day computed,
+// appending "run <day>" to order when the child starts.
+func dailyResultsDefaultDay(t *testing.T, env *testsuite.TestWorkflowEnvironment, acts *activities.Activities, order *[]string) string {
+	t.Helper()
 	env.RegisterWorkflow(workflows.ExperimentResults)
 	env.SetStartTime(time.Date(2026, 3, 2, 0, 30, 0, 0, time.UTC))
 	env.OnActivity(acts.ListRunningExperiments, mock.Anything, mock.Anything).
@@ -96,6 +135,7 @@ func TestDailyResultsDefaultsToYesterday(t *testing.T) {
 	env.OnWorkflow(workflows.ExperimentResults, mock.Anything, mock.Anything).Return(
 		func(_ workflow.Context, in workflows.ExperimentResultsInput) (workflows.ExperimentResultsResult, error) {
 			day = in.ComputedFor
+			*order = append(*order, "run "+day)
 			return workflows.ExperimentResultsResult{}, nil
 		})
 	env.ExecuteWorkflow(workflows.DailyResults, workflows.DailyResultsInput{})
@@ -103,9 +143,10 @@ func TestDailyResultsDefaultsToYesterday(t *testing.T) {
 	if err := env.GetWorkflowResult(&res); err != nil {
 		t.Fatal(err)
 	}
-	if day != "2026-03-01" || res.Day != "2026-03-01" || res.Completed != 1 {
-		t.Fatalf("computed %q, result %+v; want 2026-03-01", day, res)
+	if res.Day != day || res.Completed != 1 {
+		t.Fatalf("computed %q, result %+v", day, res)
 	}
+	return day
 }
 
 // Retention purges each org of the page with its own retention and one

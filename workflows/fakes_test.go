@@ -99,6 +99,10 @@ func (fakeActivities) DropExpiredPartitions(context.Context, activities.DropPart
 	return activities.DropPartitionsResult{Partitions: 2, EventsDeleted: 7}, nil
 }
 
+func (fakeActivities) CompactEndedDays(context.Context, activities.CompactDaysInput) (activities.CompactDaysResult, error) {
+	return activities.CompactDaysResult{Merged: 3}, nil
+}
+
 func (fakeActivities) EnsureEventPartitions(_ context.Context, in activities.EnsurePartitionsInput) (activities.EnsurePartitionsResult, error) {
 	return activities.EnsurePartitionsResult{Created: []time.Time{in.AsOf.AddDate(0, 0, in.AheadDays)}}, nil
 }

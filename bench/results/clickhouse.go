@@ -56,7 +56,7 @@ func openClickHouse(ctx context.Context, db *gorm.DB, dsn, cluster string, keep 
 	chDatabase = chDB.Name
 	if !chDB.Fresh {
 		log.Printf("clickhouse database %s (kept)", chDatabase)
-		return s, stop, nil
+		return s, stop, compact(ctx, s)
 	}
 	raw, err := benchseed.OpenRawClickHouse(dsn, chDatabase, cluster)
 	if err != nil {
@@ -73,7 +73,24 @@ func openClickHouse(ctx context.Context, db *gorm.DB, dsn, cluster string, keep 
 	took := time.Since(start)
 	log.Printf("clickhouse database %s: wrote %d events (%d shard(s)) in %s: %.0f events/s (one read of PostgreSQL's events, raw batch inserts)",
 		chDatabase, n, s.Shards(), took.Round(time.Millisecond), float64(n)/took.Seconds())
+	if err := compact(ctx, s); err != nil {
+		stop()
+		return nil, nil, err
+	}
 	return s, stop, nil
+}
+
+// compact merges the ended days as the nightly does before its runs
+// (activities.CompactEndedDays), so the runs read them without FINAL,
+// and logs what it cost (nothing when they are merged already).
+func compact(ctx context.Context, s *clickhouse.Store) error {
+	start := time.Now()
+	merged, err := s.CompactDays(ctx, time.Now(), nil)
+	if err != nil {
+		return err
+	}
+	log.Printf("clickhouse: compacted %d (shard, day) partitions in %s", merged, time.Since(start).Round(time.Millisecond))
+	return nil
 }
 
 // writeEvents streams the schema's events (the bench has no scores) in
