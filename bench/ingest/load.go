@@ -69,6 +69,9 @@ type loadResult struct {
 	// and the HTTP clients; not the database's): unlike elapsed, hardly
 	// moved by other processes on the machine.
 	cpu time.Duration
+	// cost is the CPU of every process the phase ran in, until its
+	// background work settled (cpuMeter; ClickHouse phases only).
+	cost cpuCost
 }
 
 // add sums o into r.
@@ -78,6 +81,7 @@ func (r *loadResult) add(o loadResult) {
 	r.bytes += o.bytes
 	r.elapsed += o.elapsed
 	r.cpu += o.cpu
+	r.cost = r.cost.add(o.cost)
 	r.latencies = append(r.latencies, o.latencies...)
 }
 

@@ -46,6 +46,8 @@ func main() {
 	flag.DurationVar(&cfg.linger, "linger", 0, "how long a group on ClickHouse waits for more requests (ingest.Options.Linger; 0: the engine writer's default)")
 	flag.StringVar(&cfg.clickhouseURL, "clickhouse", os.Getenv("CLICKHOUSE_URL"), "ClickHouse DSN: also measure the write path with the events there, against a raw batch insert (default $CLICKHOUSE_URL)")
 	flag.StringVar(&cfg.clickhouseCluster, "clickhouse-cluster", os.Getenv("CLICKHOUSE_CLUSTER"), "the ClickHouse cluster to shard over (default $CLICKHOUSE_CLUSTER)")
+	flag.StringVar(&cfg.clickhousePids, "clickhouse-pids", "", "the ClickHouse servers' pids, comma-separated, for their CPU per event (default: the pid files under $CLICKHOUSE_CLUSTER_DIR)")
+	flag.DurationVar(&cfg.cpuSettle, "cpu-settle", 10*time.Second, "how long after a ClickHouse phase its CPU is still counted (the merges it caused)")
 	profile := flag.String("cpuprofile", "", "write a CPU profile of the rounds here")
 	flag.Parse()
 	if cfg.databaseURL == "" {
@@ -63,12 +65,12 @@ func main() {
 			log.Fatal("-clickhouse serves its own router: leave -target unset")
 		}
 		var stop func()
-		if chb, stop, err = setUpClickHouse(ctx, env, cfg.clickhouseURL, cfg.clickhouseCluster, ingest.Options{Concurrency: cfg.groups, Linger: cfg.linger}); err != nil {
+		if chb, stop, err = setUpClickHouse(ctx, env, cfg, ingest.Options{Concurrency: cfg.groups, Linger: cfg.linger}); err != nil {
 			log.Fatal(err)
 		}
 		defer stop()
 	}
-	var chAPI, chRaw loadResult
+	var chSum chRound
 
 	// Rounds alternate the API and the copies, so that on a shared
 	// machine both see the same load; the ratio is of the rounds' sums.
@@ -93,14 +95,13 @@ func main() {
 		eventsOnly.add(raw.eventsOnly)
 		allTables.add(raw.allTables)
 		if chb != nil {
-			ca, cr, err := chb.round(ctx, round*cfg.requests*cfg.batch, cfg.requests, cfg.batch, cfg.clients)
+			r, err := chb.round(ctx, round*cfg.requests*cfg.batch, cfg.requests, cfg.batch, cfg.clients)
 			if err != nil {
 				log.Fatal(err)
 			}
-			fmt.Printf("round %d: API on ClickHouse %.0f events/s (p50 %s, p99 %s); raw clickhouse-go batch insert %.0f events/s; ratio %.2f; against the API on PostgreSQL %.2f\n",
-				round+1, ca.rate(), ca.quantile(0.5), ca.quantile(0.99), cr.rate(), ca.rate()/cr.rate(), ca.rate()/a.rate())
-			chAPI.add(ca)
-			chRaw.add(cr)
+			fmt.Printf("round %d: API on ClickHouse %.0f events/s (p50 %s, p99 %s); raw clickhouse-go batch insert %.0f events/s; ratio %.2f; against the API on PostgreSQL %.2f; the clients' batches inserted raw %.0f events/s\n",
+				round+1, r.api.rate(), r.api.quantile(0.5), r.api.quantile(0.99), r.raw.rate(), r.api.rate()/r.raw.rate(), r.api.rate()/a.rate(), r.clients.rate())
+			chSum.add(r)
 		}
 	}
 	stopProfile()
@@ -128,12 +129,7 @@ func main() {
 		allTables.rows, allTables.elapsed.Round(time.Millisecond), allTables.rate())
 	fmt.Printf("ratio API / raw COPY (same rows, same tables): %.2f\n", api.rate()/allTables.rate())
 	if chb != nil {
-		fmt.Printf("POST /v1/events on ClickHouse (%d shard(s)): %d events in %s: %.0f events/s; latency p50 %s p99 %s max %s\n",
-			chb.store.Shards(), chAPI.events, chAPI.elapsed.Round(time.Millisecond), chAPI.rate(), chAPI.quantile(0.5), chAPI.quantile(0.99), chAPI.quantile(1))
-		fmt.Printf("raw clickhouse-go batch insert of the same rows into events (claims derived into event_ids): %d events in %s: %.0f events/s\n",
-			chRaw.events, chRaw.elapsed.Round(time.Millisecond), chRaw.rate())
-		fmt.Printf("ratio API on ClickHouse / raw batch insert: %.2f; API on ClickHouse / API on PostgreSQL: %.2f\n",
-			chAPI.rate()/chRaw.rate(), chAPI.rate()/api.rate())
+		chb.report(chSum, api, cfg.clients)
 	}
 	if cfg.importLines > 0 {
 		imp, err := importAll(ctx, env, cfg.importLines)
@@ -165,5 +161,6 @@ type config struct {
 	clickhouseURL, clickhouseCluster                       string
 	clients, requests, batch, importLines                  int
 	groups, rounds, scoreRounds, traceRounds, redactRounds int
-	linger                                                 time.Duration
+	clickhousePids                                         string
+	linger, cpuSettle                                      time.Duration
 }

@@ -1,0 +1,206 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	"gorm.io/gorm"
+)
+
+// cpuMeter measures what a timed phase costs in CPU in every process it
+// runs in on this machine, so that a path's cost per event can be read
+// apart from the other engineers' load (which moves wall-clock rates, not
+// these): this process (getrusage: the in-process API and the load
+// generator), each ClickHouse server of the cluster (/proc/<pid>/stat)
+// and PostgreSQL's backends connected to the bench's database. A phase is
+// counted until settle after it ends, so that the servers' background
+// work it caused (merges of the parts it made, a Distributed table's
+// forwarding) is counted with it; the processes' idle rate, measured
+// once before the rounds, is taken off.
+type cpuMeter struct {
+	db      *gorm.DB
+	servers []int // ClickHouse server pids
+	settle  time.Duration
+	idle    cpuCost // per second
+}
+
+// cpuCost is CPU time by process group.
+type cpuCost struct {
+	self, clickhouse, pg time.Duration
+}
+
+func (c cpuCost) total() time.Duration { return c.self + c.clickhouse + c.pg }
+
+func (c cpuCost) add(o cpuCost) cpuCost {
+	return cpuCost{c.self + o.self, c.clickhouse + o.clickhouse, c.pg + o.pg}
+}
+
+// scale is c times f (for the idle rate over a phase).
+func (c cpuCost) scale(f float64) cpuCost {
+	s := func(d time.Duration) time.Duration { return time.Duration(float64(d) * f) }
+	return cpuCost{s(c.self), s(c.clickhouse), s(c.pg)}
+}
+
+// perEvent is c divided by n events, in µs per event.
+func (c cpuCost) perEvent(n int) string {
+	us := func(d time.Duration) float64 { return perEventUs(d, n) }
+	return fmt.Sprintf("this process %.1f, ClickHouse %.1f, PostgreSQL backends %.1f, total %.1f µs/event",
+		us(c.self), us(c.clickhouse), us(c.pg), us(c.total()))
+}
+
+// cpuSample is the processes' CPU time at one instant; pg by backend pid
+// (backends come and go: one that ended between two samples is lost).
+type cpuSample struct {
+	self       time.Duration
+	clickhouse time.Duration
+	pg         map[int]time.Duration
+}
+
+// newCPUMeter finds the servers' pids in pids (comma-separated) or, when
+// it is empty, in the pid files of the cluster directory that
+// .ci/clickhouse-cluster.sh made (clusterDir/s*/pid), and measures the
+// idle rate over settle.
+func newCPUMeter(ctx context.Context, db *gorm.DB, pids, clusterDir string, settle time.Duration) (*cpuMeter, error) {
+	m := &cpuMeter{db: db, settle: settle}
+	var fields []string
+	if pids != "" {
+		fields = strings.Split(pids, ",")
+	} else if clusterDir != "" {
+		files, _ := filepath.Glob(filepath.Join(clusterDir, "s*", "pid"))
+		for _, f := range files {
+			b, err := os.ReadFile(f)
+			if err != nil {
+				return nil, fmt.Errorf("clickhouse pid: %w", err)
+			}
+			fields = append(fields, string(b))
+		}
+	}
+	for _, f := range fields {
+		pid, err := strconv.Atoi(strings.TrimSpace(f))
+		if err != nil {
+			return nil, fmt.Errorf("clickhouse pid %q: %w", f, err)
+		}
+		if _, err := procCPU(pid); err != nil {
+			return nil, err
+		}
+		m.servers = append(m.servers, pid)
+	}
+	start, s0, err := time.Now(), cpuSample{}, error(nil)
+	if s0, err = m.sample(ctx); err != nil {
+		return nil, err
+	}
+	time.Sleep(settle)
+	s1, err := m.sample(ctx)
+	if err != nil {
+		return nil, err
+	}
+	m.idle = s1.since(s0).scale(1 / time.Since(start).Seconds())
+	return m, nil
+}
+
+// measure runs phase and sets its result's cost: the CPU used from its
+// start until settle after its end, less the idle rate over that time.
+func (m *cpuMeter) measure(ctx context.Context, phase func() (loadResult, error)) (loadResult, error) {
+	start := time.Now()
+	s0, err := m.sample(ctx)
+	if err != nil {
+		return loadResult{}, err
+	}
+	res, err := phase()
+	if err != nil {
+		return res, err
+	}
+	time.Sleep(m.settle)
+	s1, err := m.sample(ctx)
+	if err != nil {
+		return res, err
+	}
+	c := s1.since(s0)
+	idle := m.idle.scale(time.Since(start).Seconds())
+	res.cost = cpuCost{max(c.self-idle.self, 0), max(c.clickhouse-idle.clickhouse, 0), max(c.pg-idle.pg, 0)}
+	return res, nil
+}
+
+func (m *cpuMeter) sample(ctx context.Context) (cpuSample, error) {
+	s := cpuSample{self: processCPU(), pg: map[int]time.Duration{}}
+	for _, pid := range m.servers {
+		c, err := procCPU(pid)
+		if err != nil {
+			return s, err
+		}
+		s.clickhouse += c
+	}
+	var pids []int
+	if err := m.db.WithContext(ctx).Raw("SELECT pid FROM pg_stat_activity WHERE datname = current_database()").Scan(&pids).Error; err != nil {
+		return s, fmt.Errorf("postgresql backends: %w", err)
+	}
+	for _, pid := range pids {
+		if c, err := procCPU(pid); err == nil { // not on this machine, or ended
+			s.pg[pid] = c
+		}
+	}
+	return s, nil
+}
+
+// since is the CPU used from s0 to s: a backend started in between
+// counts from zero.
+func (s cpuSample) since(s0 cpuSample) cpuCost {
+	c := cpuCost{self: s.self - s0.self, clickhouse: s.clickhouse - s0.clickhouse}
+	for pid, t := range s.pg {
+		c.pg += t - s0.pg[pid]
+	}
+	return c
+}
+
+// clockTick is the unit of /proc/<pid>/stat's times (USER_HZ, 100 on
+// Linux's supported architectures).
+const clockTick = 10 * time.Millisecond
+
+// procCPU is a process's user and system CPU time from /proc/<pid>/stat.
+func procCPU(pid int) (time.Duration, error) {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return 0, fmt.Errorf("cpu of pid %d: %w", pid, err)
+	}
+	// Fields after the command (which may hold spaces) in parentheses:
+	// state is field 3, utime 14, stime 15.
+	f := strings.Fields(string(b[strings.LastIndexByte(string(b), ')')+1:]))
+	if len(f) < 13 {
+		return 0, fmt.Errorf("cpu of pid %d: short stat", pid)
+	}
+	ut, err1 := strconv.ParseInt(f[11], 10, 64)
+	st, err2 := strconv.ParseInt(f[12], 10, 64)
+	if err1 != nil || err2 != nil {
+		return 0, fmt.Errorf("cpu of pid %d: stat %q", pid, f[11:13])
+	}
+	return time.Duration(ut+st) * clockTick, nil
+}
+
+// serveNull serves a handler that reads a request's body and acks size
+// events without looking at them: posting to it costs this process the
+// HTTP exchange alone (the load generator's side and the server's
+// transport), the part of the API path's own CPU that is not the API's.
+func serveNull(size int) (string, error) {
+	ack := []byte(fmt.Sprintf(`{"accepted":%d}`, size))
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return "", err
+	}
+	go func() {
+		_ = http.Serve(ln, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			_, _ = io.Copy(io.Discard, r.Body)
+			w.Header().Set("Content-Type", "application/json")
+			w.WriteHeader(http.StatusAccepted)
+			_, _ = w.Write(ack)
+		}))
+	}()
+	return "http://" + ln.Addr().String(), nil
+}
