@@ -89,10 +89,13 @@ func setUpClickHouse(ctx context.Context, env *benchEnv, cfg config, opts ingest
 		return nil, nil, err
 	}
 	closeRaw := func() { c.raw.Close(); c.clients.Close(); teardown() }
-	if c.meter, err = newCPUMeter(ctx, env.db, cfg.clickhousePids, os.Getenv("CLICKHOUSE_CLUSTER_DIR"), cfg.cpuSettle); err != nil {
+	meter, closeMeter, err := newCPUMeter(ctx, env.db, c.raw, dsn, cluster, cfg.clickhousePids, os.Getenv("CLICKHOUSE_CLUSTER_DIR"), cfg.cpuSettle)
+	if err != nil {
 		closeRaw()
 		return nil, nil, err
 	}
+	c.meter = meter
+	closeRaw = func() { closeMeter(); c.raw.Close(); c.clients.Close(); teardown() }
 	null := *env
 	if null.baseURL, err = serveNull(cfg.batch); err != nil {
 		closeRaw()

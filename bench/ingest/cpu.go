@@ -6,6 +6,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"net/url"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -13,6 +14,8 @@ import (
 	"time"
 
 	"gorm.io/gorm"
+
+	"github.com/expd/expd/bench/benchseed"
 )
 
 // cpuMeter measures what a timed phase costs in CPU in every process it
@@ -27,49 +30,125 @@ import (
 // once before the rounds, is taken off.
 type cpuMeter struct {
 	db      *gorm.DB
-	servers []int // ClickHouse server pids
+	servers []int                      // ClickHouse server pids
+	shards  []*benchseed.RawClickHouse // every server, for its system.events
 	settle  time.Duration
 	idle    cpuCost // per second
 }
 
-// cpuCost is CPU time by process group.
+// cpuCost is CPU time by process group, and the servers' parts written
+// by inserts and rows merged (system.events' MergeTreeDataWriterBlocks
+// and MergedRows, summed over the servers), what a part per insert costs.
 type cpuCost struct {
 	self, clickhouse, pg time.Duration
+	parts, merged        float64
 }
 
 func (c cpuCost) total() time.Duration { return c.self + c.clickhouse + c.pg }
 
 func (c cpuCost) add(o cpuCost) cpuCost {
-	return cpuCost{c.self + o.self, c.clickhouse + o.clickhouse, c.pg + o.pg}
+	return cpuCost{c.self + o.self, c.clickhouse + o.clickhouse, c.pg + o.pg, c.parts + o.parts, c.merged + o.merged}
 }
 
 // scale is c times f (for the idle rate over a phase).
 func (c cpuCost) scale(f float64) cpuCost {
 	s := func(d time.Duration) time.Duration { return time.Duration(float64(d) * f) }
-	return cpuCost{s(c.self), s(c.clickhouse), s(c.pg)}
+	return cpuCost{s(c.self), s(c.clickhouse), s(c.pg), c.parts * f, c.merged * f}
 }
 
 // perEvent is c divided by n events, in µs per event.
 func (c cpuCost) perEvent(n int) string {
 	us := func(d time.Duration) float64 { return perEventUs(d, n) }
-	return fmt.Sprintf("this process %.1f, ClickHouse %.1f, PostgreSQL backends %.1f, total %.1f µs/event",
-		us(c.self), us(c.clickhouse), us(c.pg), us(c.total()))
+	return fmt.Sprintf("this process %.1f, ClickHouse %.1f, PostgreSQL backends %.1f, total %.1f µs/event; ClickHouse wrote %.1f parts per 10,000 events and merged %.1f rows per event",
+		us(c.self), us(c.clickhouse), us(c.pg), us(c.total()), c.parts*1e4/float64(max(n, 1)), c.merged/float64(max(n, 1)))
 }
 
 // cpuSample is the processes' CPU time at one instant; pg by backend pid
 // (backends come and go: one that ended between two samples is lost).
 type cpuSample struct {
-	self       time.Duration
-	clickhouse time.Duration
-	pg         map[int]time.Duration
+	self          time.Duration
+	clickhouse    time.Duration
+	pg            map[int]time.Duration
+	parts, merged float64
 }
 
 // newCPUMeter finds the servers' pids in pids (comma-separated) or, when
 // it is empty, in the pid files of the cluster directory that
-// .ci/clickhouse-cluster.sh made (clusterDir/s*/pid), and measures the
-// idle rate over settle.
-func newCPUMeter(ctx context.Context, db *gorm.DB, pids, clusterDir string, settle time.Duration) (*cpuMeter, error) {
-	m := &cpuMeter{db: db, settle: settle}
+// .ci/clickhouse-cluster.sh made (clusterDir/s*/pid), connects to every
+// server of the cluster raw is on (its own server alone without one), and
+// measures the idle rate over settle. stop closes the connections.
+func newCPUMeter(ctx context.Context, db *gorm.DB, raw *benchseed.RawClickHouse, dsn, cluster, pids, clusterDir string, settle time.Duration) (m *cpuMeter, stop func(), err error) {
+	m = &cpuMeter{db: db, settle: settle}
+	stop = func() {
+		for _, s := range m.shards {
+			s.Close()
+		}
+	}
+	if err := m.connect(ctx, raw, dsn, cluster); err != nil {
+		stop()
+		return nil, nil, err
+	}
+	if err := m.findServers(pids, clusterDir); err != nil {
+		stop()
+		return nil, nil, err
+	}
+	start := time.Now()
+	s0, err := m.sample(ctx)
+	if err != nil {
+		stop()
+		return nil, nil, err
+	}
+	time.Sleep(settle)
+	s1, err := m.sample(ctx)
+	if err != nil {
+		stop()
+		return nil, nil, err
+	}
+	m.idle = s1.since(s0).scale(1 / time.Since(start).Seconds())
+	return m, stop, nil
+}
+
+// connect opens a connection to every server of cluster (listed by raw's
+// server), or to dsn's server without a cluster.
+func (m *cpuMeter) connect(ctx context.Context, raw *benchseed.RawClickHouse, dsn, cluster string) error {
+	addrs := []string{}
+	if cluster == "" {
+		u, err := url.Parse(dsn)
+		if err != nil {
+			return err
+		}
+		addrs = append(addrs, u.Host)
+	} else {
+		rows, err := raw.Query(ctx, "SELECT host_address, port FROM system.clusters WHERE cluster = ?", cluster)
+		if err != nil {
+			return fmt.Errorf("cluster servers: %w", err)
+		}
+		for rows.Next() {
+			var host string
+			var port uint16
+			if err := rows.Scan(&host, &port); err != nil {
+				rows.Close()
+				return fmt.Errorf("cluster servers: %w", err)
+			}
+			addrs = append(addrs, net.JoinHostPort(host, strconv.Itoa(int(port))))
+		}
+		rows.Close()
+		if err := rows.Err(); err != nil {
+			return fmt.Errorf("cluster servers: %w", err)
+		}
+	}
+	for _, a := range addrs {
+		c, err := benchseed.OpenRawClickHouse("clickhouse://"+a+"/default", "default", "")
+		if err != nil {
+			return err
+		}
+		m.shards = append(m.shards, c)
+	}
+	return nil
+}
+
+// findServers reads the servers' pids.
+func (m *cpuMeter) findServers(pids, clusterDir string) error {
 	var fields []string
 	if pids != "" {
 		fields = strings.Split(pids, ",")
@@ -78,7 +157,7 @@ func newCPUMeter(ctx context.Context, db *gorm.DB, pids, clusterDir string, sett
 		for _, f := range files {
 			b, err := os.ReadFile(f)
 			if err != nil {
-				return nil, fmt.Errorf("clickhouse pid: %w", err)
+				return fmt.Errorf("clickhouse pid: %w", err)
 			}
 			fields = append(fields, string(b))
 		}
@@ -86,24 +165,14 @@ func newCPUMeter(ctx context.Context, db *gorm.DB, pids, clusterDir string, sett
 	for _, f := range fields {
 		pid, err := strconv.Atoi(strings.TrimSpace(f))
 		if err != nil {
-			return nil, fmt.Errorf("clickhouse pid %q: %w", f, err)
+			return fmt.Errorf("clickhouse pid %q: %w", f, err)
 		}
 		if _, err := procCPU(pid); err != nil {
-			return nil, err
+			return err
 		}
 		m.servers = append(m.servers, pid)
 	}
-	start, s0, err := time.Now(), cpuSample{}, error(nil)
-	if s0, err = m.sample(ctx); err != nil {
-		return nil, err
-	}
-	time.Sleep(settle)
-	s1, err := m.sample(ctx)
-	if err != nil {
-		return nil, err
-	}
-	m.idle = s1.since(s0).scale(1 / time.Since(start).Seconds())
-	return m, nil
+	return nil
 }
 
 // measure runs phase and sets its result's cost: the CPU used from its
@@ -125,7 +194,8 @@ func (m *cpuMeter) measure(ctx context.Context, phase func() (loadResult, error)
 	}
 	c := s1.since(s0)
 	idle := m.idle.scale(time.Since(start).Seconds())
-	res.cost = cpuCost{max(c.self-idle.self, 0), max(c.clickhouse-idle.clickhouse, 0), max(c.pg-idle.pg, 0)}
+	res.cost = cpuCost{max(c.self-idle.self, 0), max(c.clickhouse-idle.clickhouse, 0), max(c.pg-idle.pg, 0),
+		max(c.parts-idle.parts, 0), max(c.merged-idle.merged, 0)}
 	return res, nil
 }
 
@@ -137,6 +207,26 @@ func (m *cpuMeter) sample(ctx context.Context) (cpuSample, error) {
 			return s, err
 		}
 		s.clickhouse += c
+	}
+	for _, sh := range m.shards {
+		rows, err := sh.Query(ctx, "SELECT event, value FROM system.events WHERE event IN ('MergeTreeDataWriterBlocks', 'MergedRows')")
+		if err != nil {
+			return s, fmt.Errorf("clickhouse counters: %w", err)
+		}
+		for rows.Next() {
+			var name string
+			var v uint64
+			if err := rows.Scan(&name, &v); err != nil {
+				rows.Close()
+				return s, fmt.Errorf("clickhouse counters: %w", err)
+			}
+			if name == "MergedRows" {
+				s.merged += float64(v)
+			} else {
+				s.parts += float64(v)
+			}
+		}
+		rows.Close()
 	}
 	var pids []int
 	if err := m.db.WithContext(ctx).Raw("SELECT pid FROM pg_stat_activity WHERE datname = current_database()").Scan(&pids).Error; err != nil {
@@ -153,7 +243,7 @@ func (m *cpuMeter) sample(ctx context.Context) (cpuSample, error) {
 // since is the CPU used from s0 to s: a backend started in between
 // counts from zero.
 func (s cpuSample) since(s0 cpuSample) cpuCost {
-	c := cpuCost{self: s.self - s0.self, clickhouse: s.clickhouse - s0.clickhouse}
+	c := cpuCost{self: s.self - s0.self, clickhouse: s.clickhouse - s0.clickhouse, parts: s.parts - s0.parts, merged: s.merged - s0.merged}
 	for pid, t := range s.pg {
 		c.pg += t - s0.pg[pid]
 	}
