@@ -33,8 +33,7 @@ const (
 )
 
 var (
-	namePattern    = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]*$`)
-	variantPattern = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$`)
+	namePattern = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]*$`)
 
 	metricCategories = set("primary", "secondary", "guardrail")
 	metricMethods    = set(vocab.Strings(stats.Methods)...)
@@ -102,7 +101,7 @@ func (c *Config) validateAllocation(errs *validate.Errors) {
 		errs.Add("allocation", "must have at most %d variants", MaxVariants)
 	}
 	for i, s := range c.Allocation {
-		if s.Variant != "" && !variantPattern.MatchString(s.Variant) {
+		if s.Variant != "" && !validate.ValidVariant(s.Variant) {
 			errs.Add(fmt.Sprintf("allocation[%d].variant", i), "must be 1-64 letters, digits, '.', '_' or '-', starting with a letter or digit")
 		}
 	}
@@ -154,7 +153,7 @@ func (c *Config) validateMetrics(errs *validate.Errors) {
 		switch {
 		case m.Name == "":
 			errs.Add(f("name"), "is required")
-		case !variantPattern.MatchString(m.Name):
+		case !validate.ValidVariant(m.Name):
 			errs.Add(f("name"), "must be 1-64 letters, digits, '.', '_' or '-'")
 		case seen[m.Name]:
 			errs.Add(f("name"), "duplicates metric %q", m.Name)

@@ -1,7 +1,6 @@
 package ingest
 
 import (
-	"regexp"
 	"time"
 
 	"github.com/expd/expd/validate"
@@ -22,9 +21,6 @@ const (
 	LiveMaxAge = 24 * time.Hour
 )
 
-// Same rule as experiment variants.
-var variantPattern = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$`)
-
 // Window bounds the timestamps accepted at one instant.
 type Window struct {
 	Now    time.Time
@@ -39,7 +35,7 @@ func (e *Event) Check(w Window) (time.Time, error) {
 	errs.Text("experiment_id", e.ExperimentID, MaxRefLen, true)
 	errs.Text("user_id", e.UserID, MaxUserIDLen, true)
 	ts := errs.Timestamp("timestamp", e.Timestamp, w.Now, w.MaxAge, MaxAhead)
-	if e.Variant != nil && !variantPattern.MatchString(*e.Variant) {
+	if e.Variant != nil && !validate.ValidVariant(*e.Variant) {
 		errs.Add("variant", "must be a variant name (letters, digits, '.', '_', '-'; at most 64)")
 	}
 	if e.ConfigVersion != nil && *e.ConfigVersion < 0 {
