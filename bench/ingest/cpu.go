@@ -37,39 +37,40 @@ type cpuMeter struct {
 }
 
 // cpuCost is CPU time by process group, and the servers' parts written
-// by inserts and rows merged (system.events' MergeTreeDataWriterBlocks
-// and MergedRows, summed over the servers), what a part per insert costs.
+// by inserts, rows merged and marks (8,192 rows) read by SELECTs (the
+// claim probe): system.events' MergeTreeDataWriterBlocks, MergedRows and
+// SelectedMarks, summed over the servers.
 type cpuCost struct {
 	self, clickhouse, pg time.Duration
-	parts, merged        float64
+	parts, merged, marks float64
 }
 
 func (c cpuCost) total() time.Duration { return c.self + c.clickhouse + c.pg }
 
 func (c cpuCost) add(o cpuCost) cpuCost {
-	return cpuCost{c.self + o.self, c.clickhouse + o.clickhouse, c.pg + o.pg, c.parts + o.parts, c.merged + o.merged}
+	return cpuCost{c.self + o.self, c.clickhouse + o.clickhouse, c.pg + o.pg, c.parts + o.parts, c.merged + o.merged, c.marks + o.marks}
 }
 
 // scale is c times f (for the idle rate over a phase).
 func (c cpuCost) scale(f float64) cpuCost {
 	s := func(d time.Duration) time.Duration { return time.Duration(float64(d) * f) }
-	return cpuCost{s(c.self), s(c.clickhouse), s(c.pg), c.parts * f, c.merged * f}
+	return cpuCost{s(c.self), s(c.clickhouse), s(c.pg), c.parts * f, c.merged * f, c.marks * f}
 }
 
 // perEvent is c divided by n events, in µs per event.
 func (c cpuCost) perEvent(n int) string {
 	us := func(d time.Duration) float64 { return perEventUs(d, n) }
-	return fmt.Sprintf("this process %.1f, ClickHouse %.1f, PostgreSQL backends %.1f, total %.1f µs/event; ClickHouse wrote %.1f parts per 10,000 events and merged %.1f rows per event",
-		us(c.self), us(c.clickhouse), us(c.pg), us(c.total()), c.parts*1e4/float64(max(n, 1)), c.merged/float64(max(n, 1)))
+	return fmt.Sprintf("this process %.1f, ClickHouse %.1f, PostgreSQL backends %.1f, total %.1f µs/event; ClickHouse wrote %.1f parts per 10,000 events, merged %.1f rows and read %.1f rows in SELECTs per event",
+		us(c.self), us(c.clickhouse), us(c.pg), us(c.total()), c.parts*1e4/float64(max(n, 1)), c.merged/float64(max(n, 1)), c.marks*8192/float64(max(n, 1)))
 }
 
 // cpuSample is the processes' CPU time at one instant; pg by backend pid
 // (backends come and go: one that ended between two samples is lost).
 type cpuSample struct {
-	self          time.Duration
-	clickhouse    time.Duration
-	pg            map[int]time.Duration
-	parts, merged float64
+	self                 time.Duration
+	clickhouse           time.Duration
+	pg                   map[int]time.Duration
+	parts, merged, marks float64
 }
 
 // newCPUMeter finds the servers' pids in pids (comma-separated) or, when
@@ -195,7 +196,7 @@ func (m *cpuMeter) measure(ctx context.Context, phase func() (loadResult, error)
 	c := s1.since(s0)
 	idle := m.idle.scale(time.Since(start).Seconds())
 	res.cost = cpuCost{max(c.self-idle.self, 0), max(c.clickhouse-idle.clickhouse, 0), max(c.pg-idle.pg, 0),
-		max(c.parts-idle.parts, 0), max(c.merged-idle.merged, 0)}
+		max(c.parts-idle.parts, 0), max(c.merged-idle.merged, 0), max(c.marks-idle.marks, 0)}
 	return res, nil
 }
 
@@ -209,7 +210,7 @@ func (m *cpuMeter) sample(ctx context.Context) (cpuSample, error) {
 		s.clickhouse += c
 	}
 	for _, sh := range m.shards {
-		rows, err := sh.Query(ctx, "SELECT event, value FROM system.events WHERE event IN ('MergeTreeDataWriterBlocks', 'MergedRows')")
+		rows, err := sh.Query(ctx, "SELECT event, value FROM system.events WHERE event IN ('MergeTreeDataWriterBlocks', 'MergedRows', 'SelectedMarks')")
 		if err != nil {
 			return s, fmt.Errorf("clickhouse counters: %w", err)
 		}
@@ -220,9 +221,12 @@ func (m *cpuMeter) sample(ctx context.Context) (cpuSample, error) {
 				rows.Close()
 				return s, fmt.Errorf("clickhouse counters: %w", err)
 			}
-			if name == "MergedRows" {
+			switch name {
+			case "MergedRows":
 				s.merged += float64(v)
-			} else {
+			case "SelectedMarks":
+				s.marks += float64(v)
+			default:
 				s.parts += float64(v)
 			}
 		}
@@ -243,7 +247,7 @@ func (m *cpuMeter) sample(ctx context.Context) (cpuSample, error) {
 // since is the CPU used from s0 to s: a backend started in between
 // counts from zero.
 func (s cpuSample) since(s0 cpuSample) cpuCost {
-	c := cpuCost{self: s.self - s0.self, clickhouse: s.clickhouse - s0.clickhouse, parts: s.parts - s0.parts, merged: s.merged - s0.merged}
+	c := cpuCost{self: s.self - s0.self, clickhouse: s.clickhouse - s0.clickhouse, parts: s.parts - s0.parts, merged: s.merged - s0.merged, marks: s.marks - s0.marks}
 	for pid, t := range s.pg {
 		c.pg += t - s0.pg[pid]
 	}
