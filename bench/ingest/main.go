@@ -10,7 +10,9 @@
 // POST /v1/events carrying the same model calls. -clickhouse adds, in each
 // round, POST /v1/events with the events on ClickHouse (a fresh database
 // there; CLICKHOUSE_CLUSTER for a cluster) and a raw clickhouse-go batch
-// insert of the same rows into the same tables (clickhouse.go); -redact-rounds
+// insert of the same rows into the same tables, and the clients' batches
+// inserted raw (clickhouse.go), with each path's CPU per event in every
+// process it runs in (cpu.go); -redact-rounds
 // compares model calls stored under the redact payload policy with store.
 //
 //	DATABASE_URL=postgres://... go run ./bench/ingest -clients 64 -requests 4000
