@@ -9,6 +9,8 @@ import (
 	"net/http"
 	"os"
 	"time"
+
+	"github.com/expd/expd/internal/eventmix"
 )
 
 func jsonOf(v any) ([]byte, error) { return json.Marshal(v) }
@@ -25,7 +27,7 @@ func importAll(ctx context.Context, env *benchEnv, lines int) (loadResult, error
 	w := bufio.NewWriter(f)
 	now := time.Now().UTC()
 	for i := 0; i < lines; i++ {
-		b, err := jsonOf(benchEvent(env.experimentID, i, now))
+		b, err := jsonOf(eventmix.Event(env.experimentID, i, now))
 		if err != nil {
 			return loadResult{}, err
 		}

@@ -12,7 +12,7 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/google/uuid"
+	"github.com/expd/expd/internal/eventmix"
 )
 
 // batch is one request's events, encoded once before timing starts.
@@ -32,31 +32,12 @@ func makeBatches(experimentID string, first, requests, size int) []batch {
 	for r := range out {
 		evs := make([]map[string]any, size)
 		for i := range evs {
-			evs[i] = benchEvent(experimentID, first+r*size+i, now)
+			evs[i] = eventmix.Event(experimentID, first+r*size+i, now)
 		}
 		body, _ := json.Marshal(map[string]any{"events": evs})
 		out[r] = batch{events: evs, body: body}
 	}
 	return out
-}
-
-func benchEvent(experimentID string, n int, now time.Time) map[string]any {
-	e := map[string]any{
-		"event_id": uuid.NewString(), "experiment_id": experimentID, "user_id": fmt.Sprintf("user-%d", n/3),
-		"variant": []string{"control", "treatment"}[n%2], "timestamp": now.Add(-time.Duration(n%3600) * time.Second).Format(time.RFC3339Nano),
-	}
-	switch n % 10 {
-	case 0, 1, 2, 3, 4:
-		e["type"], e["config_version"] = "exposure", 1
-	case 5, 6, 7, 8:
-		e["type"], e["model"], e["latency_ms"], e["input_tokens"], e["output_tokens"], e["cost_usd"] =
-			"model_call", "gpt-4o-mini", float64(200+n%900), 120+n%50, 40+n%30, 0.00042
-		e["prompt"] = "You are a helpful support agent. Answer the customer's question briefly."
-		e["response"] = "Thanks for reaching out! You can reset your password from the account page."
-	default:
-		e["type"], e["business_metric"], e["value"] = "business_event", "conversion", 1.0
-	}
-	return e
 }
 
 // loadResult is the outcome of timed requests or copies.

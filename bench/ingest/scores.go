@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"time"
+
+	"github.com/expd/expd/internal/eventmix"
 )
 
 // compareScores measures POST /v1/scores against POST /v1/events carrying
@@ -46,8 +48,8 @@ func makeScoredCalls(experimentID string, round, requests, size int) (calls, sco
 		evs := make([]map[string]any, size)
 		scs := make([]map[string]any, size)
 		for i := range evs {
-			n := 5 + 10*((round*requests+r)*size+i) // a model call of benchEvent's mix
-			evs[i] = benchEvent(experimentID, n, now)
+			n := 5 + 10*((round*requests+r)*size+i) // a model call of eventmix.Event's mix
+			evs[i] = eventmix.Event(experimentID, n, now)
 			evs[i]["user_id"] = fmt.Sprintf("scored-%d-%d", round, n/30)
 			scs[i] = map[string]any{"call_id": evs[i]["event_id"], "name": "thumbs_up", "value": n%3 != 0,
 				"timestamp": now.Format(time.RFC3339Nano)}

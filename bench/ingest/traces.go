@@ -13,6 +13,7 @@ import (
 	tracepb "go.opentelemetry.io/proto/otlp/trace/v1"
 	"google.golang.org/protobuf/proto"
 
+	"github.com/expd/expd/internal/eventmix"
 	"github.com/expd/expd/otlp"
 )
 
@@ -20,7 +21,7 @@ const tracesPath = "/v1/traces"
 
 // compareTraces measures POST /v1/traces against POST /v1/events carrying
 // the same model calls (docs/ingest.md, "POST /v1/traces", benchmark):
-// each round builds -requests batches of -batch model calls (benchEvent's,
+// each round builds -requests batches of -batch model calls (eventmix.Event's,
 // users of their own per round) and the same calls as OpenTelemetry GenAI
 // spans, one export of -batch spans per batch, protobuf as the exporters
 // send it; it posts both from the same clients, the routes taking turns
@@ -75,8 +76,8 @@ func makeTracedCalls(experimentID string, round, requests, size int) (calls, spa
 		evs := make([]map[string]any, size)
 		sps := make([]*tracepb.Span, size)
 		for i := range evs {
-			n := 5 + 10*((round*requests+r)*size+i) // a model call of benchEvent's mix
-			evs[i] = benchEvent(experimentID, n, now)
+			n := 5 + 10*((round*requests+r)*size+i) // a model call of eventmix.Event's mix
+			evs[i] = eventmix.Event(experimentID, n, now)
 			evs[i]["user_id"] = fmt.Sprintf("traced-%d-%d", round, n/30)
 			if sps[i], err = genAISpan(evs[i]); err != nil {
 				return nil, nil, err
