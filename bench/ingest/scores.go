@@ -38,7 +38,7 @@ func compareScores(ctx context.Context, env *benchEnv, cfg config) error {
 	return nil
 }
 
-// makeScoredCalls builds requests of model calls (as benchEvent makes
+// makeScoredCalls builds requests of model calls (as eventmix.Event makes
 // them, users of their own per round) and, for each request, one of
 // scores of the same calls: a thumbs-up with a short comment on some.
 func makeScoredCalls(experimentID string, round, requests, size int) (calls, scores []batch) {
