@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+
+	"github.com/expd/expd/vocab"
 )
 
 // Event is event n of the mix in experimentID: half exposures, 40% model
@@ -21,14 +23,14 @@ func Event(experimentID string, n int, now time.Time) map[string]any {
 	}
 	switch n % 10 {
 	case 0, 1, 2, 3, 4:
-		e["type"], e["config_version"] = "exposure", 1
+		e["type"], e["config_version"] = vocab.TypeExposure, 1
 	case 5, 6, 7, 8:
 		e["type"], e["model"], e["latency_ms"], e["input_tokens"], e["output_tokens"], e["cost_usd"] =
-			"model_call", "gpt-4o-mini", float64(200+n%900), 120+n%50, 40+n%30, 0.00042
+			vocab.TypeModelCall, "gpt-4o-mini", float64(200+n%900), 120+n%50, 40+n%30, 0.00042
 		e["prompt"] = "You are a helpful support agent. Answer the customer's question briefly."
 		e["response"] = "Thanks for reaching out! You can reset your password from the account page."
 	default:
-		e["type"], e["business_metric"], e["value"] = "business_event", "conversion", 1.0
+		e["type"], e["business_metric"], e["value"] = vocab.TypeBusinessEvent, "conversion", 1.0
 	}
 	return e
 }
