@@ -196,3 +196,17 @@ func (s *Store) StoredIDs(ctx context.Context, orgID string) (map[string]int, er
 	}
 	return out, rows.Err()
 }
+
+// batchContext is the context of one batch insert on ctx: ctx's end
+// reaches the batch until release is called, after its Send, and not
+// afterwards. clickhouse-go's Send closes its connection when its
+// context ends, from a goroutine that can see the end after Send has put
+// the connection back in the pool, and the next query on it then fails
+// with "use of closed network connection": a context ended just after an
+// insert (a request's, a migration's timeout) broke the store's next
+// query, seen as tests failing now and then on the loaded CI machine.
+func batchContext(ctx context.Context) (bctx context.Context, release func()) {
+	bctx, cancel := context.WithCancelCause(context.WithoutCancel(ctx))
+	stop := context.AfterFunc(ctx, func() { cancel(context.Cause(ctx)) })
+	return bctx, func() { stop() }
+}

@@ -183,6 +183,8 @@ func (s *Store) write(ctx context.Context, rows []ingest.EventRow) error {
 
 // insertEvents writes rows into table with one batch on c.
 func insertEvents(ctx context.Context, c driver.Conn, table string, rows []*ingest.EventRow) error {
+	ctx, release := batchContext(ctx)
+	defer release()
 	b, err := c.PrepareBatch(ctx, "INSERT INTO "+table+" ("+strings.Join(ingest.EventColumns, ", ")+")")
 	if err != nil {
 		return err
@@ -372,6 +374,8 @@ func (s *Store) UpsertScoresWritten(ctx context.Context, kept []scores.Row, rece
 	if len(win) == 0 {
 		return nil, nil
 	}
+	ctx, release := batchContext(ctx)
+	defer release()
 	b, err := s.conn.PrepareBatch(ctx, "INSERT INTO "+s.t(s.scores)+" (org_id, call_id, name, source, value, ts, received_at, comment, evaluator, evaluator_version, judge_model)")
 	if err != nil {
 		return nil, fmt.Errorf("upsert %d scores: %w", len(win), err)

@@ -139,19 +139,27 @@ func (s *Store) migrateNode(ctx context.Context, node driver.Conn, ms []migratio
 				}
 			}
 		}
-		// A batch: 18.16 waits for a data block after an INSERT over
-		// the native protocol, even one with VALUES in its text.
-		b, err := node.PrepareBatch(ctx, "INSERT INTO "+s.t("schema_migrations")+" (version, name)")
-		if err == nil {
-			if err = b.Append(uint32(m.version), m.name); err == nil {
-				err = b.Send()
-			}
-		}
-		if err != nil {
+		if err := s.record(ctx, node, m); err != nil {
 			return fmt.Errorf("record clickhouse migration %s: %w", m.name, err)
 		}
 	}
 	return nil
+}
+
+// record notes m as applied on node, with a batch: 18.16 waits for a
+// data block after an INSERT over the native protocol, even one with
+// VALUES in its text.
+func (s *Store) record(ctx context.Context, node driver.Conn, m migration) error {
+	ctx, release := batchContext(ctx)
+	defer release()
+	b, err := node.PrepareBatch(ctx, "INSERT INTO "+s.t("schema_migrations")+" (version, name)")
+	if err != nil {
+		return err
+	}
+	if err := b.Append(uint32(m.version), m.name); err != nil {
+		return err
+	}
+	return b.Send()
 }
 
 // localTableRef is a view's reference to a local table (TO or FROM it):
