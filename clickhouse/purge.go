@@ -143,26 +143,12 @@ const dayMicros = int64(24 * time.Hour / time.Microsecond)
 func (s *Store) Days(ctx context.Context) ([]time.Time, error) {
 	seen := map[int64]bool{}
 	for i, c := range s.shards {
-		rows, err := c.Query(ctx, "SELECT DISTINCT partition FROM system.parts WHERE database = ? AND table = 'events_local' AND active", s.database)
+		parts, err := s.listDayParts(ctx, c)
 		if err != nil {
 			return nil, fmt.Errorf("list days of shard %d: %w", i+1, err)
 		}
-		for rows.Next() {
-			var p string
-			if err := rows.Scan(&p); err != nil {
-				rows.Close()
-				return nil, fmt.Errorf("list days of shard %d: %w", i+1, err)
-			}
-			n, err := strconv.ParseInt(p, 10, 64)
-			if err != nil {
-				rows.Close()
-				return nil, fmt.Errorf("partition %q of shard %d is not a day number: %w", p, i+1, err)
-			}
-			seen[n] = true
-		}
-		rows.Close()
-		if err := rows.Err(); err != nil {
-			return nil, fmt.Errorf("list days of shard %d: %w", i+1, err)
+		for d := range parts {
+			seen[d] = true
 		}
 	}
 	days := slices.Sorted(maps.Keys(seen))
