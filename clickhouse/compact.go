@@ -26,21 +26,28 @@ type dayParts map[int64][]string
 
 // listDayParts lists the active parts of events_local on one shard.
 func (s *Store) listDayParts(ctx context.Context, c driver.Conn) (dayParts, error) {
-	rows, err := c.Query(ctx, "SELECT partition, groupArray(name) FROM system.parts WHERE database = ? AND table = 'events_local' AND active GROUP BY partition", s.database)
+	return s.listParts(ctx, c, eventsLocal)
+}
+
+// listParts lists the active parts of table on one node, by partition
+// (the tables of the schema are partitioned by a number: a day's, or
+// 30 days' for the claims).
+func (s *Store) listParts(ctx context.Context, c driver.Conn, table string) (map[int64][]string, error) {
+	rows, err := c.Query(ctx, "SELECT partition, groupArray(name) FROM system.parts WHERE database = ? AND table = ? AND active GROUP BY partition", s.database, table)
 	if err != nil {
-		return nil, fmt.Errorf("list parts of events_local: %w", err)
+		return nil, fmt.Errorf("list parts of %s: %w", table, err)
 	}
 	defer rows.Close()
-	out := dayParts{}
+	out := map[int64][]string{}
 	for rows.Next() {
 		var p string
 		var names []string
 		if err := rows.Scan(&p, &names); err != nil {
-			return nil, fmt.Errorf("list parts of events_local: %w", err)
+			return nil, fmt.Errorf("list parts of %s: %w", table, err)
 		}
 		d, err := strconv.ParseInt(p, 10, 64)
 		if err != nil {
-			return nil, fmt.Errorf("partition %q of events_local is not a day number: %w", p, err)
+			return nil, fmt.Errorf("partition %q of %s is not a number: %w", p, table, err)
 		}
 		slices.Sort(names)
 		out[d] = names

@@ -24,8 +24,17 @@ type Store struct {
 	nodes    []driver.Conn // every node (replicas too), for DDL and mutations
 	// Tables read and written across the data set: the Distributed
 	// tables on a cluster, the local ones on one node.
-	events, eventIDs, scores string
+	events, claims, scores string
 }
+
+// The local tables of the schema (migrations/), one per shard.
+const (
+	eventsLocal = "events_local"
+	// claimsLocal holds each stored event id's claim, derived from the
+	// events by a view (0004_event_claims.sql).
+	claimsLocal = "event_claims_local"
+	scoresLocal = "scores_local"
+)
 
 // Open connects to the ClickHouse of dsn (a clickhouse-go DSN such as
 // clickhouse://127.0.0.1:9000/expd). With cluster set (a name of the
@@ -47,7 +56,7 @@ func Open(ctx context.Context, dsn, cluster string) (*Store, error) {
 	if database == "" {
 		database = "default"
 	}
-	s := &Store{database: database, cluster: cluster, events: "events_local", eventIDs: "event_ids_local", scores: "scores_local"}
+	s := &Store{database: database, cluster: cluster, events: eventsLocal, claims: claimsLocal, scores: scoresLocal}
 	if s.conn, err = openAt(ctx, opts, "default"); err != nil {
 		return nil, err
 	}
@@ -55,7 +64,7 @@ func Open(ctx context.Context, dsn, cluster string) (*Store, error) {
 		s.shards, s.nodes = []driver.Conn{s.conn}, []driver.Conn{s.conn}
 		return s, nil
 	}
-	s.events, s.eventIDs, s.scores = "events", "event_ids", "scores"
+	s.events, s.claims, s.scores = "events", "event_claims", "scores"
 	rows, err := s.conn.Query(ctx, `SELECT shard_num, shard_weight, replica_num, host_address, port FROM system.clusters WHERE cluster = ? ORDER BY shard_num, replica_num`, cluster)
 	if err != nil {
 		s.Close()

@@ -52,7 +52,7 @@ func (s *Store) existingOn(ctx context.Context, orgID string, ids [][]string) (m
 			return err
 		}
 		rows, err := c.Query(ch.Context(ctx, ch.WithExternalTable(tbl)),
-			"SELECT event_id FROM "+s.t("event_ids_local")+" WHERE org_id = ? AND event_id IN "+tbl.Name(), orgID)
+			"SELECT event_id FROM "+s.t(claimsLocal)+" WHERE org_id = ? AND event_id IN "+tbl.Name(), orgID)
 		if err != nil {
 			return err
 		}
@@ -334,7 +334,7 @@ func (s *Store) ReadNewCalls(ctx context.Context, f ingest.NewCallsFilter) ([]in
 // and user, so the event is read through the events' key.
 func (s *Store) ReadCall(ctx context.Context, orgID, eventID string) (ingest.EventRow, bool, error) {
 	rows, err := s.readEvents(ctx, "model call "+eventID,
-		"org_id = ? AND (experiment_id, user_id) GLOBAL IN (SELECT experiment_id, user_id FROM "+s.t(s.eventIDs)+" WHERE org_id = ? AND event_id = ?) AND event_id = ? AND type = ? LIMIT 1",
+		"org_id = ? AND (experiment_id, user_id) GLOBAL IN (SELECT experiment_id, user_id FROM "+s.t(s.claims)+" WHERE org_id = ? AND event_id = ?) AND event_id = ? AND type = ? LIMIT 1",
 		orgID, orgID, eventID, eventID, string(vocab.TypeModelCall))
 	if err != nil || len(rows) == 0 {
 		return ingest.EventRow{}, false, err

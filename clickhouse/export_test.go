@@ -2,6 +2,7 @@ package clickhouse
 
 import (
 	"context"
+	"slices"
 	"time"
 
 	"github.com/expd/expd/ingest"
@@ -33,4 +34,14 @@ func (s *Store) EventReads(ctx context.Context, orgID string, from, to time.Time
 func (s *Store) DedupedRead(ctx context.Context, day time.Time, read func(plain bool) error) error {
 	d := floorDiv(micros(day), dayMicros)
 	return s.dedupedRead(ctx, func(views []dayParts) error { return read(views[0].plain(d)) })
+}
+
+// MigrateTo applies the migrations up to version alone: the schema as an
+// older build left it, for a test of the migrations after it.
+func (s *Store) MigrateTo(ctx context.Context, version int) error {
+	ms, err := migrations()
+	if err != nil {
+		return err
+	}
+	return s.migrate(ctx, slices.DeleteFunc(ms, func(m migration) bool { return m.version > version }))
 }

@@ -94,6 +94,11 @@ func (s *Store) Migrate(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	return s.migrate(ctx, ms)
+}
+
+// migrate applies ms on every node.
+func (s *Store) migrate(ctx context.Context, ms []migration) error {
 	for _, node := range s.nodes {
 		if err := s.migrateNode(ctx, node, ms); err != nil {
 			return err
@@ -124,8 +129,7 @@ func (s *Store) migrateNode(ctx context.Context, node driver.Conn, ms []migratio
 				}
 				continue
 			}
-			st = strings.Replace(st, "IF NOT EXISTS ", "IF NOT EXISTS "+quoteIdent(s.database)+".", 1)
-			st = localTableRef.ReplaceAllString(st, "$1 "+quoteIdent(s.database)+".$2")
+			st = qualify(st, s.database)
 			if err := node.Exec(ctx, st); err != nil {
 				return fmt.Errorf("clickhouse migration %s: %w", m.name, err)
 			}
@@ -162,10 +166,19 @@ func (s *Store) record(ctx context.Context, node driver.Conn, m migration) error
 	return b.Send()
 }
 
-// localTableRef is a view's reference to a local table (TO or FROM it):
-// qualified like the table a statement creates, since a view's tables
-// are resolved in the connection's database otherwise.
-var localTableRef = regexp.MustCompile(`\b(TO|FROM) (\w+_local)\b`)
+// qualify names database in a migration's statement: the table it
+// creates or drops, and the local tables a view or a copy reads and
+// writes, which are resolved in the connection's database otherwise.
+func qualify(st, database string) string {
+	db := quoteIdent(database) + "."
+	st = strings.Replace(st, "IF NOT EXISTS ", "IF NOT EXISTS "+db, 1)
+	st = strings.Replace(st, "DROP TABLE IF EXISTS ", "DROP TABLE IF EXISTS "+db, 1)
+	return localTableRef.ReplaceAllString(st, "$1 "+db+"$2")
+}
+
+// localTableRef is a statement's reference to a local table: a view's
+// (TO or FROM it) or a copy's (INTO and FROM).
+var localTableRef = regexp.MustCompile(`\b(TO|FROM|INTO) (\w+_local)\b`)
 
 var addColumnStatement = regexp.MustCompile(`^ALTER TABLE (\w+) ADD COLUMN (\w+) (.+)$`)
 

@@ -78,7 +78,7 @@ func (s *Store) deleteScoresWhere(ctx context.Context, where string, args ...any
 		return 0, nil
 	}
 	for _, node := range s.nodes {
-		if err := node.Exec(ctx, "ALTER TABLE "+s.t("scores_local")+" DELETE WHERE "+where, args...); err != nil {
+		if err := node.Exec(ctx, "ALTER TABLE "+s.t(scoresLocal)+" DELETE WHERE "+where, args...); err != nil {
 			return 0, fmt.Errorf("delete from scores_local: %w", err)
 		}
 	}
@@ -101,7 +101,7 @@ func (s *Store) deleteWhere(ctx context.Context, where string, args ...any) (int
 		return 0, nil
 	}
 	for _, node := range s.nodes {
-		for _, table := range []string{"events_local", "event_ids_local"} {
+		for _, table := range []string{eventsLocal, claimsLocal} {
 			if err := node.Exec(ctx, "ALTER TABLE "+s.t(table)+" DELETE WHERE "+where, args...); err != nil {
 				return 0, fmt.Errorf("delete from %s: %w", table, err)
 			}
@@ -180,23 +180,58 @@ func (s *Store) DayOrgs(ctx context.Context, day time.Time) ([]string, error) {
 }
 
 // DropDay is ingest.DayPartitions.DropDay: the day's partition of events
-// and of their claims goes on every node (ALTER TABLE ... DROP PARTITION:
-// its parts' directories are removed, no row is rewritten), and it
-// returns how many events (each id once) went with it. Dropping a day
-// already gone does nothing, so a retry finishes an interrupted drop.
+// goes on every node (ALTER TABLE ... DROP PARTITION: its parts'
+// directories are removed, no row is rewritten), then the claims'
+// partitions of 30 days (claimDays) none of whose days has events left,
+// and it returns how many events (each id once) went with the day.
+// Dropping a day already gone does nothing, so a retry finishes an
+// interrupted drop.
 func (s *Store) DropDay(ctx context.Context, day time.Time) (int64, error) {
 	from := micros(ingest.DayOf(day))
 	var n uint64
 	if err := s.conn.QueryRow(ctx, "SELECT uniqExact(event_id) FROM "+s.t(s.events)+" WHERE ts >= ? AND ts < ?", from, from+dayMicros).Scan(&n); err != nil {
 		return 0, fmt.Errorf("count events of day %s: %w", day.Format(time.DateOnly), err)
 	}
-	partition := strconv.FormatInt(from/dayMicros, 10)
 	for _, node := range s.nodes {
-		for _, table := range []string{"events_local", "event_ids_local"} {
-			if err := node.Exec(ctx, "ALTER TABLE "+s.t(table)+" DROP PARTITION "+partition); err != nil {
-				return 0, fmt.Errorf("drop day %s of %s: %w", day.Format(time.DateOnly), table, err)
+		if err := node.Exec(ctx, "ALTER TABLE "+s.t(eventsLocal)+" DROP PARTITION "+strconv.FormatInt(from/dayMicros, 10)); err != nil {
+			return 0, fmt.Errorf("drop day %s: %w", day.Format(time.DateOnly), err)
+		}
+	}
+	if err := s.dropEmptyClaimPartitions(ctx); err != nil {
+		return 0, fmt.Errorf("drop day %s: %w", day.Format(time.DateOnly), err)
+	}
+	return int64(n), nil
+}
+
+// claimDays is the days of a partition of the claims (their partition
+// key is intDiv(ts, claimDays*dayMicros): 0004_event_claims.sql).
+const claimDays = 30
+
+// dropEmptyClaimPartitions drops, on every node, the claims' partitions
+// that hold no day with events left on any shard: the claims of dropped
+// days go once their whole partition's days are gone.
+func (s *Store) dropEmptyClaimPartitions(ctx context.Context) error {
+	days, err := s.Days(ctx)
+	if err != nil {
+		return err
+	}
+	kept := map[int64]bool{}
+	for _, d := range days {
+		kept[micros(d)/dayMicros/claimDays] = true
+	}
+	for i, node := range s.nodes {
+		parts, err := s.listParts(ctx, node, claimsLocal)
+		if err != nil {
+			return fmt.Errorf("node %d: %w", i+1, err)
+		}
+		for p := range parts {
+			if kept[p] {
+				continue
+			}
+			if err := node.Exec(ctx, "ALTER TABLE "+s.t(claimsLocal)+" DROP PARTITION "+strconv.FormatInt(p, 10)); err != nil {
+				return fmt.Errorf("drop claims partition %d: %w", p, err)
 			}
 		}
 	}
-	return int64(n), nil
+	return nil
 }

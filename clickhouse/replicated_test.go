@@ -23,7 +23,7 @@ func TestConformanceReplicated(t *testing.T) {
 	var counts []uint64
 	for i, dsn := range r.Replicas {
 		c := clickhousetest.Conn(t, dsn)
-		for _, table := range []string{"events_local", "event_ids_local", "scores_local"} {
+		for _, table := range []string{"events_local", "event_claims_local", "scores_local"} {
 			var engine string
 			if err := c.QueryRow(ctx, "SELECT engine FROM system.tables WHERE database = ? AND name = ?", r.Database, table).Scan(&engine); err != nil || engine[:10] != "Replicated" {
 				t.Errorf("replica %d: %s engine %q, %v; want Replicated…", i, table, engine, err)
@@ -37,14 +37,14 @@ func TestConformanceReplicated(t *testing.T) {
 			t.Errorf("replica %d: %d of the later migration's columns, %v; want 2", i, cols, err)
 		}
 		var views uint64
-		if err := c.QueryRow(ctx, "SELECT count() FROM system.tables WHERE database = ? AND name = 'event_ids_mv'", r.Database).Scan(&views); err != nil || views != 1 {
+		if err := c.QueryRow(ctx, "SELECT count() FROM system.tables WHERE database = ? AND name = 'event_claims_mv'", r.Database).Scan(&views); err != nil || views != 1 {
 			t.Errorf("replica %d: %d claims views, %v; want 1 (Migrate makes it on every replica)", i, views, err)
 		}
 		var n, claims uint64
 		if err := c.QueryRow(ctx, "SELECT count() FROM "+r.Database+".events_local FINAL").Scan(&n); err != nil {
 			t.Fatal(err)
 		}
-		if err := c.QueryRow(ctx, "SELECT count() FROM "+r.Database+".event_ids_local FINAL").Scan(&claims); err != nil {
+		if err := c.QueryRow(ctx, "SELECT count() FROM "+r.Database+".event_claims_local FINAL").Scan(&claims); err != nil {
 			t.Fatal(err)
 		}
 		counts = append(counts, n, claims)

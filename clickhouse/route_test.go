@@ -112,7 +112,7 @@ func TestRoutingMatchesTheDistributedTable(t *testing.T) {
 	}
 
 	mine, theirs := where(t, shards, s.Database(), "events_local", org, "api-"), where(t, shards, s.Database(), "events_local", org, "dist-")
-	claims := where(t, shards, s.Database(), "event_ids_local", org, "api-")
+	claims := where(t, shards, s.Database(), "event_claims_local", org, "api-")
 	if len(mine) != users || len(theirs) != users || len(claims) != users {
 		t.Fatalf("users found: %d written by the store, %d through the Distributed table, %d claims; want %d each", len(mine), len(theirs), len(claims), users)
 	}
@@ -201,7 +201,7 @@ func TestAHalfFailedWriteIsFinishedByTheRetry(t *testing.T) {
 			t.Errorf("event %s stored %d times", id, c)
 		}
 	}
-	if claims := where(t, shards, s.Database(), "event_ids_local", org, "h-"); len(claims) != users {
+	if claims := where(t, shards, s.Database(), "event_claims_local", org, "h-"); len(claims) != users {
 		t.Errorf("%d users' claims; want %d", len(claims), users)
 	}
 }
@@ -218,7 +218,7 @@ func TestEventsAreStoredBeforeTheirClaims(t *testing.T) {
 	db := s.Database()
 	for _, st := range []string{
 		"CREATE TABLE " + db + ".refused (event_id String) ENGINE = Memory",
-		// Named to sort before event_ids_mv: 18.16 runs a table's views in name order.
+		// Named to sort before event_claims_mv: 18.16 runs a table's views in name order.
 		"CREATE MATERIALIZED VIEW " + db + ".a_refuse TO " + db + ".refused AS SELECT event_id FROM " + db + ".events_local WHERE throwIf(event_id = 'poison') = 0",
 	} {
 		if err := node.Exec(ctx, st); err != nil {

@@ -130,8 +130,10 @@ type DayPartitions interface {
 	Days(ctx context.Context) ([]time.Time, error)
 	// DayOrgs lists the orgs with events on day.
 	DayOrgs(ctx context.Context, day time.Time) ([]string, error)
-	// DropDay drops the day's events and their id claims and returns how
-	// many events went; a day already dropped is no error.
+	// DropDay drops the day's events and their id claims (ClickHouse
+	// keeps claims in 30-day partitions, dropped with the last day of
+	// theirs) and returns how many events went; a day already dropped is
+	// no error.
 	DropDay(ctx context.Context, day time.Time) (int64, error)
 }
 

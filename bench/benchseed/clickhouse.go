@@ -117,11 +117,10 @@ func OpenClickHouseDB(ctx context.Context, dsn, cluster, database, prefix string
 		}
 		c.Store.Close()
 	}
-	if c.Fresh {
-		if err := c.Store.Migrate(ctx); err != nil {
-			stop()
-			return nil, nil, err
-		}
+	// A kept database gets the migrations made since it was filled.
+	if err := c.Store.Migrate(ctx); err != nil {
+		stop()
+		return nil, nil, err
 	}
 	return c, stop, nil
 }

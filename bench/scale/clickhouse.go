@@ -32,10 +32,6 @@ type chEnv struct {
 	database string
 	cluster  string
 	events   int64
-	// claimsView: the database derives the claims from the events
-	// (migration 0003's view), so the fill writes the events alone; a
-	// database kept from before it gets the claims' own statement.
-	claimsView bool
 }
 
 // chShard is one shard's server and the users the Distributed tables
@@ -71,10 +67,6 @@ func setUpClickHouse(ctx context.Context, dsn, cluster, database string, keep bo
 		return nil, nil, err
 	}
 	if err := c.openShards(ctx); err != nil {
-		closeAll()
-		return nil, nil, err
-	}
-	if c.claimsView, err = c.hasClaimsView(ctx); err != nil {
 		closeAll()
 		return nil, nil, err
 	}
@@ -126,23 +118,6 @@ func (c *chEnv) openShards(ctx context.Context) error {
 	return nil
 }
 
-// hasClaimsView says whether the database derives its claims from its
-// events (the first shard's tables; Migrate makes them on every node).
-func (c *chEnv) hasClaimsView(ctx context.Context) (bool, error) {
-	rows, err := c.shards[0].raw.Query(ctx, "SELECT count() FROM system.tables WHERE database = ? AND name = 'event_ids_mv'", c.database)
-	if err != nil {
-		return false, fmt.Errorf("look for the claims view: %w", err)
-	}
-	defer rows.Close()
-	var n uint64
-	if rows.Next() {
-		if err := rows.Scan(&n); err != nil {
-			return false, fmt.Errorf("look for the claims view: %w", err)
-		}
-	}
-	return n > 0, rows.Err()
-}
-
 // users is the condition on user_id that keeps the users the
 // Distributed tables route to this shard (events and claims alike are
 // sharded by cityHash64(org_id, user_id)).
@@ -178,19 +153,15 @@ func (c *chEnv) fillDay(ctx context.Context, e *env, pass, d int, day time.Time,
 		return nil
 	}
 	if e.cfg.chFill == "distributed" {
-		for _, q := range c.fillSQL(e, pass, d, day, perDay, c.table("events"), c.table("event_ids"), "1") {
-			if err := c.raw.Exec(ctx, q); err != nil {
-				return err
-			}
+		if err := c.raw.Exec(ctx, c.fillSQL(e, pass, d, day, perDay, c.table("events"), "1")); err != nil {
+			return err
 		}
 	} else {
 		g, gctx := errgroup.WithContext(ctx)
 		for i, s := range c.shards {
 			g.Go(func() error {
-				for _, q := range c.fillSQL(e, pass, d, day, perDay, "events_local", "event_ids_local", s.users(e.orgID)) {
-					if err := s.raw.Exec(gctx, q); err != nil {
-						return fmt.Errorf("shard %d: %w", i+1, err)
-					}
+				if err := s.raw.Exec(gctx, c.fillSQL(e, pass, d, day, perDay, "events_local", s.users(e.orgID))); err != nil {
+					return fmt.Errorf("shard %d: %w", i+1, err)
 				}
 				return nil
 			})
@@ -203,17 +174,16 @@ func (c *chEnv) fillDay(ctx context.Context, e *env, pass, d int, day time.Time,
 	return nil
 }
 
-// fillSQL is the events statement of one day of one pass (and the
-// claims' own, in a database without the claims view), into the tables
-// named, of the users that keep: user u (u = 0 to
-// perDay/10, id p<pass>-d<d>-u<u>) has events u*10 to u*10+9 (fewer for
+// fillSQL is the events statement of one day of one pass (the schema's
+// view derives their claims), into the table named, of the users that
+// keep: user u (u = 0 to perDay/10, id p<pass>-d<d>-u<u>) has events u*10 to u*10+9 (fewer for
 // the last when perDay is not a multiple of 10): an exposure (k = 0),
 // eight model calls with prompt and response, a business event (k = 9),
 // k seconds after (u % 86000) s into the day; a tenth of the users in the
 // first experiment, the rest spread over the others. The users are
 // generated first and filtered, then their events, so a shard hashes
 // each of its users once.
-func (c *chEnv) fillSQL(e *env, pass, d int, day time.Time, perDay int, events, claims, keep string) []string {
+func (c *chEnv) fillSQL(e *env, pass, d int, day time.Time, perDay int, events, keep string) string {
 	exps := make([]string, len(e.expIDs))
 	for i, id := range e.expIDs {
 		exps[i] = "'" + id + "'"
@@ -224,8 +194,7 @@ func (c *chEnv) fillSQL(e *env, pass, d int, day time.Time, perDay int, events, 
   FROM (SELECT number AS u, concat('p%[2]d-d%[3]d-u', toString(number)) AS user_id FROM numbers(%[6]d) WHERE %[8]s)
   ARRAY JOIN range(toUInt64(least(10, %[7]d - u * 10))) AS k`, day.UnixMicro(), pass, d, strings.Join(exps, ","), max(len(exps)-1, 1), (perDay+9)/10, perDay, keep)
 	const call, business = "k BETWEEN 1 AND 8", "k = 9"
-	qs := []string{
-		fmt.Sprintf(`INSERT INTO %[1]s.%[2]s (org_id, event_id, type, experiment_id, user_id, variant, ts, received_at, model,
+	return fmt.Sprintf(`INSERT INTO %[1]s.%[2]s (org_id, event_id, type, experiment_id, user_id, variant, ts, received_at, model,
   latency_ms, input_tokens, output_tokens, total_tokens, cost_usd, error, business_metric, value, prompt, response, source)
 SELECT '%[3]s', event_id, multiIf(k = 0, 'exposure', k = 9, 'business_event', 'model_call'), experiment_id, user_id,
   if(u %% 2 = 0, 'control', 'treatment'), ts, ts,
@@ -239,21 +208,15 @@ SELECT '%[3]s', event_id, multiIf(k = 0, 'exposure', k = 9, 'business_event', 'm
   %[14]s,
   %[15]s, 'api'
 FROM (%[4]s)`, c.database, events, e.orgID, gen,
-			nullUnless(call, "'gpt-4o-mini'", "''"),
-			nullUnless(call, "200 + (u % 2) * 5 + rand(1) / 4294967296 * 100", "0"),
-			nullUnless(call, "toInt64(120 + i % 50)", "0"), nullUnless(call, "toInt64(40 + i % 30)", "0"),
-			nullUnless(call, "toInt64(160 + i % 80)", "0"), nullUnless(call, "0.00042", "0"),
-			nullUnless(call+" AND rand(2) / 4294967296 < 0.02", "'timeout'", "''"),
-			nullUnless(business, "if(rand(3) / 4294967296 < 0.2 + (u % 2) * 0.02, 'purchase', 'visit')", "''"),
-			nullUnless(business, "rand(4) / 4294967296 * 50", "0"),
-			nullUnless(call, "'You are a helpful support agent. Answer briefly.'", "''"),
-			nullUnless(call, "'You can reset your password from the account page.'", "''")),
-	}
-	if !c.claimsView {
-		qs = append(qs, fmt.Sprintf("INSERT INTO %s.%s (org_id, event_id, experiment_id, user_id, ts) SELECT '%s', event_id, experiment_id, user_id, ts FROM (%s)",
-			c.database, claims, e.orgID, gen))
-	}
-	return qs
+		nullUnless(call, "'gpt-4o-mini'", "''"),
+		nullUnless(call, "200 + (u % 2) * 5 + rand(1) / 4294967296 * 100", "0"),
+		nullUnless(call, "toInt64(120 + i % 50)", "0"), nullUnless(call, "toInt64(40 + i % 30)", "0"),
+		nullUnless(call, "toInt64(160 + i % 80)", "0"), nullUnless(call, "0.00042", "0"),
+		nullUnless(call+" AND rand(2) / 4294967296 < 0.02", "'timeout'", "''"),
+		nullUnless(business, "if(rand(3) / 4294967296 < 0.2 + (u % 2) * 0.02, 'purchase', 'visit')", "''"),
+		nullUnless(business, "rand(4) / 4294967296 * 50", "0"),
+		nullUnless(call, "'You are a helpful support agent. Answer briefly.'", "''"),
+		nullUnless(call, "'You can reset your password from the account page.'", "''"))
 }
 
 // nullUnless is expr where cond holds and NULL elsewhere, with zero (the

@@ -85,6 +85,29 @@ func StoreWithDSN(t testing.TB, sharded bool) (*clickhouse.Store, string) {
 // open opens, migrates and (at cleanup) drops the database of dsn.
 func open(t testing.TB, dsn, cluster string) *clickhouse.Store {
 	t.Helper()
+	s := openUnmigrated(t, dsn, cluster)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	if err := s.Migrate(ctx); err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+// Unmigrated is Store with no migration applied, for a test of the
+// migrations themselves.
+func Unmigrated(t testing.TB, sharded bool) *clickhouse.Store {
+	t.Helper()
+	cluster := ""
+	if sharded {
+		cluster = Cluster(t)
+	}
+	return openUnmigrated(t, URL(t, Database(t)), cluster)
+}
+
+// openUnmigrated opens the store of dsn and drops its database at cleanup.
+func openUnmigrated(t testing.TB, dsn, cluster string) *clickhouse.Store {
+	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	s, err := clickhouse.Open(ctx, dsn, cluster)
@@ -99,8 +122,5 @@ func open(t testing.TB, dsn, cluster string) *clickhouse.Store {
 		}
 		s.Close()
 	})
-	if err := s.Migrate(ctx); err != nil {
-		t.Fatal(err)
-	}
 	return s
 }
