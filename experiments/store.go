@@ -280,9 +280,9 @@ func ConfigVersion(ctx context.Context, db *gorm.DB, orgID string) (int64, error
 
 func find(db *gorm.DB, orgID, idOrName string) (Row, error) {
 	var exp Row
-	// No id or name can hold these (names follow namePattern), and
+	// No id or name can hold these (names follow validName), and
 	// PostgreSQL refuses NUL and invalid UTF-8 in a query parameter.
-	if len(idOrName) > MaxNameLen || !namePattern.MatchString(idOrName) && uuid.Validate(idOrName) != nil {
+	if len(idOrName) > MaxNameLen || !validName(idOrName) && uuid.Validate(idOrName) != nil {
 		return exp, ErrNotFound
 	}
 	q := db.Where("org_id = ?", orgID)

@@ -3,7 +3,6 @@ package experiments
 import (
 	"fmt"
 	"math"
-	"regexp"
 	"slices"
 	"strings"
 	"time"
@@ -32,9 +31,12 @@ const (
 	MaxSequentialTuning = 1_000_000_000
 )
 
-var (
-	namePattern = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]*$`)
+// validName says whether v is an experiment's name: 1 to MaxNameLen
+// letters, digits, '.', '_' or '-', starting with a letter or digit (the
+// variants' rule, longer).
+func validName(v string) bool { return validate.ValidToken(v, MaxNameLen, "._-") }
 
+var (
 	metricCategories = set("primary", "secondary", "guardrail")
 	metricMethods    = set(vocab.Strings(stats.Methods)...)
 	// Statuses a config may ask for; scheduled and shipped are reached
@@ -59,7 +61,7 @@ func (c *Config) Validate() error {
 		errs.Add("name", "is required")
 	case len(c.Name) > MaxNameLen:
 		errs.Add("name", "must be at most %d characters", MaxNameLen)
-	case !namePattern.MatchString(c.Name):
+	case !validName(c.Name):
 		errs.Add("name", "must start with a letter or digit and use only letters, digits, '.', '_' and '-'")
 	case uuid.Validate(c.Name) == nil:
 		errs.Add("name", "must not be a UUID: experiments are addressed by id or name, so a UUID-shaped name would be ambiguous")
