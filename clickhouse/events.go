@@ -118,10 +118,10 @@ func (s *Store) Insert(ctx context.Context, rows []ingest.EventRow) (int, error)
 	return len(stored), err
 }
 
-// fresh is rows without the keys already claimed, each key once (its
+// Fresh is ingest.Engine's: rows without the keys already claimed, each key once (its
 // first row). Each shard is asked for the ids of its own users only (the
 // claim of an event sits on the event's shard).
-func (s *Store) fresh(ctx context.Context, rows []ingest.EventRow) ([]ingest.EventRow, error) {
+func (s *Store) Fresh(ctx context.Context, rows []ingest.EventRow) ([]ingest.EventRow, error) {
 	byOrg := map[string][][]string{}
 	for i := range rows {
 		r := &rows[i]
@@ -137,7 +137,7 @@ func (s *Store) fresh(ctx context.Context, rows []ingest.EventRow) ([]ingest.Eve
 	for org, ids := range byOrg {
 		have, err := s.existingOn(ctx, org, ids)
 		if err != nil {
-			return nil, err
+			return nil, unavailable(err)
 		}
 		for id := range have {
 			stored[[2]string{org, id}] = true
@@ -358,7 +358,7 @@ func (s *Store) UpsertScoresWritten(ctx context.Context, kept []scores.Row, rece
 	if len(kept) == 0 {
 		return nil, nil
 	}
-	stored, err := s.storedScores(ctx, kept)
+	stored, err := s.StoredScores(ctx, kept)
 	if err != nil {
 		return nil, err
 	}
@@ -366,7 +366,7 @@ func (s *Store) UpsertScoresWritten(ctx context.Context, kept []scores.Row, rece
 	var out []scores.Written
 	for _, r := range kept {
 		old, ok := stored[scores.KeyOf(&r)]
-		if !ok || r.Ts.After(old.Ts) || r.Ts.Equal(old.Ts) && !sameScore(r, old) {
+		if !ok || scores.Wins(r, old) {
 			win = append(win, r)
 			out = append(out, scores.Written{Key: scores.KeyOf(&r), New: !ok})
 		}
@@ -396,15 +396,9 @@ func (s *Store) UpsertScoresWritten(ctx context.Context, kept []scores.Row, rece
 	return out, nil
 }
 
-// sameScore tells whether two scores of a key say the same.
-func sameScore(a, b scores.Row) bool {
-	eq := func(x, y *string) bool { return (x == nil) == (y == nil) && (x == nil || *x == *y) }
-	return a.Value == b.Value && eq(a.Comment, b.Comment) && eq(a.Evaluator, b.Evaluator) &&
-		eq(a.EvaluatorVersion, b.EvaluatorVersion) && eq(a.JudgeModel, b.JudgeModel)
-}
-
-// storedScores reads the stored scores of the keys of rows.
-func (s *Store) storedScores(ctx context.Context, rows []scores.Row) (map[scores.Key]scores.Row, error) {
+// StoredScores is ingest.Engine's StoredScores: the stored scores of the
+// keys of rows.
+func (s *Store) StoredScores(ctx context.Context, rows []scores.Row) (map[scores.Key]scores.Row, error) {
 	byOrg := map[string][]string{}
 	for _, r := range rows {
 		byOrg[r.OrgID] = append(byOrg[r.OrgID], r.CallID)
@@ -413,7 +407,7 @@ func (s *Store) storedScores(ctx context.Context, rows []scores.Row) (map[scores
 	for org, calls := range byOrg {
 		stored, err := s.scoresOf(ctx, org, calls)
 		if err != nil {
-			return nil, err
+			return nil, unavailable(err)
 		}
 		for _, r := range stored {
 			out[scores.KeyOf(&r)] = r
@@ -485,25 +479,12 @@ func (s *Store) Existing(ctx context.Context, orgID string, eventIDs []string) (
 
 // InsertStored is ingest.Engine's InsertStored.
 func (s *Store) InsertStored(ctx context.Context, rows []ingest.EventRow) ([]ingest.EventRow, error) {
-	fresh, err := s.fresh(ctx, rows)
+	fresh, err := s.Fresh(ctx, rows)
 	if err != nil || len(fresh) == 0 {
-		return nil, unavailable(err)
+		return nil, err
 	}
 	if err := s.write(ctx, fresh); err != nil {
 		return nil, unavailable(err)
 	}
 	return fresh, nil
-}
-
-// ExistingScores is ingest.Engine's ExistingScores.
-func (s *Store) ExistingScores(ctx context.Context, rows []scores.Row) (map[scores.Key]bool, error) {
-	stored, err := s.storedScores(ctx, rows)
-	if err != nil {
-		return nil, err
-	}
-	out := make(map[scores.Key]bool, len(stored))
-	for k := range stored {
-		out[k] = true
-	}
-	return out, nil
 }

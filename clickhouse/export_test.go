@@ -45,3 +45,29 @@ func (s *Store) MigrateTo(ctx context.Context, version int) error {
 	}
 	return s.migrate(ctx, slices.DeleteFunc(ms, func(m migration) bool { return m.version > version }))
 }
+
+// InsertedIDs counts the org's event rows by id over the shards' local
+// tables, without FINAL: a row inserted twice counts twice.
+func (s *Store) InsertedIDs(ctx context.Context, orgID string) (map[string]int, error) {
+	out := map[string]int{}
+	for _, c := range s.shards {
+		rows, err := c.Query(ctx, "SELECT event_id, count() FROM "+s.t("events_local")+" WHERE org_id = ? GROUP BY event_id", orgID)
+		if err != nil {
+			return nil, err
+		}
+		for rows.Next() {
+			var id string
+			var n uint64
+			if err := rows.Scan(&id, &n); err != nil {
+				rows.Close()
+				return nil, err
+			}
+			out[id] += int(n)
+		}
+		rows.Close()
+		if err := rows.Err(); err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
+}

@@ -19,11 +19,15 @@ type Engine interface {
 	EventStore
 	// Existing returns which of the org's event ids are stored.
 	Existing(ctx context.Context, orgID string, eventIDs []string) (map[string]bool, error)
+	// Fresh returns the rows whose (org_id, event_id) is not stored,
+	// each key once (its first row), in rows' order.
+	Fresh(ctx context.Context, rows []EventRow) ([]EventRow, error)
 	// InsertStored is Insert returning the rows stored now (each key's
 	// first row), in rows' order.
 	InsertStored(ctx context.Context, rows []EventRow) ([]EventRow, error)
-	// ExistingScores returns which keys of rows have a stored score.
-	ExistingScores(ctx context.Context, rows []scores.Row) (map[scores.Key]bool, error)
+	// StoredScores returns the stored score of each key of rows that has
+	// one.
+	StoredScores(ctx context.Context, rows []scores.Row) (map[scores.Key]scores.Row, error)
 	// UpsertScoresWritten is UpsertScores (rows of distinct keys)
 	// returning what it wrote.
 	UpsertScoresWritten(ctx context.Context, rows []scores.Row, receivedAt time.Time) ([]scores.Written, error)
@@ -58,10 +62,27 @@ type splitStore struct {
 	events  Engine
 }
 
+// inTx runs fn with the engine's part of the group, then seals that part
+// (the spool's commit point: SpooledEngine) inside the control
+// transaction, which commits after it.
 func (s splitStore) inTx(ctx context.Context, fn func(tx groupTx) error) error {
 	return s.control.inTx(ctx, func(tx groupTx) error {
-		return fn(splitTx{controlTx: tx, eventsTx: engineTx{s.events}})
+		var events sealedTx = engineTx{s.events}
+		if sp, ok := s.events.(*SpooledEngine); ok {
+			events = sp.begin()
+		}
+		if err := fn(splitTx{controlTx: tx, eventsTx: events}); err != nil {
+			return err
+		}
+		return events.seal(ctx)
 	})
+}
+
+// sealedTx is the engine's part of a group: its writes take effect at
+// seal (a spooled group's one log entry), or at once (seal does nothing).
+type sealedTx interface {
+	eventsTx
+	seal(ctx context.Context) error
 }
 
 // concurrency: one group at a time, as large as the queue makes it
@@ -95,6 +116,8 @@ func (t engineTx) insert(ctx context.Context, rows []EventRow) ([]eventKey, erro
 	return keys, nil
 }
 
+func (engineTx) seal(context.Context) error { return nil }
+
 func (engineTx) markDays(context.Context, []dayMark) error { return nil }
 
 func (engineTx) callDays(context.Context, string, []string) (map[string]time.Time, error) {
@@ -106,5 +129,17 @@ func (t engineTx) upsertScores(ctx context.Context, rows []scores.Row, receivedA
 }
 
 func (t engineTx) existingScores(ctx context.Context, rows []scores.Row) (map[scores.Key]bool, error) {
-	return t.e.ExistingScores(ctx, rows)
+	return existingOf(t.e.StoredScores(ctx, rows))
+}
+
+// existingOf is the keys of stored scores.
+func existingOf(stored map[scores.Key]scores.Row, err error) (map[scores.Key]bool, error) {
+	if err != nil {
+		return nil, err
+	}
+	out := make(map[scores.Key]bool, len(stored))
+	for k := range stored {
+		out[k] = true
+	}
+	return out, nil
 }

@@ -63,6 +63,21 @@ type Row struct {
 // key replaces the stored one.
 type Key struct{ OrgID, CallID, Name, Source string }
 
+// Wins tells whether r replaces old, a stored score of its key: a later
+// timestamp, or the same one with a different content (ties go to the
+// later arrival); an identical re-send changes nothing. It is the rule of
+// replaceOnConflict for stores that compare in Go.
+func Wins(r, old Row) bool {
+	return r.Ts.After(old.Ts) || r.Ts.Equal(old.Ts) && !sameContent(r, old)
+}
+
+// sameContent tells whether two scores of a key say the same.
+func sameContent(a, b Row) bool {
+	eq := func(x, y *string) bool { return (x == nil) == (y == nil) && (x == nil || *x == *y) }
+	return a.Value == b.Value && eq(a.Comment, b.Comment) && eq(a.Evaluator, b.Evaluator) &&
+		eq(a.EvaluatorVersion, b.EvaluatorVersion) && eq(a.JudgeModel, b.JudgeModel)
+}
+
 // KeyOf is r's key.
 func KeyOf(r *Row) Key { return Key{r.OrgID, r.CallID, r.Name, r.Source} }
 

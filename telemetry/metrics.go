@@ -37,6 +37,12 @@ func (f registerer) histogram(name, help string, buckets []float64, labels ...st
 	return h
 }
 
+func (f registerer) gauge(name, help string) prometheus.Gauge {
+	g := prometheus.NewGauge(prometheus.GaugeOpts{Namespace: "expd", Name: name, Help: help})
+	f.r.MustRegister(g)
+	return g
+}
+
 var latencyBuckets = []float64{.001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10}
 
 // The metrics. Outcome and reason label values are the constants below.
@@ -52,6 +58,21 @@ var (
 		prometheus.ExponentialBuckets(1, 4, 9))
 	IngestCommitSeconds = factory.histogram("ingest_group_commit_duration_seconds",
 		"Duration of one group-commit transaction, by outcome (ok, error).", latencyBuckets, "outcome")
+
+	// The ingest spool (INGEST_SPOOL_DIR): events acknowledged into the
+	// local log and not yet shipped to ClickHouse, and the shipping.
+	SpoolBacklogBytes = factory.gauge("ingest_spool_backlog_bytes",
+		"Bytes of the ingest spool's entries not yet shipped to ClickHouse (INGEST_SPOOL_MAX_BYTES refuses writes past it).")
+	SpoolBacklogRows = factory.gauge("ingest_spool_backlog_rows",
+		"Events and scores in the ingest spool not yet shipped to ClickHouse.")
+	SpoolOldestSeconds = factory.gauge("ingest_spool_oldest_unshipped_age_seconds",
+		"Age of the oldest entry of the ingest spool not yet shipped (0 when none): how far ClickHouse's reads trail the acknowledgements.")
+	SpoolShippedRows = factory.counter("ingest_spool_shipped_rows_total",
+		"Events and scores the ingest spool shipped to ClickHouse (each spooled row once; ClickHouse may find some stored already).")
+	SpoolShipErrors = factory.counter("ingest_spool_ship_errors_total",
+		"Failed shipments of the ingest spool to ClickHouse (each retried after a backoff; nothing is dropped).")
+	SpoolShipSeconds = factory.histogram("ingest_spool_ship_duration_seconds",
+		"Duration of one successful shipment of the ingest spool to ClickHouse.", latencyBuckets)
 
 	ConfigCache = factory.counter("sdk_config_cache_total",
 		"SDK config-cache lookups by result: hit (served from memory), revalidated (checked against the database, unchanged), rebuilt (changed).", "result")

@@ -1,0 +1,363 @@
+package clickhouse_test
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"gorm.io/gorm"
+
+	"github.com/expd/expd/assignments"
+	"github.com/expd/expd/clickhouse"
+	"github.com/expd/expd/clickhouse/clickhousetest"
+	"github.com/expd/expd/ingest"
+	"github.com/expd/expd/internal/testenv"
+	"github.com/expd/expd/plans"
+	"github.com/expd/expd/results/resultstest"
+	"github.com/expd/expd/scores"
+	"github.com/expd/expd/vocab"
+)
+
+// spoolFixture is an org with an experiment, events on the cluster and
+// a spool directory.
+type spoolFixture struct {
+	s      *clickhouse.Store
+	db     *gorm.DB
+	tenant ingest.Tenant
+	exp    string
+	dir    string
+	at     time.Time
+}
+
+func newSpoolFixture(t *testing.T, s *clickhouse.Store) *spoolFixture {
+	db := testenv.DB(t)
+	org := testenv.NewOrg(t, db, testenv.Signer(t))
+	exp := resultstest.Experiment(t, db, org.ID, resultstest.Config("spool"))
+	return &spoolFixture{s: s, db: db, tenant: ingest.Tenant{OrgID: org.ID, Plan: plans.Business}, exp: exp.ID,
+		dir: t.TempDir(), at: time.Now().UTC().Add(-time.Minute).Truncate(time.Millisecond)}
+}
+
+// open opens the fixture's spool, closed at cleanup.
+func (f *spoolFixture) open(t *testing.T, opts ingest.SpoolOptions) *ingest.SpooledEngine {
+	t.Helper()
+	sp, err := ingest.OpenSpool(f.dir, f.s, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { sp.Close(context.Background()) })
+	return sp
+}
+
+// exposures are n exposures of distinct users, ids prefix-0 on.
+func (f *spoolFixture) exposures(prefix string, n int) []ingest.EventRow {
+	var out []ingest.EventRow
+	for i := range n {
+		out = append(out, ingest.EventRow{OrgID: f.tenant.OrgID, EventID: fmt.Sprintf("%s-%d", prefix, i), Type: vocab.TypeExposure,
+			ExperimentID: f.exp, UserID: fmt.Sprintf("%s-user-%d", prefix, i), Variant: resultstest.Arms[i%2], Ts: f.at, Source: ingest.SourceAPI})
+	}
+	return out
+}
+
+func (f *spoolFixture) write(t *testing.T, w *ingest.Writer, b ingest.Batch) ingest.Outcome {
+	t.Helper()
+	b.Tenant = f.tenant
+	out, err := w.Write(t.Context(), b)
+	if err != nil {
+		t.Fatalf("Write: %v", err)
+	}
+	return out
+}
+
+// inserted is the org's rows by id as inserted on the shards (no FINAL).
+func (f *spoolFixture) inserted(t *testing.T) map[string]int {
+	t.Helper()
+	ids, err := f.s.InsertedIDs(t.Context(), f.tenant.OrgID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ids
+}
+
+func (f *spoolFixture) usage(t *testing.T) int64 {
+	t.Helper()
+	used, err := ingest.MonthlyUsage(t.Context(), f.db, f.tenant.OrgID, time.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return used
+}
+
+func flush(t *testing.T, sp *ingest.SpooledEngine) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(t.Context(), 2*time.Minute)
+	defer cancel()
+	if err := sp.Flush(ctx); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// A batch acknowledged into the spool is pinned and counted at once,
+// its retry before shipping is all duplicates (the spool's index), and a
+// spool closed before shipping is replayed by the next opener: every
+// event lands on the cluster exactly once, and a retry after shipping is
+// all duplicates too (ClickHouse's claims); the usage counts each once.
+func TestSpoolAcksThenShipsEachEventOnce(t *testing.T) {
+	f := newSpoolFixture(t, clickhousetest.Store(t, true))
+	sp := f.open(t, ingest.SpoolOptions{NoShip: true})
+	w := ingest.NewEngineWriter(f.db, sp, ingest.Options{})
+	rows := f.exposures("a", 20)
+	batch := ingest.Batch{Rows: append(rows, rows[0])}
+	if out := f.write(t, w, batch); out.Accepted != 20 || out.Duplicates != 1 {
+		t.Fatalf("first write %+v; want 20 accepted, 1 duplicate", out)
+	}
+	if out := f.write(t, w, batch); out.Accepted != 0 || out.Duplicates != 21 {
+		t.Fatalf("retry before shipping %+v; want 21 duplicates", out)
+	}
+	if v, err := assignments.Pinned(t.Context(), f.db, f.exp, rows[1].UserID); err != nil || v != rows[1].Variant {
+		t.Errorf("pin of a spooled exposure: %q, %v; want %q", v, err, rows[1].Variant)
+	}
+	if n := len(f.inserted(t)); n != 0 {
+		t.Fatalf("%d events on ClickHouse before shipping; want 0", n)
+	}
+	if sp.Backlog() != 20 {
+		t.Errorf("backlog %d rows; want 20", sp.Backlog())
+	}
+	if err := sp.Close(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+
+	sp = f.open(t, ingest.SpoolOptions{})
+	flush(t, sp)
+	got := f.inserted(t)
+	if len(got) != 20 {
+		t.Fatalf("%d events shipped after the replay; want 20", len(got))
+	}
+	for id, n := range got {
+		if n != 1 {
+			t.Errorf("event %s inserted %d times; want once", id, n)
+		}
+	}
+	w = ingest.NewEngineWriter(f.db, sp, ingest.Options{})
+	if out := f.write(t, w, batch); out.Accepted != 0 || out.Duplicates != 21 {
+		t.Fatalf("retry after shipping %+v; want 21 duplicates", out)
+	}
+	if used := f.usage(t); used != 20 {
+		t.Errorf("usage %d; want 20", used)
+	}
+	if sp.Backlog() != 0 {
+		t.Errorf("backlog %d rows after the flush; want 0", sp.Backlog())
+	}
+}
+
+// Scores go through the spool with the write path's rule: a re-send is a
+// duplicate whether its first copy is spooled or shipped, a later score
+// replaces (accepted, not counted again), and the shipped score of a key
+// is the last winner.
+func TestSpoolScores(t *testing.T) {
+	f := newSpoolFixture(t, clickhousetest.Store(t, true))
+	sp := f.open(t, ingest.SpoolOptions{NoShip: true})
+	w := ingest.NewEngineWriter(f.db, sp, ingest.Options{})
+	model := "m"
+	call := ingest.EventRow{OrgID: f.tenant.OrgID, EventID: "call-1", Type: vocab.TypeModelCall, ExperimentID: f.exp,
+		UserID: "scored", Variant: resultstest.Arms[0], Ts: f.at, Source: ingest.SourceAPI}
+	call.Model = &model
+	score := func(v float64, ts time.Time) scores.Row {
+		return scores.Row{OrgID: f.tenant.OrgID, CallID: "call-1", Name: "quality", Source: "api", Value: v, Ts: ts}
+	}
+	first := score(0.5, f.at)
+	if out := f.write(t, w, ingest.Batch{Rows: []ingest.EventRow{call}, Scores: []scores.Row{first}}); out.Accepted != 2 {
+		t.Fatalf("call and score %+v; want 2 accepted", out)
+	}
+	if out := f.write(t, w, ingest.Batch{Scores: []scores.Row{first}}); out.Accepted != 0 || out.Duplicates != 1 {
+		t.Fatalf("the score again while spooled %+v; want a duplicate", out)
+	}
+	later := score(0.9, f.at.Add(time.Second))
+	if out := f.write(t, w, ingest.Batch{Scores: []scores.Row{later}}); out.Accepted != 1 {
+		t.Fatalf("a later score %+v; want accepted", out)
+	}
+	if err := sp.Close(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	sp = f.open(t, ingest.SpoolOptions{})
+	flush(t, sp)
+	got, err := f.s.ScoresOfCalls(t.Context(), f.tenant.OrgID, []string{"call-1"})
+	if err != nil || len(got["call-1"]) != 1 || got["call-1"][0].Value != 0.9 {
+		t.Fatalf("shipped scores %+v, %v; want the later one, 0.9", got, err)
+	}
+	w = ingest.NewEngineWriter(f.db, sp, ingest.Options{})
+	if out := f.write(t, w, ingest.Batch{Scores: []scores.Row{first, later}}); out.Accepted != 0 || out.Duplicates != 2 {
+		t.Fatalf("both scores after shipping %+v; want duplicates", out)
+	}
+	if used := f.usage(t); used != 2 {
+		t.Errorf("usage %d; want 2 (the call and its score's key once)", used)
+	}
+}
+
+// tidwall/wal frames entries by length alone and refuses to open a log
+// whose last segment ends in a partial entry; the spool cuts such a tail
+// (a write cut short, never acknowledged), drops a last entry whose
+// checksum fails, and refuses a log damaged before its last entry.
+func TestSpoolTornTail(t *testing.T) {
+	f := newSpoolFixture(t, clickhousetest.Store(t, true))
+	sp := f.open(t, ingest.SpoolOptions{NoShip: true})
+	w := ingest.NewEngineWriter(f.db, sp, ingest.Options{})
+	for i := range 3 {
+		f.write(t, w, ingest.Batch{Rows: f.exposures(fmt.Sprintf("t%d", i), 5)})
+	}
+	if err := sp.Close(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	segment := lastSegment(t, filepath.Join(f.dir, "log"))
+	whole, err := os.ReadFile(segment)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// A length of 128 bytes and one byte of them.
+	if err := os.WriteFile(segment, append(whole, 0x80, 0x01, 'x'), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	reopen := func() (*ingest.SpooledEngine, error) {
+		return ingest.OpenSpool(f.dir, f.s, ingest.SpoolOptions{NoShip: true})
+	}
+	sp, err = reopen()
+	if err != nil {
+		t.Fatalf("open after a partial entry: %v", err)
+	}
+	if sp.Backlog() != 15 {
+		t.Errorf("backlog %d after cutting the partial entry; want 15", sp.Backlog())
+	}
+	sp.Close(t.Context())
+
+	// The last entry's last byte damaged: its checksum fails.
+	damaged, err := os.ReadFile(segment)
+	if err != nil {
+		t.Fatal(err)
+	}
+	damaged[len(damaged)-1] ^= 0xff
+	if err := os.WriteFile(segment, damaged, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	sp, err = reopen()
+	if err != nil {
+		t.Fatalf("open after a torn last entry: %v", err)
+	}
+	if sp.Backlog() != 10 {
+		t.Errorf("backlog %d after dropping the torn entry; want 10", sp.Backlog())
+	}
+	sp.Close(t.Context())
+
+	// The first entry damaged: not a torn tail, refused.
+	damaged, err = os.ReadFile(segment)
+	if err != nil {
+		t.Fatal(err)
+	}
+	damaged[20] ^= 0xff
+	if err := os.WriteFile(segment, damaged, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if sp, err := reopen(); err == nil || !strings.Contains(err.Error(), "damaged") {
+		if sp != nil {
+			sp.Close(t.Context())
+		}
+		t.Fatalf("open with a damaged first entry: %v; want refused", err)
+	}
+}
+
+// lastSegment is the path of the log's last segment file.
+func lastSegment(t *testing.T, dir string) string {
+	t.Helper()
+	names, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	last := ""
+	for _, n := range names {
+		if len(n.Name()) == 20 && n.Name() > last {
+			last = n.Name()
+		}
+	}
+	if last == "" {
+		t.Fatalf("no segment in %s", dir)
+	}
+	return filepath.Join(dir, last)
+}
+
+// Past MaxBytes of unshipped entries a write fails as unavailable (503,
+// retry); once shipped, writes are acknowledged again.
+func TestSpoolBacklogBound(t *testing.T) {
+	f := newSpoolFixture(t, clickhousetest.Store(t, true))
+	sp := f.open(t, ingest.SpoolOptions{NoShip: true, MaxBytes: 1})
+	w := ingest.NewEngineWriter(f.db, sp, ingest.Options{})
+	f.write(t, w, ingest.Batch{Rows: f.exposures("b0", 5)})
+	_, err := w.Write(t.Context(), ingest.Batch{Tenant: f.tenant, Rows: f.exposures("b1", 5)})
+	if !ingest.Unavailable(err) || !strings.Contains(err.Error(), "INGEST_SPOOL_MAX_BYTES") {
+		t.Fatalf("a write past the bound: %v; want unavailable naming INGEST_SPOOL_MAX_BYTES", err)
+	}
+	if used := f.usage(t); used != 5 {
+		t.Errorf("usage %d after the refused write; want 5", used)
+	}
+	if err := sp.Close(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	sp = f.open(t, ingest.SpoolOptions{MaxBytes: 1})
+	flush(t, sp)
+	w = ingest.NewEngineWriter(f.db, sp, ingest.Options{})
+	if out := f.write(t, w, ingest.Batch{Rows: f.exposures("b1", 5)}); out.Accepted != 5 {
+		t.Fatalf("a write after shipping %+v; want 5 accepted", out)
+	}
+	flush(t, sp)
+	if n := len(f.inserted(t)); n != 10 {
+		t.Errorf("%d events shipped; want 10", n)
+	}
+}
+
+// With a shard down the spool goes on acknowledging (its dedup probe
+// falls back to the index) and the shipper retries; once the shard is
+// back every acknowledged event is stored exactly once.
+func TestSpoolAcksWhileAShardIsDown(t *testing.T) {
+	c := clickhousetest.StartCluster(t)
+	s, _ := c.Store(t)
+	f := newSpoolFixture(t, s)
+	sp := f.open(t, ingest.SpoolOptions{})
+	w := ingest.NewEngineWriter(f.db, sp, ingest.Options{})
+	f.write(t, w, ingest.Batch{Rows: f.exposures("up", 10)})
+	flush(t, sp)
+	c.StopShard(t, 1)
+	for i := range 3 {
+		if out := f.write(t, w, ingest.Batch{Rows: f.exposures(fmt.Sprintf("down%d", i), 10)}); out.Accepted != 10 {
+			t.Fatalf("write %d with a shard down %+v; want 10 accepted", i, out)
+		}
+	}
+	if sp.Backlog() == 0 {
+		t.Fatal("nothing spooled with a shard down")
+	}
+	c.StartShard(t, 1)
+	flush(t, sp)
+	got := f.inserted(t)
+	if len(got) != 40 {
+		t.Fatalf("%d events stored after the shard came back; want 40", len(got))
+	}
+	for id, n := range got {
+		if n != 1 {
+			t.Errorf("event %s inserted %d times; want once", id, n)
+		}
+	}
+}
+
+// One process owns a spool directory: a second opener is refused until
+// the first closes.
+func TestSpoolDirectoryHasOneOwner(t *testing.T) {
+	f := newSpoolFixture(t, clickhousetest.Store(t, true))
+	sp := f.open(t, ingest.SpoolOptions{NoShip: true})
+	if _, err := ingest.OpenSpool(f.dir, f.s, ingest.SpoolOptions{NoShip: true}); err == nil || !strings.Contains(err.Error(), "in use by another process") {
+		t.Fatalf("a second opener: %v; want refused", err)
+	}
+	if err := sp.Close(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	f.open(t, ingest.SpoolOptions{NoShip: true})
+}
