@@ -82,6 +82,21 @@ func (f *spoolFixture) inserted(t *testing.T) map[string]int {
 	return ids
 }
 
+// insertedOnce checks that want events are on the cluster, each
+// inserted once.
+func (f *spoolFixture) insertedOnce(t *testing.T, want int) {
+	t.Helper()
+	got := f.inserted(t)
+	if len(got) != want {
+		t.Fatalf("%d events on the cluster; want %d", len(got), want)
+	}
+	for id, n := range got {
+		if n != 1 {
+			t.Errorf("event %s inserted %d times; want once", id, n)
+		}
+	}
+}
+
 func (f *spoolFixture) usage(t *testing.T) int64 {
 	t.Helper()
 	used, err := ingest.MonthlyUsage(t.Context(), f.db, f.tenant.OrgID, time.Now())
@@ -132,15 +147,7 @@ func TestSpoolAcksThenShipsEachEventOnce(t *testing.T) {
 
 	sp = f.open(t, ingest.SpoolOptions{})
 	flush(t, sp)
-	got := f.inserted(t)
-	if len(got) != 20 {
-		t.Fatalf("%d events shipped after the replay; want 20", len(got))
-	}
-	for id, n := range got {
-		if n != 1 {
-			t.Errorf("event %s inserted %d times; want once", id, n)
-		}
-	}
+	f.insertedOnce(t, 20)
 	w = ingest.NewEngineWriter(f.db, sp, ingest.Options{})
 	if out := f.write(t, w, batch); out.Accepted != 0 || out.Duplicates != 21 {
 		t.Fatalf("retry after shipping %+v; want 21 duplicates", out)
@@ -310,9 +317,7 @@ func TestSpoolBacklogBound(t *testing.T) {
 		t.Fatalf("a write after shipping %+v; want 5 accepted", out)
 	}
 	flush(t, sp)
-	if n := len(f.inserted(t)); n != 10 {
-		t.Errorf("%d events shipped; want 10", n)
-	}
+	f.insertedOnce(t, 10)
 }
 
 // With a shard down the spool goes on acknowledging (its dedup probe
@@ -337,15 +342,7 @@ func TestSpoolAcksWhileAShardIsDown(t *testing.T) {
 	}
 	c.StartShard(t, 1)
 	flush(t, sp)
-	got := f.inserted(t)
-	if len(got) != 40 {
-		t.Fatalf("%d events stored after the shard came back; want 40", len(got))
-	}
-	for id, n := range got {
-		if n != 1 {
-			t.Errorf("event %s inserted %d times; want once", id, n)
-		}
-	}
+	f.insertedOnce(t, 40)
 }
 
 // One process owns a spool directory: a second opener is refused until

@@ -48,6 +48,7 @@ type SpooledEngine struct {
 	opts   SpoolOptions
 	lock   *os.File
 	log    *wal.Log
+	logDir *os.File        // synced after each write: tidwall/wal does not sync a new segment's directory entry
 	ctx    context.Context // the shipper's; cancelled when Close gives up
 	cancel context.CancelFunc
 
@@ -106,12 +107,19 @@ func OpenSpool(dir string, e Engine, opts SpoolOptions) (*SpooledEngine, error) 
 		lock.Close()
 		return nil, fmt.Errorf("ingest spool %s: %w", dir, err)
 	}
-	s := &SpooledEngine{Engine: e, opts: opts, lock: lock, log: l,
+	logDir, err := os.Open(filepath.Join(dir, "log"))
+	if err != nil {
+		l.Close()
+		lock.Close()
+		return nil, fmt.Errorf("ingest spool: %w", err)
+	}
+	s := &SpooledEngine{Engine: e, opts: opts, lock: lock, log: l, logDir: logDir,
 		events: map[eventKey]bool{}, scores: map[scores.Key]spooledScore{},
 		progress: make(chan struct{}), wake: make(chan struct{}, 1), stopping: make(chan struct{}), done: make(chan struct{})}
 	first, last, err := readEntries(l, func(i uint64, e *spoolEntry, size int) { s.index(i, e, size) })
 	if err != nil {
 		l.Close()
+		logDir.Close()
 		lock.Close()
 		return nil, fmt.Errorf("ingest spool %s: %w", dir, err)
 	}
@@ -388,7 +396,14 @@ func (s *SpooledEngine) append(e *spoolEntry) error {
 	case s.bytes > 0 && s.bytes+int64(len(b)) > s.opts.MaxBytes:
 		return &UnavailableError{Err: fmt.Errorf("ingest spool holds %d bytes not yet shipped to ClickHouse, its bound is %d (INGEST_SPOOL_MAX_BYTES)", s.bytes, s.opts.MaxBytes)}
 	}
-	if err := s.log.Write(s.next, b); err != nil {
+	err = s.log.Write(s.next, b)
+	if err == nil {
+		// A write that started a segment created a file; its directory
+		// entry is durable only once the directory is synced (cheap when
+		// nothing changed).
+		err = s.logDir.Sync()
+	}
+	if err != nil {
 		// tidwall/wal's state after a failed write is undefined: take no
 		// more, ship what is there (a restart reopens the log).
 		s.broken = err

@@ -190,6 +190,7 @@ func (s *SpooledEngine) Close(ctx context.Context) error {
 		slog.Warn("ingest spool: closed with rows not yet shipped; they ship at the next start on this directory", "rows", left)
 	}
 	err := s.log.Close()
+	s.logDir.Close()
 	if lerr := s.lock.Close(); err == nil {
 		err = lerr
 	}

@@ -33,15 +33,18 @@ type chBench struct {
 	clients *benchseed.RawClickHouse // a pool of one connection per client
 	null    *benchEnv                // env whose base URL acks without looking (serveNull)
 	meter   *cpuMeter
+	spool   *ingest.SpooledEngine // -spool: the API's writes go through it
 }
 
 // chRound is one round's measurements: the API, the baseline, the
 // clients' own batches inserted raw, and the HTTP exchange alone.
 type chRound struct {
 	api, raw, clients, http loadResult
+	acked                   time.Duration // -spool: the API's acknowledgements alone
 }
 
 func (r *chRound) add(o chRound) {
+	r.acked += o.acked
 	r.api.add(o.api)
 	r.raw.add(o.raw)
 	r.clients.add(o.clients)
@@ -111,7 +114,21 @@ func setUpClickHouse(ctx context.Context, env *benchEnv, cfg config, opts ingest
 		closeRaw()
 		return nil, nil, err
 	}
-	if api.baseURL, err = env.serve(ingest.NewEngineWriter(env.db, store, opts)); err != nil {
+	var writes ingest.Engine = store
+	if cfg.spool != "" {
+		if c.spool, err = ingest.OpenSpool(cfg.spool, store, ingest.SpoolOptions{}); err != nil {
+			closeRaw()
+			return nil, nil, err
+		}
+		writes, closeRaw = c.spool, func() {
+			c.spool.Close(context.Background())
+			closeMeter()
+			c.raw.Close()
+			c.clients.Close()
+			teardown()
+		}
+	}
+	if api.baseURL, err = env.serve(ingest.NewEngineWriter(env.db, writes, opts)); err != nil {
 		closeRaw()
 		return nil, nil, err
 	}
@@ -127,8 +144,17 @@ func setUpClickHouse(ctx context.Context, env *benchEnv, cfg config, opts ingest
 // the null handler, for the HTTP exchange's share of this process's CPU.
 func (c *chBench) round(ctx context.Context, first, requests, size, clients int) (r chRound, err error) {
 	batches := makeBatches(c.api.experimentID, first, requests, size)
+	started := time.Now()
 	if r.api, err = c.meter.measure(ctx, func() (loadResult, error) {
-		return postAll(ctx, c.api, "/v1/events", batches, clients)
+		res, err := postAll(ctx, c.api, "/v1/events", batches, clients)
+		if err != nil || c.spool == nil {
+			return res, err
+		}
+		// Spooled: the phase ends when every acknowledged event is
+		// shipped (and so readable).
+		r.acked, err = res.elapsed, c.spool.Flush(ctx)
+		res.elapsed = time.Since(started)
+		return res, err
 	}); err != nil {
 		return r, err
 	}
@@ -210,6 +236,11 @@ func (c *chBench) clientInserts(ctx context.Context, rows []ingest.EventRow, siz
 func (c *chBench) report(r chRound, pg loadResult, clients int) {
 	fmt.Printf("POST /v1/events on ClickHouse (%d shard(s)): %d events in %s: %.0f events/s; latency p50 %s p99 %s max %s\n",
 		c.store.Shards(), r.api.events, r.api.elapsed.Round(time.Millisecond), r.api.rate(), r.api.quantile(0.5), r.api.quantile(0.99), r.api.quantile(1))
+	if c.spool != nil {
+		acked := float64(r.api.events) / r.acked.Seconds()
+		fmt.Printf("  through the ingest spool: acknowledged at %.0f events/s (%s), shipped and readable at %.0f events/s (the rate above); acknowledged / raw batch insert: %.2f\n",
+			acked, r.acked.Round(time.Millisecond), r.api.rate(), acked/r.raw.rate())
+	}
 	fmt.Printf("raw clickhouse-go batch insert of the same rows into events (claims derived into event_ids), one per round: %d events in %s: %.0f events/s\n",
 		r.raw.events, r.raw.elapsed.Round(time.Millisecond), r.raw.rate())
 	fmt.Printf("the clients' batches inserted raw, %d connections at once: %d events in %s: %.0f events/s\n",

@@ -14,6 +14,9 @@
 // inserted raw (clickhouse.go), with each path's CPU per event in every
 // process it runs in (cpu.go); -redact-rounds
 // compares model calls stored under the redact payload policy with store.
+// -spool puts the ingest spool in front of ClickHouse: the API phase is
+// timed until every acknowledged event is shipped, its acknowledgements
+// apart.
 //
 //	DATABASE_URL=postgres://... go run ./bench/ingest -clients 64 -requests 4000
 //
@@ -48,6 +51,7 @@ func main() {
 	flag.DurationVar(&cfg.linger, "linger", 0, "how long a group on ClickHouse waits for more requests (ingest.Options.Linger; 0: the engine writer's default)")
 	flag.StringVar(&cfg.clickhouseURL, "clickhouse", os.Getenv("CLICKHOUSE_URL"), "ClickHouse DSN: also measure the write path with the events there, against a raw batch insert (default $CLICKHOUSE_URL)")
 	flag.StringVar(&cfg.clickhouseCluster, "clickhouse-cluster", os.Getenv("CLICKHOUSE_CLUSTER"), "the ClickHouse cluster to shard over (default $CLICKHOUSE_CLUSTER)")
+	flag.StringVar(&cfg.spool, "spool", "", "with -clickhouse: the API's writer acknowledges into an ingest spool in this directory (INGEST_SPOOL_DIR) and the API phase lasts until every acknowledged event is shipped")
 	flag.StringVar(&cfg.clickhousePids, "clickhouse-pids", "", "the ClickHouse servers' pids, comma-separated, for their CPU per event (default: the pid files under $CLICKHOUSE_CLUSTER_DIR)")
 	flag.DurationVar(&cfg.cpuSettle, "cpu-settle", 10*time.Second, "how long after a ClickHouse phase its CPU is still counted (the merges it caused)")
 	profile := flag.String("cpuprofile", "", "write a CPU profile of the rounds here")
@@ -163,6 +167,6 @@ type config struct {
 	clickhouseURL, clickhouseCluster                       string
 	clients, requests, batch, importLines                  int
 	groups, rounds, scoreRounds, traceRounds, redactRounds int
-	clickhousePids                                         string
+	clickhousePids, spool                                  string
 	linger, cpuSettle                                      time.Duration
 }

@@ -18,6 +18,7 @@ func runAPI(ctx context.Context, cfg Config, args []string) error {
 	fs := newFlagSet("api")
 	addr := fs.String("addr", ":8080", "listen address")
 	metricsAddr := fs.String("metrics-addr", cfg.MetricsAddr, "Prometheus /metrics and /readyz listen address (empty: off)")
+	fs.StringVar(&cfg.SpoolDir, "ingest-spool-dir", cfg.SpoolDir, "acknowledge events in a local log in this directory and ship them to ClickHouse in large inserts (needs CLICKHOUSE_URL; env INGEST_SPOOL_DIR)")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -38,6 +39,11 @@ func runAPI(ctx context.Context, cfg Config, args []string) error {
 	if ch != nil {
 		defer ch.Close()
 	}
+	spool, closeSpool, err := openSpool(cfg, ch)
+	if err != nil {
+		return err
+	}
+	defer closeSpool()
 	verifier, err := identityVerifier(ctx, cfg, false)
 	if err != nil {
 		return err
@@ -54,7 +60,7 @@ func runAPI(ctx context.Context, cfg Config, args []string) error {
 	if err != nil {
 		return fmt.Errorf("listen on %s: %w", *addr, err)
 	}
-	deps, err := apiDeps(ctx, cfg, db, ch, verifier, tc)
+	deps, err := apiDeps(ctx, cfg, db, ch, spool, verifier, tc)
 	if err != nil {
 		return err
 	}

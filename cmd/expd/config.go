@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"strconv"
@@ -40,6 +41,12 @@ type Config struct {
 	// on ClickHouse; ClickHouseCluster (CLICKHOUSE_CLUSTER) names the
 	// cluster its Distributed tables shard over, "" for one node.
 	ClickHouseURL, ClickHouseCluster string
+	// SpoolDir (INGEST_SPOOL_DIR; --ingest-spool-dir of api and dev)
+	// acknowledges POST /v1/events once in a local log there and ships
+	// the events to ClickHouse in large inserts (ingest.SpooledEngine);
+	// SpoolMaxBytes (INGEST_SPOOL_MAX_BYTES) bounds its unshipped bytes.
+	SpoolDir      string
+	SpoolMaxBytes int64
 }
 
 func configFromEnv() Config {
@@ -47,6 +54,7 @@ func configFromEnv() Config {
 		DatabaseURL:       os.Getenv("DATABASE_URL"),
 		ClickHouseURL:     os.Getenv("CLICKHOUSE_URL"),
 		ClickHouseCluster: os.Getenv("CLICKHOUSE_CLUSTER"),
+		SpoolDir:          os.Getenv("INGEST_SPOOL_DIR"),
 		TemporalAddress:   os.Getenv("TEMPORAL_ADDRESS"),
 		TemporalNamespace: envOr("TEMPORAL_NAMESPACE", "default"),
 		TemporalUIURL:     strings.TrimSuffix(os.Getenv("TEMPORAL_UI_URL"), "/"),
@@ -89,6 +97,16 @@ func (c *Config) validate() error {
 		}
 		c.Logging.SampleHot = n
 	}
+	if v := os.Getenv("INGEST_SPOOL_MAX_BYTES"); v != "" {
+		n, err := strconv.ParseInt(v, 10, 64)
+		if err != nil || n <= 0 {
+			return fmt.Errorf("INGEST_SPOOL_MAX_BYTES: want a positive number of bytes such as 1073741824, got %q", v)
+		}
+		c.SpoolMaxBytes = n
+	}
+	if err := c.checkSpool(); err != nil {
+		return err
+	}
 	ring, err := secrets.Parse(os.Getenv("EXPD_SECRETS_KEY"), os.Getenv("EXPD_SECRETS_KEY_PREVIOUS"))
 	if err != nil {
 		return err
@@ -96,6 +114,14 @@ func (c *Config) validate() error {
 	c.Secrets = ring
 	if _, err := ratelimit.ParseOverrides(c.RateLimits); err != nil {
 		return fmt.Errorf("EXPD_RATE_LIMITS: %w", err)
+	}
+	return nil
+}
+
+// checkSpool refuses a spool without ClickHouse, the store it ships to.
+func (c *Config) checkSpool() error {
+	if c.SpoolDir != "" && c.ClickHouseURL == "" {
+		return errors.New("INGEST_SPOOL_DIR is set without CLICKHOUSE_URL: the ingest spool ships events to ClickHouse; unset it to store events in the database")
 	}
 	return nil
 }

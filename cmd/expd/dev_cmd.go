@@ -35,6 +35,7 @@ func runDev(ctx context.Context, cfg Config, args []string) error {
 	uiPort := fs.Int("ui-port", 8233, "Temporal UI port (0: a free port, -1: no UI)")
 	metricsAddr := fs.String("metrics-addr", orDefault(cfg.MetricsAddr, "127.0.0.1:0"), "Prometheus /metrics and /readyz listen address (port 0: a free port; empty: off)")
 	planFlag := fs.String("plan", os.Getenv("EXPD_DEV_PLAN"), "set the dev org's plan at start, e.g. enterprise to lift the free plan's limits for local load (env EXPD_DEV_PLAN)")
+	fs.StringVar(&cfg.SpoolDir, "ingest-spool-dir", cfg.SpoolDir, "acknowledge events in a local log in this directory and ship them to ClickHouse in large inserts (needs CLICKHOUSE_URL; env INGEST_SPOOL_DIR)")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -70,6 +71,11 @@ func runDev(ctx context.Context, cfg Config, args []string) error {
 	if ch != nil {
 		defer ch.Close()
 	}
+	spool, closeSpool, err := openSpool(cfg, ch)
+	if err != nil {
+		return err
+	}
+	defer closeSpool()
 
 	temporalAddr, uiAddr := cfg.TemporalAddress, ""
 	if temporalAddr == "" {
@@ -108,7 +114,7 @@ func runDev(ctx context.Context, cfg Config, args []string) error {
 			return err
 		}
 	}
-	deps, err := apiDeps(ctx, cfg, db, ch, verifier, tc)
+	deps, err := apiDeps(ctx, cfg, db, ch, spool, verifier, tc)
 	if err != nil {
 		return err
 	}

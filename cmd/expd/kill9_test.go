@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -20,32 +22,43 @@ import (
 // event it acknowledged (202) is stored exactly once, nothing is stored
 // twice, and after a restart the batches that got no answer are sent
 // again and every event is stored once. On the database engine (SQLite,
-// the dev's) and with CLICKHOUSE_URL on the two-shard cluster.
+// the dev's), with CLICKHOUSE_URL on the two-shard cluster, and with the
+// ingest spool in front of it (INGEST_SPOOL_DIR): there the acknowledged
+// events are in the spool's log at the kill, and the restarted process
+// on the same directory ships them, each once.
 func TestAckedEventsSurviveKill9(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds and runs the binary")
 	}
 	bin := buildExpd(t)
-	for _, engine := range []struct {
-		name string
-		env  func(t *testing.T) ([]string, func(t *testing.T, orgID string) map[string]int)
-	}{
-		{"database", func(*testing.T) ([]string, func(*testing.T, string) map[string]int) { return nil, nil }},
-		{"clickhouse", func(t *testing.T) ([]string, func(*testing.T, string) map[string]int) {
+	onClickHouse := func(spool bool) func(t *testing.T, dir string) ([]string, func(t *testing.T, orgID string) map[string]int) {
+		return func(t *testing.T, dir string) ([]string, func(*testing.T, string) map[string]int) {
 			s, dsn := clickhousetest.StoreWithDSN(t, true)
-			return []string{"CLICKHOUSE_URL=" + dsn, "CLICKHOUSE_CLUSTER=" + clickhousetest.Cluster(t)},
-				func(t *testing.T, orgID string) map[string]int {
-					ids, err := s.StoredIDs(t.Context(), orgID)
-					if err != nil {
-						t.Fatal(err)
-					}
-					return ids
+			env := []string{"CLICKHOUSE_URL=" + dsn, "CLICKHOUSE_CLUSTER=" + clickhousetest.Cluster(t)}
+			if spool {
+				env = append(env, "INGEST_SPOOL_DIR="+filepath.Join(dir, "spool"))
+			}
+			return env, func(t *testing.T, orgID string) map[string]int {
+				ids, err := s.StoredIDs(t.Context(), orgID)
+				if err != nil {
+					t.Fatal(err)
 				}
-		}},
+				return ids
+			}
+		}
+	}
+	for _, engine := range []struct {
+		name  string
+		spool bool // acknowledged events reach the store after the restart
+		env   func(t *testing.T, dir string) ([]string, func(t *testing.T, orgID string) map[string]int)
+	}{
+		{"database", false, func(*testing.T, string) ([]string, func(*testing.T, string) map[string]int) { return nil, nil }},
+		{"clickhouse", false, onClickHouse(false)},
+		{"spool", true, onClickHouse(true)},
 	} {
 		t.Run(engine.name, func(t *testing.T) {
 			dir := t.TempDir()
-			env, stored := engine.env(t)
+			env, stored := engine.env(t, dir)
 			if stored == nil {
 				stored = func(t *testing.T, orgID string) map[string]int { return sqlStoredIDs(t, dir, orgID) }
 			}
@@ -93,20 +106,36 @@ func TestAckedEventsSurviveKill9(t *testing.T) {
 			wg.Wait()
 			t.Logf("%d batches acknowledged before the kill, %d without an answer", len(acked), len(uncertain))
 
-			after := stored(t, creds.OrgID)
-			for _, id := range ackedIDs {
-				if after[id] != 1 {
-					t.Fatalf("acknowledged event %s stored %d times after kill -9; want once", id, after[id])
+			storedOnce := func(after map[string]int) {
+				t.Helper()
+				for _, id := range ackedIDs {
+					if after[id] != 1 {
+						t.Fatalf("acknowledged event %s stored %d times after kill -9; want once", id, after[id])
+					}
+				}
+				for id, n := range after {
+					if n != 1 {
+						t.Fatalf("event %s stored %d times; want once", id, n)
+					}
 				}
 			}
-			for id, n := range after {
-				if n != 1 {
-					t.Fatalf("event %s stored %d times; want once", id, n)
-				}
+			if !engine.spool {
+				storedOnce(stored(t, creds.OrgID))
 			}
 
 			// Restarted, the clients send again what got no answer.
 			p = startDevEnv(t, bin, dir, env, "--plan", "enterprise")
+			if engine.spool {
+				// The restarted process ships what the killed one
+				// acknowledged into the spool.
+				deadline := time.Now().Add(time.Minute)
+				after := stored(t, creds.OrgID)
+				for slices.ContainsFunc(ackedIDs, func(id string) bool { return after[id] == 0 }) && time.Now().Before(deadline) {
+					time.Sleep(200 * time.Millisecond)
+					after = stored(t, creds.OrgID)
+				}
+				storedOnce(after)
+			}
 			for _, body := range uncertain {
 				if status := postRaw(p.base+"/v1/events", creds.SecretKey, body); status != http.StatusAccepted {
 					t.Fatalf("resend after restart: %d", status)

@@ -138,16 +138,42 @@ func openEvents(ctx context.Context, cfg Config, autoMigrate bool) (*clickhouse.
 	return s, nil
 }
 
+// openSpool opens the ingest spool of INGEST_SPOOL_DIR in front of ch
+// (nil when unset) and returns it with its close, which ships what it
+// can for 30 s.
+func openSpool(cfg Config, ch *clickhouse.Store) (*ingest.SpooledEngine, func(), error) {
+	if err := cfg.checkSpool(); err != nil || cfg.SpoolDir == "" {
+		return nil, func() {}, err
+	}
+	sp, err := ingest.OpenSpool(cfg.SpoolDir, ch, ingest.SpoolOptions{MaxBytes: cfg.SpoolMaxBytes})
+	if err != nil {
+		return nil, nil, err
+	}
+	slog.Info("ingest spool", "dir", cfg.SpoolDir)
+	return sp, func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		if err := sp.Close(ctx); err != nil {
+			slog.Error("close the ingest spool", "error", err)
+		}
+	}, nil
+}
+
 // useEvents points the API's and the worker's event reads and writes at
-// ch (nil: the database, as the zero Deps do). ring names erased users,
-// whose events the writer drops, as the database's writer does.
-func useEvents(deps *api.Deps, acts *activities.Activities, db *gorm.DB, ch *clickhouse.Store, ring *secrets.Keyring) {
+// ch (nil: the database, as the zero Deps do); the API's writes go
+// through spool when set. ring names erased users, whose events the
+// writer drops, as the database's writer does.
+func useEvents(deps *api.Deps, acts *activities.Activities, db *gorm.DB, ch *clickhouse.Store, spool *ingest.SpooledEngine, ring *secrets.Keyring) {
 	if ch == nil {
 		return
 	}
 	opts := ingest.Options{Secrets: ring}
 	if deps != nil {
-		deps.Ingest, deps.Events, deps.Aggregator = ingest.NewEngineWriter(db, ch, opts), ch, ch
+		var writes ingest.Engine = ch
+		if spool != nil {
+			writes = spool
+		}
+		deps.Ingest, deps.Events, deps.Aggregator = ingest.NewEngineWriter(db, writes, opts), ch, ch
 	}
 	if acts != nil {
 		acts.Ingest, acts.Events, acts.Aggregator = ingest.NewEngineWriter(db, ch, opts), ch, ch
@@ -240,7 +266,7 @@ func serveMetrics(ctx context.Context, addr string, db *gorm.DB, tc client.Clien
 func newActivities(db *gorm.DB, ch *clickhouse.Store, cfg Config, dev bool) *activities.Activities {
 	a := &activities.Activities{DB: db, Billing: billing.New(cfg.Billing), Webhooks: &webhooks.Sender{AllowPrivate: dev},
 		Secrets: cfg.Secrets, Judge: &evaluators.Judge{AllowPrivate: dev}}
-	useEvents(nil, a, db, ch, cfg.Secrets)
+	useEvents(nil, a, db, ch, nil, cfg.Secrets)
 	return a
 }
 
@@ -274,9 +300,10 @@ func serveHTTP(ctx context.Context, ln net.Listener, h http.Handler) error {
 	return srv.Shutdown(shutdownCtx)
 }
 
-// apiDeps builds the router's dependencies and starts the per-instance
+// apiDeps builds the router's dependencies (events through spool when
+// set) and starts the per-instance
 // SDK cache's key-rotation listener (PostgreSQL) for the life of ctx.
-func apiDeps(ctx context.Context, cfg Config, db *gorm.DB, ch *clickhouse.Store, v *auth.Verifier, c client.Client) (api.Deps, error) {
+func apiDeps(ctx context.Context, cfg Config, db *gorm.DB, ch *clickhouse.Store, spool *ingest.SpooledEngine, v *auth.Verifier, c client.Client) (api.Deps, error) {
 	overrides, err := ratelimit.ParseOverrides(cfg.RateLimits)
 	if err != nil {
 		return api.Deps{}, err
@@ -300,7 +327,7 @@ func apiDeps(ctx context.Context, cfg Config, db *gorm.DB, ch *clickhouse.Store,
 		DashboardOrigins: cfg.Billing.ReturnOrigins,
 		Secrets:          cfg.Secrets,
 	}
-	useEvents(&deps, nil, db, ch, cfg.Secrets)
+	useEvents(&deps, nil, db, ch, spool, cfg.Secrets)
 	return deps, nil
 }
 
