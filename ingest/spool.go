@@ -23,9 +23,13 @@ type SpoolOptions struct {
 	// group fails with *UnavailableError (503, retry) until the shipper
 	// catches up (DefaultSpoolMaxBytes).
 	MaxBytes int64
-	// ShipRows is the most rows one shipment gathers (100,000); it ships
-	// whatever is spooled when there is less.
+	// ShipRows is the most rows one shipment gathers (100,000).
 	ShipRows int
+	// ShipLinger is how long the oldest unshipped entry waits for more
+	// before a shipment smaller than ShipRows goes (2 s): each insert
+	// makes a part per table and shard, so a shipper that kept up entry
+	// by entry would make nearly as many parts as no spool.
+	ShipLinger time.Duration
 	// NoShip runs no shipper: entries stay in the log for the next
 	// process that opens the directory (tests of the replay at start).
 	NoShip bool
@@ -61,6 +65,7 @@ type SpooledEngine struct {
 	bytes    int64
 	rows     int
 	closed   bool
+	hurry    int           // Flush calls waiting: ship without lingering
 	broken   error         // a failed log write: the spool takes no more
 	progress chan struct{} // closed at each shipment (Flush)
 	wake     chan struct{}
@@ -94,6 +99,9 @@ func OpenSpool(dir string, e Engine, opts SpoolOptions) (*SpooledEngine, error) 
 	}
 	if opts.ShipRows <= 0 {
 		opts.ShipRows = 100_000
+	}
+	if opts.ShipLinger <= 0 {
+		opts.ShipLinger = 2 * time.Second
 	}
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return nil, fmt.Errorf("ingest spool: %w", err)

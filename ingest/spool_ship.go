@@ -19,8 +19,6 @@ import (
 func (s *SpooledEngine) ship() {
 	defer close(s.done)
 	backoff := time.Duration(0)
-	tick := time.NewTicker(time.Second)
-	defer tick.Stop()
 	for {
 		n, err := s.shipOnce()
 		if err != nil {
@@ -43,12 +41,18 @@ func (s *SpooledEngine) ship() {
 			return
 		default:
 		}
+		// Idle, or lingering: until the oldest entry is due, a write, or
+		// a second (the gauges' refresh).
+		wait := time.Second
+		s.mu.Lock()
+		if len(s.pending) > 0 {
+			wait = min(wait, max(s.opts.ShipLinger-time.Since(s.pending[0].at), time.Millisecond))
+		}
+		s.gauges()
+		s.mu.Unlock()
 		select {
 		case <-s.wake:
-		case <-tick.C:
-			s.mu.Lock()
-			s.gauges()
-			s.mu.Unlock()
+		case <-time.After(wait):
 		case <-s.stopping:
 		case <-s.ctx.Done():
 			return
@@ -57,9 +61,16 @@ func (s *SpooledEngine) ship() {
 }
 
 // shipOnce ships the oldest entries, up to ShipRows rows (at least one
-// entry), and returns how many rows it shipped.
+// entry), once they are due (ShipLinger, a full block, Flush or Close),
+// and returns how many rows it shipped.
 func (s *SpooledEngine) shipOnce() (int, error) {
 	s.mu.Lock()
+	due := len(s.pending) > 0 && (s.hurry > 0 || s.closed || s.rows >= s.opts.ShipRows ||
+		time.Since(s.pending[0].at) >= s.opts.ShipLinger)
+	if !due {
+		s.mu.Unlock()
+		return 0, nil
+	}
 	from, rows, to := s.shipped+1, 0, s.shipped
 	for _, m := range s.pending {
 		if to > s.shipped && rows+len(m.events)+len(m.scores) > s.opts.ShipRows {
@@ -136,12 +147,22 @@ func (s *SpooledEngine) cut(to uint64) {
 	s.progress = make(chan struct{})
 }
 
-// Flush waits until every entry written before it is shipped, or ctx
-// ends.
+// Flush ships without lingering until every entry written before it is
+// shipped, or ctx ends.
 func (s *SpooledEngine) Flush(ctx context.Context) error {
 	s.mu.Lock()
 	target := s.next - 1
+	s.hurry++
 	s.mu.Unlock()
+	defer func() {
+		s.mu.Lock()
+		s.hurry--
+		s.mu.Unlock()
+	}()
+	select {
+	case s.wake <- struct{}{}:
+	default:
+	}
 	for {
 		s.mu.Lock()
 		done, progress := s.shipped >= target, s.progress
