@@ -23,8 +23,9 @@ var _ results.Aggregator = (*Store)(nil)
 // a user's events sit on one shard (the sharding key), so each shard
 // aggregates its own users, and the rows, sorted by user on each shard,
 // are merged in Go by user. A quantile metric's calls come in the same
-// row, as an array in (ts, event_id) order, and the coverage is counted
-// on each shard and added up: nothing is read event by event into Go.
+// row, as an array in (ts, event_id) order, and so does the user's
+// coverage (its events by reason), added up in Go: one scan per shard,
+// nothing read event by event into Go.
 // Scores are sharded by call, so each shard
 // reads the scores of the run's metrics from the whole cluster (the
 // scores Distributed table) and joins them to its calls. There are no
@@ -164,7 +165,7 @@ func floorDiv(a, b int64) int64 {
 }
 
 // Aggregate is results.Aggregator's Aggregate: one query per shard, its
-// users' sums and counts, merged by user.
+// users' sums and counts and the coverage, merged by user.
 func (s *Store) Aggregate(ctx context.Context, orgID, experimentID string, w results.Window, arms []string, ms []metrics.Resolved, now time.Time, progress func(users int)) (results.Sample, results.RollupUse, error) {
 	use := results.RollupUse{Full: "ClickHouse reads events"}
 	q := newRunQuery(s, orgID)
@@ -216,40 +217,68 @@ func (s *Store) Aggregate(ctx context.Context, orgID, experimentID string, w res
 			sumCount(cond, value, condArgs, inPre)
 		}
 	}
-	// Without FINAL: a copy of an exposure changes neither the first
-	// exposure, its variant nor the variants seen.
-	exposures := fmt.Sprintf("FROM %s WHERE org_id = %s AND experiment_id = %s AND type = 'exposure' AND ts >= %d AND ts < %d",
-		s.t("events_local"), quote(orgID), quote(experimentID), start, end)
-	// Every event read is after a first exposure (>= start) or, for
-	// CUPED, in the pre-period before it; the join keeps the exposed
-	// users' only. A holdout's run (AllExperiments) and the CUPED
-	// pre-period read every experiment's events: the org's window. (An
-	// IN of the exposed users there read no fewer rows: user_id is not a
-	// prefix of the sorting key. It ran once per day.)
-	from, scope := start, "experiment_id = "+quote(experimentID)
-	if w.AllExperiments || cuped {
-		scope = "1"
+	// The coverage is counted in the same read (as the SQL engine's event
+	// walk counts it, eventpass.go): each event of the experiment gets
+	// its reason's index in CoverageReasons, an event of another
+	// experiment (read for the pre-period or a holdout) none, and each
+	// user's row carries, per reason, its exposures << 32 | its events
+	// (eachCoverage).
+	reason := fmt.Sprintf("multiIf(e.experiment_id <> %s, %d, e.ts < %d, 1, e.ts >= %d, 2, x_exp = 0 OR e.ts < x_first, 3, x_attributed = 0, 4, x_crossover = 1, 5, 0)",
+		quote(experimentID), len(results.CoverageReasons), start, end)
+	for r := range results.CoverageReasons {
+		cols = append(cols, fmt.Sprintf("bitOr(bitShiftLeft(countIf(%[1]s = %[2]d AND e.type = '%[3]s'), 32), countIf(%[1]s = %[2]d))", reason, r, vocab.TypeExposure))
 	}
+	// Without FINAL: a copy of an exposure changes neither the first
+	// exposure, its variant nor the variants seen. Left joined: a user
+	// with events of the experiment and no exposure in the window is
+	// counted in the coverage.
+	attributed := "0"
+	if len(arms) > 0 {
+		attributed = "x_variant IN " + quoteList(arms)
+	}
+	exposed := fmt.Sprintf("SELECT user_id, count() > 0 AS x_exp, argMin(variant, (ts, event_id)) AS x_variant, min(ts) AS x_first, toUInt8(uniqExact(variant) > 1) AS x_crossover, %s AS x_attributed\n  FROM %s WHERE org_id = %s AND experiment_id = %s AND type = '%s' AND ts >= %d AND ts < %d GROUP BY user_id",
+		attributed, s.t("events_local"), quote(orgID), quote(experimentID), vocab.TypeExposure, start, end)
+	// Every event the metrics read is after a first exposure (>= start)
+	// or, for CUPED, in the pre-period before it; the coverage reads all
+	// of the experiment's events, whatever their time (the days of its
+	// first and last on each shard). A holdout's run (AllExperiments)
+	// and the CUPED pre-period read every experiment's events: the org's
+	// window. (An IN of the exposed users there read no fewer rows:
+	// user_id is not a prefix of the sorting key. It ran once per day.)
+	// The rows of users with neither an exposure in the window nor an
+	// event of the experiment are dropped before the GROUP BY.
+	from, scope := start, "experiment_id = "+quote(experimentID)
 	if cuped {
 		from = start - int64(results.PrePeriodDays)*dayMicros
 	}
-	exposed := "SELECT user_id, argMin(variant, (ts, event_id)) AS x_variant, min(ts) AS x_first, toUInt8(uniqExact(variant) > 1) AS x_crossover\n  " +
-		exposures + " GROUP BY user_id"
-	head := "SELECT user_id, any(x_variant), any(x_first), any(x_crossover)"
+	if w.AllExperiments || cuped {
+		scope = fmt.Sprintf("(%s OR (ts >= %d AND ts < %d))", scope, from, end)
+	}
+	head := "SELECT user_id, any(x_exp), any(x_variant), any(x_first), any(x_crossover)"
 	for _, c := range cols {
 		head += ",\n  " + c
 	}
-	sql := func(parts dayParts) string {
-		return head + "\nFROM (" + q.events(scope, from, end, head, parts) + ") AS e\nALL INNER JOIN (" + exposed + ") USING user_id\nGROUP BY user_id ORDER BY user_id"
+	keep := "\nWHERE x_exp OR e.experiment_id = " + quote(experimentID)
+	spans, err := s.experimentSpans(ctx, orgID, experimentID)
+	if err != nil {
+		return results.Sample{}, use, err
+	}
+	sql := func(i int, parts dayParts) string {
+		lo, hi := from, end
+		if sp := spans[i]; sp.events > 0 {
+			lo, hi = min(lo, sp.first), max(hi, sp.last+1)
+		}
+		return head + "\nFROM (" + q.events(scope, lo, hi, head+keep, parts) + ") AS e\nANY LEFT JOIN (" + exposed + ") USING user_id" + keep + "\nGROUP BY user_id ORDER BY user_id"
 	}
 
 	type row struct {
-		user, variant string
-		first         int64
-		crossover     uint8
-		sums          []float64
-		counts        []uint64
-		calls         [][]float64
+		user, variant  string
+		exp, crossover uint8
+		first          int64
+		sums           []float64
+		counts         []uint64
+		calls          [][]float64
+		cov            []uint64
 	}
 	var n, nCalls int // sum and count pairs; call arrays
 	for _, m := range ms {
@@ -257,31 +286,18 @@ func (s *Store) Aggregate(ctx context.Context, orgID, experimentID string, w res
 			nCalls++
 		}
 	}
-	n = (len(cols) - nCalls) / 2
-	// The coverage (as the SQL engine, whose event walk for the calls
-	// counts it) is read beside the per-user rows: on a cluster each
-	// shard has cores of its own, and the merge here uses one.
-	var coverage results.Coverage
-	var coverageErr error
-	counted := make(chan struct{})
-	if slices.ContainsFunc(ms, results.ReadsCalls) {
-		go func() {
-			defer close(counted)
-			coverage, coverageErr = s.Coverage(ctx, orgID, experimentID, w, arms)
-		}()
-	} else {
-		close(counted)
-	}
+	n = (len(cols) - nCalls - len(results.CoverageReasons)) / 2
 	uc := make([]results.UserColumns, len(ms))
 	var newRow func() ([]any, *string, func())
 	var b *results.SampleBuilder
+	var tallies coverageTallies
 	read := func(views []dayParts) error {
-		b = results.NewSampleBuilder(arms, ms, progress)
-		return s.eachShard(ctx, func(i int) string { return sql(views[i]) }, args, newRow)
+		b, tallies = results.NewSampleBuilder(arms, ms, progress), make(coverageTallies, len(results.CoverageReasons))
+		return s.eachShard(ctx, func(i int) string { return sql(i, views[i]) }, args, newRow)
 	}
 	newRow = func() ([]any, *string, func()) {
-		r := &row{sums: make([]float64, n), counts: make([]uint64, n), calls: make([][]float64, nCalls)}
-		dest := []any{&r.user, &r.variant, &r.first, &r.crossover}
+		r := &row{sums: make([]float64, n), counts: make([]uint64, n), calls: make([][]float64, nCalls), cov: make([]uint64, len(results.CoverageReasons))}
+		dest := []any{&r.user, &r.exp, &r.variant, &r.first, &r.crossover}
 		k, j := 0, 0
 		for _, m := range ms {
 			switch {
@@ -297,7 +313,14 @@ func (s *Store) Aggregate(ctx context.Context, orgID, experimentID string, w res
 				}
 			}
 		}
+		for i := range r.cov {
+			dest = append(dest, &r.cov[i])
+		}
 		return dest, &r.user, func() {
+			tallies.add(r.cov)
+			if r.exp == 0 { // in the coverage only: no exposure in the window
+				return
+			}
 			k, j := 0, 0
 			next := func() (float64, int64) { k++; return r.sums[k-1], int64(r.counts[k-1]) }
 			for i, m := range ms {
@@ -321,18 +344,12 @@ func (s *Store) Aggregate(ctx context.Context, orgID, experimentID string, w res
 			b.Add(r.user, r.variant, fromMicros(r.first), r.crossover != 0, uc)
 		}
 	}
-	err := s.dedupedRead(ctx, read)
-	<-counted
-	if err != nil {
+	if err := s.dedupedRead(ctx, read); err != nil {
 		return results.Sample{}, use, fmt.Errorf("aggregate per-user values of %s: %w", experimentID, err)
 	}
-	if coverageErr != nil {
-		return results.Sample{}, use, coverageErr
-	}
 	sample := b.Sample()
-	if slices.ContainsFunc(ms, results.ReadsCalls) {
-		sample.Coverage = &coverage
-	}
+	coverage := tallies.coverage(w)
+	sample.Coverage = &coverage
 	if slices.ContainsFunc(ms, results.ReadsScores) {
 		o, err := s.orphans(ctx, orgID, w, ms)
 		if err != nil {
@@ -343,66 +360,60 @@ func (s *Store) Aggregate(ctx context.Context, orgID, experimentID string, w res
 	return sample, use, nil
 }
 
-// Coverage is results.Aggregator's Coverage: each shard sorts its
-// users' events into the reasons of results.CoverageReasons by the SQL
-// engine's rules (eventpass.go) and counts them; the shards' counts add
-// up, a user's events being on one shard.
+// coverageTallies adds up the users' coverage columns, by reason of
+// results.CoverageReasons.
+type coverageTallies []results.Tally
+
+// add adds one user's columns: per reason, exposures << 32 | events
+// (exposures included).
+func (t coverageTallies) add(cols []uint64) {
+	for r, v := range cols {
+		if v == 0 {
+			continue
+		}
+		all, exposures := int64(v&(1<<32-1)), int64(v>>32)
+		t[r].Users++
+		t[r].Exposures += exposures
+		t[r].Events += all - exposures
+	}
+}
+
+func (t coverageTallies) coverage(w results.Window) results.Coverage {
+	byReason := map[string]results.Tally{}
+	for r, reason := range results.CoverageReasons {
+		byReason[reason] = t[r]
+	}
+	return results.NewCoverage(w, byReason)
+}
+
+// Coverage is results.Aggregator's Coverage: Aggregate's read without
+// metrics, whose rows count it (a run's Aggregate counts it already).
 func (s *Store) Coverage(ctx context.Context, orgID, experimentID string, w results.Window, arms []string) (results.Coverage, error) {
-	start, end := micros(w.Start), micros(w.End)
-	exposed := fmt.Sprintf("type = 'exposure' AND ts >= %d AND ts < %d", start, end)
-	// Per user: each event's reason, as an index into CoverageReasons,
-	// and whether it is an exposure.
-	// The user's values reach the lambda as arrays of the events'
-	// length: 18.16 loses columns a lambda reads from outside it.
-	perUser := `SELECT arrayMap((t, p, e, f, a, c) -> multiIf(p = 0, 1, p = 2, 2, NOT e OR t < f, 3, NOT a, 4, c, 5, 0),
-      x_ts, x_pos, arrayResize([x_exposed], length(x_ts), x_exposed), arrayResize([x_first], length(x_ts), x_first),
-      arrayResize([x_attributed], length(x_ts), x_attributed), arrayResize([x_crossover], length(x_ts), x_crossover)) AS x_reasons, x_exposures
-  FROM (SELECT groupArray(ts) AS x_ts, groupArray(multiIf(ts < %[1]d, 0, ts >= %[2]d, 2, 1)) AS x_pos, groupArray(toUInt8(type = 'exposure')) AS x_exposures,
-      countIf(%[3]s) > 0 AS x_exposed, minIf(ts, %[3]s) AS x_first,
-      argMinIf(variant, (ts, event_id), %[3]s) IN %[4]s AS x_attributed, uniqExactIf(variant, %[3]s) > 1 AS x_crossover
-    FROM (%[5]s) GROUP BY user_id)`
-	var cols []string
-	for r := range results.CoverageReasons {
-		cols = append(cols, fmt.Sprintf("sum(has(x_reasons, %d))", r),
-			fmt.Sprintf("sum(arrayCount((r, x) -> r = %d AND x = 1, x_reasons, x_exposures))", r),
-			fmt.Sprintf("sum(arrayCount((r, x) -> r = %d AND x = 0, x_reasons, x_exposures))", r))
+	sample, _, err := s.Aggregate(ctx, orgID, experimentID, w, arms, nil, time.Now(), nil)
+	if err != nil {
+		return results.Coverage{}, fmt.Errorf("count coverage: %w", err)
 	}
-	sql := func(events string) string {
-		return fmt.Sprintf("SELECT "+strings.Join(cols, ", ")+"\nFROM ("+perUser+")", start, end, exposed, quoteList(arms), events)
-	}
-	counts := make([][]uint64, len(s.shards))
-	err := s.dedupedRead(ctx, func(views []dayParts) error {
-		return s.onShards(ctx, func(ctx context.Context, i int, c driver.Conn) error {
-			counts[i] = make([]uint64, len(cols))
-			dest := make([]any, len(cols))
-			for k := range dest {
-				dest[k] = &counts[i][k]
-			}
-			// Every event of the experiment counts, in the window or not:
-			// the days to read are those of its first and last on the shard.
-			var first, last int64
-			where := "experiment_id = " + quote(experimentID)
-			if err := c.QueryRow(ctx, "SELECT min(ts), max(ts) FROM "+s.t("events_local")+" WHERE org_id = ? AND "+where, orgID).Scan(&first, &last); err != nil {
-				return err
-			}
-			events := s.localEvents([]string{"user_id", "ts", "type", "variant", "event_id"}, orgID, where, first, last+1, views[i])
-			return c.QueryRow(ctx, sql(events)).Scan(dest...)
-		})
+	return *sample.Coverage, nil
+}
+
+// span is the time of a shard's first and last event of an experiment.
+type span struct {
+	events      uint64
+	first, last int64
+}
+
+// experimentSpans gives each shard's span of the experiment's events:
+// the coverage counts every one of them, in the window or not.
+func (s *Store) experimentSpans(ctx context.Context, orgID, experimentID string) ([]span, error) {
+	spans := make([]span, len(s.shards))
+	err := s.onShards(ctx, func(ctx context.Context, i int, c driver.Conn) error {
+		sp := &spans[i]
+		return c.QueryRow(ctx, "SELECT count(), min(ts), max(ts) FROM "+s.t("events_local")+" WHERE org_id = ? AND experiment_id = ?", orgID, experimentID).Scan(&sp.events, &sp.first, &sp.last)
 	})
 	if err != nil {
-		return results.Coverage{}, fmt.Errorf("count coverage of %s: %w", experimentID, err)
+		return nil, fmt.Errorf("span events of %s: %w", experimentID, err)
 	}
-	tallies := map[string]results.Tally{}
-	for r, reason := range results.CoverageReasons {
-		var t results.Tally
-		for _, c := range counts {
-			t.Users += int64(c[3*r])
-			t.Exposures += int64(c[3*r+1])
-			t.Events += int64(c[3*r+2])
-		}
-		tallies[reason] = t
-	}
-	return results.NewCoverage(w, tallies), nil
+	return spans, nil
 }
 
 // eachShard runs sql(shard) on every shard at once and calls the emit of each

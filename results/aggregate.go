@@ -52,9 +52,10 @@ func (a *Arm) Exposed() int64 { return int64(len(a.UserIDs)) + a.Crossover }
 type Sample struct {
 	Arms         map[string]*Arm
 	Unattributed int64
-	// Coverage is set when the aggregation read the experiment's events
-	// one by one (for quantile metrics), which counts it at no extra cost;
-	// otherwise CountCoverage gives it.
+	// Coverage is set when the aggregation counted it in the same read:
+	// the SQL engine when it read the experiment's events one by one (for
+	// quantile metrics), ClickHouse always; otherwise CountCoverage (the
+	// Aggregator's Coverage) gives it.
 	Coverage *Coverage
 	// Orphans counts, when ms has score metrics, the scores they read
 	// whose call never arrived (orphans.go).

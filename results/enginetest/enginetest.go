@@ -217,19 +217,11 @@ func Run(t *testing.T, db *gorm.DB, newEngine func(t *testing.T) Engine) {
 			t.Fatal(err)
 		}
 		want := f.coverage()
-		if c.Counted != want.Counted {
-			t.Errorf("counted %+v; want %+v", c.Counted, want.Counted)
-		}
-		if len(c.LeftOut) != len(want.LeftOut) {
-			t.Fatalf("left out %+v; want every reason once: %+v", c.LeftOut, want.LeftOut)
-		}
-		for i, l := range want.LeftOut {
-			if got := c.LeftOut[i]; got.Reason != l.Reason || got.Tally != l.Tally || got.Detail == "" {
-				t.Errorf("left out %+v; want %+v with its reason in words", got, l)
-			}
-		}
-		if sample.Coverage != nil && sample.Coverage.Counted != c.Counted {
-			t.Errorf("the aggregation's coverage %+v differs from Coverage's %+v", sample.Coverage.Counted, c.Counted)
+		checkCoverage(t, "Coverage", c, want)
+		// An engine that counts the coverage in the aggregation's read
+		// counts the same.
+		if sample.Coverage != nil {
+			checkCoverage(t, "the aggregation's coverage", *sample.Coverage, want)
 		}
 		days, err := e.Aggregator.Traffic(ctx, org.ID, exp.ID, at.AddDate(0, 0, -1), at, arms)
 		if err != nil || len(days) != 2 {
@@ -518,7 +510,8 @@ func config(t *testing.T) experiments.Config {
 // fixture is the suite's events: resultstest's users (an exposure, three
 // model calls, a conversion and revenue for some), every third with a
 // model call two days before (the CUPED pre-period, before the window),
-// a crossover user and one exposed to a variant outside the allocation.
+// a crossover user, one exposed to a variant outside the allocation, and
+// one with a model call and no exposure.
 type fixture struct {
 	at     time.Time // the exposures' instant (resultstest.Events)
 	users  []resultstest.User
@@ -550,6 +543,7 @@ func newFixture(orgID, experimentID string, at time.Time) fixture {
 		event("x-3", vocab.TypeModelCall, "crossover", resultstest.Arms[1], at.Add(2*time.Second), 500),
 		event("r-1", vocab.TypeExposure, "retired", "retired", at, 0),
 		event("r-2", vocab.TypeModelCall, "retired", "retired", at.Add(time.Second), 600),
+		event("u-1", vocab.TypeModelCall, "unexposed", resultstest.Arms[0], at.Add(time.Second), 700),
 	)
 	for i := range f.events {
 		f.events[i].ReceivedAt = at
@@ -636,6 +630,23 @@ func userValue(u resultstest.User, m metrics.Resolved) (v float64, calls []float
 	return resultstest.Values([]resultstest.User{u}, m.Name)[u.Variant][0], nil, 0
 }
 
+// checkCoverage checks a coverage against the fixture's: every tally,
+// every reason once with its reason in words.
+func checkCoverage(t *testing.T, what string, c, want results.Coverage) {
+	t.Helper()
+	if c.Counted != want.Counted {
+		t.Errorf("%s: counted %+v; want %+v", what, c.Counted, want.Counted)
+	}
+	if len(c.LeftOut) != len(want.LeftOut) {
+		t.Fatalf("%s: left out %+v; want every reason once: %+v", what, c.LeftOut, want.LeftOut)
+	}
+	for i, l := range want.LeftOut {
+		if got := c.LeftOut[i]; got.Reason != l.Reason || got.Tally != l.Tally || got.Detail == "" {
+			t.Errorf("%s: left out %+v; want %+v with its reason in words", what, got, l)
+		}
+	}
+}
+
 // coverage is what the fixture's coverage must be (without the reasons'
 // words).
 func (f fixture) coverage() results.Coverage {
@@ -652,6 +663,7 @@ func (f fixture) coverage() results.Coverage {
 		results.LeftBeforeStart:  {Users: int64(len(f.pre)), Events: int64(len(f.pre))},
 		results.LeftCrossover:    {Users: 1, Exposures: 2, Events: 1},
 		results.LeftUnattributed: {Users: 1, Exposures: 1, Events: 1},
+		results.LeftUnexposed:    {Users: 1, Events: 1},
 	}
 	c := results.Coverage{Counted: counted}
 	for _, r := range []string{results.LeftBeforeStart, results.LeftAfterEnd, results.LeftUnexposed, results.LeftUnattributed, results.LeftCrossover} {
