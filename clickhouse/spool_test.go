@@ -14,6 +14,7 @@ import (
 	"github.com/expd/expd/assignments"
 	"github.com/expd/expd/clickhouse"
 	"github.com/expd/expd/clickhouse/clickhousetest"
+	"github.com/expd/expd/erasure"
 	"github.com/expd/expd/ingest"
 	"github.com/expd/expd/internal/testenv"
 	"github.com/expd/expd/plans"
@@ -357,4 +358,30 @@ func TestSpoolDirectoryHasOneOwner(t *testing.T) {
 		t.Fatal(err)
 	}
 	f.open(t, ingest.SpoolOptions{NoShip: true})
+}
+
+// An erasure requested while a user's events wait in the spool keeps
+// them off ClickHouse: its deletion ran on what was stored, so the
+// shipper checks each shipment against the erasures (the tombstones) and
+// ships the other users' events alone.
+func TestSpoolDoesNotShipEventsOfUsersErasedMeanwhile(t *testing.T) {
+	f := newSpoolFixture(t, clickhousetest.Store(t, true))
+	ring := testenv.Keyring(t)
+	sp := f.open(t, ingest.SpoolOptions{ShipLinger: time.Hour, Erased: ingest.NewErasedFilter(f.db, ring)})
+	w := ingest.NewEngineWriter(f.db, sp, ingest.Options{Secrets: ring})
+	rows := f.exposures("e", 6)
+	if out := f.write(t, w, ingest.Batch{Rows: rows}); out.Accepted != 6 {
+		t.Fatalf("write %+v; want 6 accepted", out)
+	}
+	if _, _, err := erasure.Create(t.Context(), f.db, ring, f.tenant.OrgID, rows[1].UserID, "user_test", time.Now()); err != nil {
+		t.Fatal(err)
+	}
+	flush(t, sp)
+	got := f.inserted(t)
+	if len(got) != 5 || got[rows[1].EventID] != 0 {
+		t.Fatalf("shipped %v; want the 5 events of the users not erased", got)
+	}
+	if sp.Backlog() != 0 {
+		t.Errorf("backlog %d rows; want 0 (the erased user's event is dropped, not kept)", sp.Backlog())
+	}
 }

@@ -30,6 +30,10 @@ type SpoolOptions struct {
 	// makes a part per table and shard, so a shipper that kept up entry
 	// by entry would make nearly as many parts as no spool.
 	ShipLinger time.Duration
+	// Erased drops, before each shipment, the events of users erased
+	// since they were acknowledged (an erasure deletes what is stored,
+	// and a spooled event is not yet); nil: none is dropped.
+	Erased *ErasedFilter
 	// NoShip runs no shipper: entries stay in the log for the next
 	// process that opens the directory (tests of the replay at start).
 	NoShip bool

@@ -97,6 +97,13 @@ func (s *SpooledEngine) shipOnce() (int, error) {
 		events = append(events, e.Events...)
 		scored = append(scored, e.Scores...)
 	}
+	events, erased, err := s.opts.Erased.Drop(s.ctx, events)
+	if err != nil {
+		return 0, fmt.Errorf("check entries %d..%d against the erasures: %w", from, to, err)
+	}
+	if erased > 0 {
+		slog.Info("ingest spool: events of users erased since their acknowledgement are not shipped", "events", erased)
+	}
 	started := time.Now()
 	if len(events) > 0 {
 		if _, err := s.Engine.InsertStored(s.ctx, events); err != nil {

@@ -49,9 +49,9 @@ type Options struct {
 // from one caller's goroutine to a fresh one so no caller waits on
 // others' groups.
 type Writer struct {
-	store      store
-	opts       Options
-	tombstones erasure.Tombstones // the orgs' recent erasures (dropErased)
+	store  store
+	opts   Options
+	erased ErasedFilter // the orgs' recent erasures (dropErased)
 
 	mu           sync.Mutex
 	queue        []*request
@@ -115,7 +115,7 @@ func newWriter(s store, opts Options) *Writer {
 	if opts.Now == nil {
 		opts.Now = time.Now
 	}
-	w := &Writer{store: s, opts: opts, arrived: make(chan struct{}, 1)}
+	w := &Writer{store: s, opts: opts, arrived: make(chan struct{}, 1), erased: ErasedFilter{ring: opts.Secrets, now: opts.Now}}
 	for slot := opts.Concurrency - 1; slot >= 0; slot-- {
 		w.free = append(w.free, slot)
 	}
@@ -167,36 +167,12 @@ func (w *Writer) Write(ctx context.Context, b Batch) (Outcome, error) {
 }
 
 // dropErased removes from rows the events of users erased recently
-// and returns how many it removed. The org's tombstones are cached
-// (erasure.Tombstones): a batch reads them through load only when the
-// org's set is older than erasure.TombstoneMaxAge or an erasure of the
-// org was made in this process since; none without a server key. They
-// are answered as duplicates: the client has delivered them and must not
+// (ErasedFilter.drop over this writer's tombstones and key). They are
+// answered as duplicates: the client has delivered them and must not
 // send them again, and the answer does not tell which user was erased
 // (docs/privacy.md, "Events after an erasure").
 func (w *Writer) dropErased(ctx context.Context, load erasure.Loader, orgID string, rows []EventRow) ([]EventRow, int, error) {
-	if !w.opts.Secrets.Configured() || len(rows) == 0 {
-		return rows, 0, nil
-	}
-	seen := map[string]bool{}
-	var users []string
-	for _, r := range rows {
-		if !seen[r.UserID] {
-			seen[r.UserID] = true
-			users = append(users, r.UserID)
-		}
-	}
-	gone, err := w.tombstones.Erased(ctx, w.opts.Secrets, orgID, users, w.opts.Now(), load)
-	if err != nil || len(gone) == 0 {
-		return rows, 0, err
-	}
-	kept := make([]EventRow, 0, len(rows))
-	for _, r := range rows {
-		if !gone[r.UserID] {
-			kept = append(kept, r)
-		}
-	}
-	return kept, len(rows) - len(kept), nil
+	return w.erased.drop(ctx, load, orgID, rows)
 }
 
 // readTombstones reads an org's tombstones in a transaction of its own

@@ -39,7 +39,7 @@ func runAPI(ctx context.Context, cfg Config, args []string) error {
 	if ch != nil {
 		defer ch.Close()
 	}
-	spool, closeSpool, err := openSpool(cfg, ch)
+	spool, closeSpool, err := openSpool(cfg, db, ch)
 	if err != nil {
 		return err
 	}

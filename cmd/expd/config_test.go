@@ -43,7 +43,7 @@ func TestSpoolSettings(t *testing.T) {
 		})
 	}
 	// --ingest-spool-dir without CLICKHOUSE_URL.
-	if _, _, err := openSpool(Config{SpoolDir: dir}, nil); err == nil || !strings.Contains(err.Error(), "without CLICKHOUSE_URL") {
+	if _, _, err := openSpool(Config{SpoolDir: dir}, nil, nil); err == nil || !strings.Contains(err.Error(), "without CLICKHOUSE_URL") {
 		t.Errorf("openSpool without ClickHouse: %v; want refused", err)
 	}
 }

@@ -71,7 +71,7 @@ func runDev(ctx context.Context, cfg Config, args []string) error {
 	if ch != nil {
 		defer ch.Close()
 	}
-	spool, closeSpool, err := openSpool(cfg, ch)
+	spool, closeSpool, err := openSpool(cfg, db, ch)
 	if err != nil {
 		return err
 	}

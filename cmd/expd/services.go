@@ -141,11 +141,11 @@ func openEvents(ctx context.Context, cfg Config, autoMigrate bool) (*clickhouse.
 // openSpool opens the ingest spool of INGEST_SPOOL_DIR in front of ch
 // (nil when unset) and returns it with its close, which ships what it
 // can for 30 s.
-func openSpool(cfg Config, ch *clickhouse.Store) (*ingest.SpooledEngine, func(), error) {
+func openSpool(cfg Config, db *gorm.DB, ch *clickhouse.Store) (*ingest.SpooledEngine, func(), error) {
 	if err := cfg.checkSpool(); err != nil || cfg.SpoolDir == "" {
 		return nil, func() {}, err
 	}
-	sp, err := ingest.OpenSpool(cfg.SpoolDir, ch, ingest.SpoolOptions{MaxBytes: cfg.SpoolMaxBytes})
+	sp, err := ingest.OpenSpool(cfg.SpoolDir, ch, ingest.SpoolOptions{MaxBytes: cfg.SpoolMaxBytes, Erased: ingest.NewErasedFilter(db, cfg.Secrets)})
 	if err != nil {
 		return nil, nil, err
 	}
