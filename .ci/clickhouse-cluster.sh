@@ -129,7 +129,7 @@ CFG
     sleep 0.5
   done
   echo "zookeeper did not start; log:" >&2
-  tail -20 "$z/out.log" >&2 || true
+  tail -n 20 "$z/out.log" >&2 || true
   return 1
 }
 
@@ -148,7 +148,7 @@ wait_shard() {
     sleep 0.5
   done
   echo "clickhouse shard $2 did not start; log:" >&2
-  tail -20 "$d/log/server.err.log" "$d/log/stdout.log" >&2 || true
+  tail -n 20 "$d/log/server.err.log" "$d/log/stdout.log" >&2 || true
   return 1
 }
 
