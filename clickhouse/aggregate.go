@@ -126,7 +126,7 @@ var columnRef = regexp.MustCompile(`\be\.(\w+)`)
 func (s *Store) localEvents(cols []string, orgID, where string, from, to int64, parts dayParts) string {
 	sel := func(final string, lo, hi int64) string {
 		return fmt.Sprintf("SELECT %s FROM %s%s WHERE org_id = %s AND ts >= %d AND ts < %d AND %s",
-			strings.Join(cols, ", "), s.t("events_local"), final, quote(orgID), lo, hi, where)
+			strings.Join(cols, ", "), s.t(eventsLocal), final, quote(orgID), lo, hi, where)
 	}
 	var reads []string
 	plainFrom, plainTo := int64(0), int64(0) // the plain days read together, when plainTo > plainFrom
@@ -150,7 +150,7 @@ func (s *Store) localEvents(cols []string, orgID, where string, from, to int64, 
 	}
 	flush()
 	if len(reads) == 0 { // an empty window: no day, no row
-		reads = append(reads, fmt.Sprintf("SELECT %s FROM %s WHERE 0", strings.Join(cols, ", "), s.t("events_local")))
+		reads = append(reads, fmt.Sprintf("SELECT %s FROM %s WHERE 0", strings.Join(cols, ", "), s.t(eventsLocal)))
 	}
 	return strings.Join(reads, "\n  UNION ALL ")
 }
@@ -237,7 +237,7 @@ func (s *Store) Aggregate(ctx context.Context, orgID, experimentID string, w res
 		attributed = "x_variant IN " + quoteList(arms)
 	}
 	exposed := fmt.Sprintf("SELECT user_id, count() > 0 AS x_exp, argMin(variant, (ts, event_id)) AS x_variant, min(ts) AS x_first, toUInt8(uniqExact(variant) > 1) AS x_crossover, %s AS x_attributed\n  FROM %s WHERE org_id = %s AND experiment_id = %s AND type = '%s' AND ts >= %d AND ts < %d GROUP BY user_id",
-		attributed, s.t("events_local"), quote(orgID), quote(experimentID), vocab.TypeExposure, start, end)
+		attributed, s.t(eventsLocal), quote(orgID), quote(experimentID), vocab.TypeExposure, start, end)
 	// Every event the metrics read is after a first exposure (>= start)
 	// or, for CUPED, in the pre-period before it; the coverage reads all
 	// of the experiment's events, whatever their time (the days of its
@@ -408,7 +408,7 @@ func (s *Store) experimentSpans(ctx context.Context, orgID, experimentID string)
 	spans := make([]span, len(s.shards))
 	err := s.onShards(ctx, func(ctx context.Context, i int, c driver.Conn) error {
 		sp := &spans[i]
-		return c.QueryRow(ctx, "SELECT count(), min(ts), max(ts) FROM "+s.t("events_local")+" WHERE org_id = ? AND experiment_id = ?", orgID, experimentID).Scan(&sp.events, &sp.first, &sp.last)
+		return c.QueryRow(ctx, "SELECT count(), min(ts), max(ts) FROM "+s.t(eventsLocal)+" WHERE org_id = ? AND experiment_id = ?", orgID, experimentID).Scan(&sp.events, &sp.first, &sp.last)
 	})
 	if err != nil {
 		return nil, fmt.Errorf("span events of %s: %w", experimentID, err)

@@ -129,7 +129,7 @@ func (s *Store) CompactDays(ctx context.Context, end time.Time, progress func(me
 			if d >= last || len(names) < 2 {
 				continue
 			}
-			if err := c.Exec(ctx, "OPTIMIZE TABLE "+s.t("events_local")+" PARTITION "+strconv.FormatInt(d, 10)+" FINAL"); err != nil {
+			if err := c.Exec(ctx, "OPTIMIZE TABLE "+s.t(eventsLocal)+" PARTITION "+strconv.FormatInt(d, 10)+" FINAL"); err != nil {
 				return merged, fmt.Errorf("compact day %s of shard %d: %w", fromMicros(d*dayMicros).Format(time.DateOnly), i+1, err)
 			}
 			merged++

@@ -178,7 +178,7 @@ func quoteList(ss []string) string {
 func (s *Store) CountPerShard(ctx context.Context, orgID string) ([]uint64, error) {
 	out := make([]uint64, len(s.shards))
 	for i, c := range s.shards {
-		if err := c.QueryRow(ctx, "SELECT uniqExact(event_id) FROM "+s.t("events_local")+" WHERE org_id = ?", orgID).Scan(&out[i]); err != nil {
+		if err := c.QueryRow(ctx, "SELECT uniqExact(event_id) FROM "+s.t(eventsLocal)+" WHERE org_id = ?", orgID).Scan(&out[i]); err != nil {
 			return nil, fmt.Errorf("count events of shard %d: %w", i+1, err)
 		}
 	}

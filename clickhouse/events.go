@@ -173,7 +173,7 @@ func (s *Store) write(ctx context.Context, rows []ingest.EventRow) error {
 		if len(byShard[i]) == 0 {
 			return nil
 		}
-		return insertEvents(ctx, c, s.t("events_local"), byShard[i])
+		return insertEvents(ctx, c, s.t(eventsLocal), byShard[i])
 	})
 	if err != nil {
 		return fmt.Errorf("insert %d events: %w", len(rows), err)
@@ -444,7 +444,7 @@ func (s *Store) scoresOf(ctx context.Context, orgID string, callIDs []string) ([
 			return err
 		}
 		q, err := c.Query(ch.Context(ctx, ch.WithExternalTable(tbl)), "SELECT org_id, call_id, name, source, value, ts, received_at, comment, evaluator, evaluator_version, judge_model FROM "+
-			s.t("scores_local")+" FINAL WHERE org_id = ? AND call_id IN "+tbl.Name(), orgID)
+			s.t(scoresLocal)+" FINAL WHERE org_id = ? AND call_id IN "+tbl.Name(), orgID)
 		if err != nil {
 			return err
 		}
