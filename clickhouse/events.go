@@ -362,15 +362,7 @@ func (s *Store) UpsertScoresWritten(ctx context.Context, kept []scores.Row, rece
 	if err != nil {
 		return nil, err
 	}
-	var win []scores.Row
-	var out []scores.Written
-	for _, r := range kept {
-		old, ok := stored[scores.KeyOf(&r)]
-		if !ok || scores.Wins(r, old) {
-			win = append(win, r)
-			out = append(out, scores.Written{Key: scores.KeyOf(&r), New: !ok})
-		}
-	}
+	win, out := scores.Winners(kept, stored)
 	if len(win) == 0 {
 		return nil, nil
 	}

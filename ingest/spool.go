@@ -360,17 +360,12 @@ func (t *spoolTx) upsertScores(ctx context.Context, rows []scores.Row, receivedA
 	if err != nil {
 		return nil, err
 	}
-	var out []scores.Written
-	for _, r := range rows {
-		old, ok := stored[scores.KeyOf(&r)]
-		if ok && !scores.Wins(r, old) {
-			continue
-		}
+	win, out := scores.Winners(rows, stored)
+	for _, r := range win {
 		if !receivedAt.IsZero() {
 			r.ReceivedAt = receivedAt
 		}
 		t.entry.Scores = append(t.entry.Scores, r)
-		out = append(out, scores.Written{Key: scores.KeyOf(&r), New: !ok})
 	}
 	return out, nil
 }

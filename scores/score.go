@@ -71,6 +71,22 @@ func Wins(r, old Row) bool {
 	return r.Ts.After(old.Ts) || r.Ts.Equal(old.Ts) && !sameContent(r, old)
 }
 
+// Winners is the rows (of distinct keys) that win over the stored score
+// of their key, or have none (Wins), and what writing them does to each
+// key.
+func Winners(rows []Row, stored map[Key]Row) ([]Row, []Written) {
+	var win []Row
+	var out []Written
+	for _, r := range rows {
+		old, ok := stored[KeyOf(&r)]
+		if !ok || Wins(r, old) {
+			win = append(win, r)
+			out = append(out, Written{Key: KeyOf(&r), New: !ok})
+		}
+	}
+	return win, out
+}
+
 // sameContent tells whether two scores of a key say the same.
 func sameContent(a, b Row) bool {
 	eq := func(x, y *string) bool { return (x == nil) == (y == nil) && (x == nil || *x == *y) }
