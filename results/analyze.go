@@ -5,7 +5,11 @@ import (
 	"fmt"
 	"hash/fnv"
 	"math"
+	"runtime"
+	"slices"
 	"time"
+
+	"golang.org/x/sync/errgroup"
 
 	"github.com/expd/expd/bucketing"
 	"github.com/expd/expd/experiments"
@@ -80,7 +84,8 @@ type Analysis struct {
 // Analyze compares every treatment arm with control on every metric. It
 // applies the plan's sample cap per arm and its permutation budget, and
 // seeds resampling tests by experiment, metric and arm so a rerun gives the
-// same answer. progress, if set, is called before each metric.
+// same answer. progress, if set, is called as each metric's comparisons
+// start (the metrics are compared side by side).
 func Analyze(d Design, s Sample, computedAt time.Time, progress func(metric string)) (Analysis, error) {
 	srm, err := checkSRM(d, s)
 	if err != nil {
@@ -95,24 +100,35 @@ func Analyze(d Design, s Sample, computedAt time.Time, progress func(metric stri
 	if phases != nil && phasesWithUsers(d, phases) > 1 {
 		d.stratify = len(d.Phases)
 	}
-	var rows []Row
+	// The metrics are compared side by side: each only reads the arms,
+	// and a large run's statistics (sorting every value for the
+	// distributions, resampling) would otherwise keep to one core.
+	byMetric := make([][]Row, len(d.Metrics))
+	var g errgroup.Group
+	g.SetLimit(runtime.GOMAXPROCS(0))
 	for mi, m := range d.Metrics {
 		if progress != nil {
 			progress(m.Name)
 		}
-		for _, treatment := range d.Arms() {
-			if treatment == d.Control {
-				continue
+		g.Go(func() error {
+			for _, treatment := range d.Arms() {
+				if treatment == d.Control {
+					continue
+				}
+				row, err := compareArms(d, m, mi, kept[d.Control], kept[treatment], treatment, srm, s.Orphans)
+				if err != nil {
+					return err
+				}
+				row.ComputedAt = computedAt
+				byMetric[mi] = append(byMetric[mi], row)
 			}
-			row, err := compareArms(d, m, mi, kept[d.Control], kept[treatment], treatment, srm, s.Orphans)
-			if err != nil {
-				return Analysis{}, err
-			}
-			row.ComputedAt = computedAt
-			rows = append(rows, row)
-		}
+			return nil
+		})
 	}
-	return Analysis{Rows: rows, SRM: srm}, nil
+	if err := g.Wait(); err != nil {
+		return Analysis{}, err
+	}
+	return Analysis{Rows: slices.Concat(byMetric...), SRM: srm}, nil
 }
 
 // cappedArm is an arm with the users the sample cap keeps, and, when

@@ -1,8 +1,6 @@
 package vocab
 
 import (
-	"slices"
-
 	"github.com/expd/expd/stats"
 )
 
@@ -137,12 +135,22 @@ func (s KindSpec) ForSource(t RecordType) KindSpec {
 
 // Spec returns the entry of kind k.
 func Spec(k Kind) (KindSpec, bool) {
-	i := slices.IndexFunc(Kinds, func(s KindSpec) bool { return s.Name == k })
-	if i < 0 {
+	i, ok := kindIndex[k]
+	if !ok {
 		return KindSpec{}, false
 	}
 	return Kinds[i], true
 }
+
+// kindIndex is each kind's index in Kinds. A run looks kinds up per user
+// and metric; a scan of Kinds copied every entry (docs/scale.md).
+var kindIndex = func() map[Kind]int {
+	m := make(map[Kind]int, len(Kinds))
+	for i, s := range Kinds {
+		m[s.Name] = i
+	}
+	return m
+}()
 
 // Valid tells whether k is a metric kind.
 func (k Kind) Valid() bool {
