@@ -2,7 +2,9 @@ package clickhouse
 
 import (
 	"context"
+	"encoding/binary"
 	"fmt"
+	"math"
 	"regexp"
 	"slices"
 	"strings"
@@ -23,7 +25,7 @@ var _ results.Aggregator = (*Store)(nil)
 // a user's events sit on one shard (the sharding key), so each shard
 // aggregates its own users, and the rows, sorted by user on each shard,
 // are merged in Go by user. A quantile metric's calls come in the same
-// row, as an array in (ts, event_id) order, and so does the user's
+// row, packed in a string (packedFloats), and so does the user's
 // coverage (its events by reason), added up in Go: one scan per shard,
 // nothing read event by event into Go.
 // Scores are sharded by call, so each shard
@@ -82,7 +84,8 @@ func (q *runQuery) expr(name string, kind vocab.Kind, src experiments.MetricSour
 // events is the subquery of the org's events matching scope with ts in
 // [from, to), each once (localEvents), with the score columns of the
 // metrics read so far (call expr for every metric before it). Only the
-// columns reader names (as e.column) are read, and user_id and event_id:
+// columns reader names (as e.column) are read, and user_id (and event_id
+// with scores):
 // a UNION ALL's columns are not pruned on 18.16, and every model-call
 // column would read the prompts and responses.
 func (q *runQuery) events(scope string, from, to int64, reader string, parts dayParts) string {
@@ -90,8 +93,11 @@ func (q *runQuery) events(scope string, from, to int64, reader string, parts day
 	for _, m := range columnRef.FindAllStringSubmatch(reader, -1) {
 		named[m[1]] = true
 	}
-	cols := []string{"user_id", "event_id"}
-	for _, c := range append([]string{"org_id", "type", "experiment_id", "variant", "ts", "business_metric", "value"}, vocab.ModelCallColumns()...) {
+	// event_id is the scores' join key: read with scores only (its
+	// random strings are the dearest column to read).
+	named["event_id"] = named["event_id"] || len(q.scoreCols) > 0
+	cols := []string{"user_id"}
+	for _, c := range append([]string{"event_id", "org_id", "type", "experiment_id", "variant", "ts", "business_metric", "value"}, vocab.ModelCallColumns()...) {
 		if named[c] {
 			cols = append(cols, c)
 		}
@@ -191,8 +197,9 @@ func (s *Store) Aggregate(ctx context.Context, orgID, experimentID string, w res
 				return results.Sample{}, use, err
 			}
 			// A call without a value (NULL, NaN) is no call of the metric.
+			// In any order: the SampleBuilder sorts a user's calls.
 			v := fmt.Sprintf("toFloat64(ifNull(%s, nan))", value)
-			cols = append(cols, fmt.Sprintf("arrayMap(x -> tupleElement(x, 3), arraySort(groupArrayIf((e.ts, e.event_id, %s), %s AND NOT isNaN(%s) AND %s)))", v, cond, v, inExp))
+			cols = append(cols, packedFloats(fmt.Sprintf("groupArrayIf(%s, %s AND NOT isNaN(%s) AND %s)", v, cond, v, inExp)))
 			args = append(args, condArgs...)
 			continue
 		}
@@ -277,7 +284,7 @@ func (s *Store) Aggregate(ctx context.Context, orgID, experimentID string, w res
 		first          int64
 		sums           []float64
 		counts         []uint64
-		calls          [][]float64
+		calls          []packedCalls
 		cov            []uint64
 	}
 	var n, nCalls int // sum and count pairs; call arrays
@@ -296,7 +303,7 @@ func (s *Store) Aggregate(ctx context.Context, orgID, experimentID string, w res
 		return s.eachShard(ctx, func(i int) string { return sql(i, views[i]) }, args, newRow)
 	}
 	newRow = func() ([]any, *string, func()) {
-		r := &row{sums: make([]float64, n), counts: make([]uint64, n), calls: make([][]float64, nCalls), cov: make([]uint64, len(results.CoverageReasons))}
+		r := &row{sums: make([]float64, n), counts: make([]uint64, n), calls: make([]packedCalls, nCalls), cov: make([]uint64, len(results.CoverageReasons))}
 		dest := []any{&r.user, &r.exp, &r.variant, &r.first, &r.crossover}
 		k, j := 0, 0
 		for _, m := range ms {
@@ -358,6 +365,33 @@ func (s *Store) Aggregate(ctx context.Context, orgID, experimentID string, w res
 		sample.Orphans = &o
 	}
 	return sample, use, nil
+}
+
+// packedFloats is the SQL of the Array(Float64) arr as a String of its
+// values' 8 bytes each, as the server holds them (little-endian on every
+// platform ClickHouse builds for): reinterpretAsString drops a value's
+// trailing zero bytes, so each is padded back to 8. clickhouse-go scans
+// an array element by element through reflection (4 of the 5 s that
+// scanning a run at 1 M users took, docs/scale.md); a string is one
+// copy, which a packedCalls decodes.
+func packedFloats(arr string) string {
+	return fmt.Sprintf(`arrayStringConcat(arrayMap(x -> substring(concat(reinterpretAsString(x), '%s'), 1, 8), %s))`, strings.Repeat(`\0`, 8), arr)
+}
+
+// packedCalls scans a packedFloats column.
+type packedCalls []float64
+
+// UnmarshalBinary is how clickhouse-go hands it a String column.
+func (p *packedCalls) UnmarshalBinary(b []byte) error {
+	if len(b)%8 != 0 {
+		return fmt.Errorf("packed calls of %d bytes, not a multiple of 8", len(b))
+	}
+	out := make([]float64, len(b)/8)
+	for i := range out {
+		out[i] = math.Float64frombits(binary.LittleEndian.Uint64(b[8*i:]))
+	}
+	*p = out
+	return nil
 }
 
 // coverageTallies adds up the users' coverage columns, by reason of

@@ -2,7 +2,11 @@ package clickhouse
 
 import (
 	"context"
+	"fmt"
+	"math"
+	"math/bits"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/expd/expd/ingest"
@@ -70,4 +74,20 @@ func (s *Store) InsertedIDs(ctx context.Context, orgID string) (map[string]int, 
 		}
 	}
 	return out, nil
+}
+
+// PackedFloats runs packedFloats over the array literal of xs on the
+// first shard and decodes the answer as a run's rows do.
+func (s *Store) PackedFloats(ctx context.Context, xs []float64) ([]float64, error) {
+	lits := make([]string, len(xs))
+	for i, x := range xs {
+		lits[i] = fmt.Sprintf("reinterpretAsFloat64(unhex('%016x'))", bits.ReverseBytes64(math.Float64bits(x)))
+	}
+	var p packedCalls
+	arr := "CAST([] AS Array(Float64))"
+	if len(xs) > 0 {
+		arr = "[" + strings.Join(lits, ", ") + "]"
+	}
+	err := s.shards[0].QueryRow(ctx, "SELECT "+packedFloats(arr)).Scan(&p)
+	return p, err
 }

@@ -31,7 +31,8 @@ type Arm struct {
 	// Scored[m][u] is the number of user u's model calls with a score of
 	// score metric m (the calls its value averages).
 	Scored [][]int64
-	// Calls[m] are the per-call values of a quantile metric m, by user.
+	// Calls[m] are the per-call values of a quantile metric m, by user,
+	// each user's in ascending order (sortLastUser).
 	Calls []stats.Calls
 	// First[u] is user u's first exposure in the window: it places the
 	// user in a phase (the weights their assignment followed, for the
@@ -221,7 +222,8 @@ func collect(ctx context.Context, db *gorm.DB, q aggregateQuery, orgID, experime
 // of its CUPED pre-period's. An engine computes them per user; a
 // SampleBuilder turns them into the metric's per-user value. For a
 // metric read call by call (ReadsCalls), an engine that reads the calls
-// with the rest of the row gives them instead, in (ts, event_id) order.
+// with the rest of the row gives them instead, in any order (the builder
+// sorts them: sortLastUser).
 type UserColumns struct {
 	Sum, DenSum, PreSum       float64
 	Count, DenCount, PreCount int64
@@ -235,8 +237,9 @@ type UserColumns struct {
 type SampleBuilder struct {
 	s        Sample
 	ms       []metrics.Resolved
-	computed []int // metrics with per-user columns, in column order
-	calls    []int // metrics read call by call
+	computed []int        // metrics with per-user columns, in column order
+	rules    []columnRule // by metric: how its columns become values
+	calls    []int        // metrics read call by call
 	n        int
 	closed   bool // the calls' last offsets are appended
 	progress func(users int)
@@ -245,7 +248,7 @@ type SampleBuilder struct {
 // NewSampleBuilder starts the Sample of a run of ms over arms; progress,
 // if set, is called as users are added.
 func NewSampleBuilder(arms []string, ms []metrics.Resolved, progress func(users int)) *SampleBuilder {
-	b := &SampleBuilder{s: Sample{Arms: make(map[string]*Arm, len(arms))}, ms: ms, progress: progress}
+	b := &SampleBuilder{s: Sample{Arms: make(map[string]*Arm, len(arms))}, ms: ms, rules: make([]columnRule, len(ms)), progress: progress}
 	for _, v := range arms {
 		b.s.Arms[v] = &Arm{Values: make([][]float64, len(ms)), Pre: make([][]float64, len(ms)),
 			Den: make([][]float64, len(ms)), Scored: make([][]int64, len(ms)), Calls: make([]stats.Calls, len(ms))}
@@ -253,6 +256,7 @@ func NewSampleBuilder(arms []string, ms []metrics.Resolved, progress func(users 
 	for i, m := range ms {
 		if HasUserColumns(m) {
 			b.computed = append(b.computed, i)
+			b.rules[i] = newColumnRule(m)
 		}
 		if ReadsCalls(m) {
 			b.calls = append(b.calls, i)
@@ -278,13 +282,14 @@ func (b *SampleBuilder) Add(user, variant string, first time.Time, crossover boo
 	arm.UserIDs = append(arm.UserIDs, user)
 	arm.First = append(arm.First, first)
 	for _, i := range b.computed {
-		cols[i].appendTo(arm, i, b.ms[i])
+		cols[i].appendTo(arm, i, b.rules[i])
 	}
 	for _, i := range b.calls {
 		// A user without calls has no offset, as in the event walk.
 		if c := &arm.Calls[i]; len(cols[i].Calls) > 0 {
 			c.Offsets = append(c.Offsets, len(c.Values))
 			c.Values = append(c.Values, cols[i].Calls...)
+			sortLastUser(c)
 		}
 	}
 	if b.n++; b.progress != nil && b.n%progressEvery == 0 {
@@ -299,6 +304,15 @@ func (b *SampleBuilder) Sample() Sample {
 		closeCalls(b.s.Arms, b.calls)
 	}
 	return b.s
+}
+
+// sortLastUser sorts the calls of c's last user by value. A user's calls
+// are kept in ascending order, whatever order an engine reads them in, so
+// every engine gives the same arrays; the statistics over them do not
+// depend on their order (stats.CompareQuantile, stats.Distributions), and
+// an engine need not sort them by time (ClickHouse: docs/scale.md).
+func sortLastUser(c *stats.Calls) {
+	slices.Sort(c.Values[c.Offsets[len(c.Offsets)-1]:])
 }
 
 // closeCalls appends the closing offset of every arm's calls of the
@@ -368,25 +382,44 @@ func ReadsScores(m metrics.Resolved) bool {
 	return m.Problem == "" && m.Source != nil && m.Source.EventType == vocab.TypeScore
 }
 
+// columnRule is how a metric's UserColumns become its per-user values.
+// It is worked out once per run: looking the kinds up for every user
+// and metric took a tenth of a run's CPU at 1 M users (docs/scale.md).
+type columnRule struct {
+	reduce    vocab.Reduce // the value's, and the pre-period's
+	den       bool         // a denominator is read (DenominatorOf)
+	denReduce vocab.Reduce
+	scored    bool // a score metric: its scored calls are kept
+	cuped     bool
+}
+
+func newColumnRule(m metrics.Resolved) columnRule {
+	t := m.Source.EventType
+	r := columnRule{reduce: m.Kind.AggregatedAs().Spec().ForSource(t).Reduce, scored: t == vocab.TypeScore, cuped: m.UsesCUPED()}
+	if den := DenominatorOf(m); den != nil {
+		r.den, r.denReduce = true, DenominatorKind(*den).Spec().ForSource(den.EventType).Reduce
+	}
+	return r
+}
+
 // appendTo adds the user's value of metric i (and its denominator or
 // pre-period value) to the arm.
-func (c UserColumns) appendTo(arm *Arm, i int, m metrics.Resolved) {
-	kind, t := m.Kind.AggregatedAs(), m.Source.EventType
-	if den := DenominatorOf(m); den != nil {
-		d, _ := perUserValue(DenominatorKind(*den), den.EventType, c.DenSum, c.DenCount)
+func (c UserColumns) appendTo(arm *Arm, i int, r columnRule) {
+	if r.den {
+		d, _ := r.denReduce.PerUser(c.DenSum, c.DenCount)
 		arm.Den[i] = append(arm.Den[i], d)
 	}
-	if t == vocab.TypeScore {
+	if r.scored {
 		arm.Scored[i] = append(arm.Scored[i], c.Count)
 	}
-	v, ok := perUserValue(kind, t, c.Sum, c.Count)
+	v, ok := r.reduce.PerUser(c.Sum, c.Count)
 	if !ok {
 		v = math.NaN()
 	}
 	arm.Values[i] = append(arm.Values[i], v)
-	if m.UsesCUPED() {
+	if r.cuped {
 		// No pre-period data: x = 0 (docs/results.md).
-		x, ok := perUserValue(kind, t, c.PreSum, c.PreCount)
+		x, ok := r.reduce.PerUser(c.PreSum, c.PreCount)
 		if !ok {
 			x = 0
 		}

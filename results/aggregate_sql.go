@@ -299,11 +299,3 @@ func scoreValue(src experiments.MetricSource, indicator bool, a, float string) s
 
 // sqlString quotes s as an SQL string literal.
 func sqlString(s string) string { return "'" + strings.ReplaceAll(s, "'", "''") + "'" }
-
-// perUserValue turns a user's sum and count of matching values into the
-// per-user value of a metric aggregated as kind from a source of type t
-// (its entry's Reduce, vocab.KindSpec.ForSource); ok is false when the
-// user has no value and is left out of that metric.
-func perUserValue(kind vocab.Kind, t vocab.RecordType, sum float64, count int64) (v float64, ok bool) {
-	return kind.Spec().ForSource(t).Reduce.PerUser(sum, count)
-}

@@ -250,5 +250,10 @@ func (p *eventPass) endUser() {
 			calls.Values = append(calls.Values, v)
 		}
 	}
+	for j, mi := range p.quantiles {
+		if p.hasCalls[j] {
+			sortLastUser(&arm.Calls[mi])
+		}
+	}
 	p.user.rows, p.user.vals = p.user.rows[:0], p.user.vals[:0]
 }

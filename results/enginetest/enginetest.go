@@ -588,6 +588,7 @@ func (f fixture) expected(ms []metrics.Resolved, got results.Sample) results.Sam
 					c := &a.Calls[mi]
 					c.Offsets = append(c.Offsets, len(c.Values))
 					c.Values = append(c.Values, calls...)
+					slices.Sort(c.Values[c.Offsets[len(c.Offsets)-1]:]) // a user's calls by value, on every engine
 				case vocab.ByRatio:
 					a.Values[mi], a.Den[mi] = append(a.Values[mi], v), append(a.Den[mi], den)
 				default:
