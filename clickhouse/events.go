@@ -469,14 +469,20 @@ func (s *Store) Existing(ctx context.Context, orgID string, eventIDs []string) (
 	return s.existing(ctx, orgID, eventIDs)
 }
 
-// InsertStored is ingest.Engine's InsertStored.
+// InsertStored is ingest.Engine's InsertStored: the claim probe, then
+// the write of what it found fresh.
 func (s *Store) InsertStored(ctx context.Context, rows []ingest.EventRow) ([]ingest.EventRow, error) {
 	fresh, err := s.Fresh(ctx, rows)
 	if err != nil || len(fresh) == 0 {
 		return nil, err
 	}
-	if err := s.write(ctx, fresh); err != nil {
-		return nil, unavailable(err)
+	return fresh, s.InsertFresh(ctx, fresh)
+}
+
+// InsertFresh is ingest.Engine's InsertFresh: the write alone.
+func (s *Store) InsertFresh(ctx context.Context, rows []ingest.EventRow) error {
+	if err := s.write(ctx, rows); err != nil {
+		return unavailable(err)
 	}
-	return fresh, nil
+	return nil
 }

@@ -54,22 +54,8 @@ func (s *Store) MigrateTo(ctx context.Context, version int) error {
 // tables, without FINAL: a row inserted twice counts twice.
 func (s *Store) InsertedIDs(ctx context.Context, orgID string) (map[string]int, error) {
 	out := map[string]int{}
-	for _, c := range s.shards {
-		rows, err := c.Query(ctx, "SELECT event_id, count() FROM "+s.t("events_local")+" WHERE org_id = ? GROUP BY event_id", orgID)
-		if err != nil {
-			return nil, err
-		}
-		for rows.Next() {
-			var id string
-			var n uint64
-			if err := rows.Scan(&id, &n); err != nil {
-				rows.Close()
-				return nil, err
-			}
-			out[id] += int(n)
-		}
-		rows.Close()
-		if err := rows.Err(); err != nil {
+	for i := range s.shards {
+		if err := s.insertedOn(ctx, i, orgID, out); err != nil {
 			return nil, err
 		}
 	}
@@ -90,4 +76,42 @@ func (s *Store) PackedFloats(ctx context.Context, xs []float64) ([]float64, erro
 	}
 	err := s.shards[0].QueryRow(ctx, "SELECT "+packedFloats(arr)).Scan(&p)
 	return p, err
+}
+
+// InsertedIDsOn is InsertedIDs of shard i alone (the others may be down).
+func (s *Store) InsertedIDsOn(ctx context.Context, i int, orgID string) (map[string]int, error) {
+	out := map[string]int{}
+	return out, s.insertedOn(ctx, i, orgID, out)
+}
+
+func (s *Store) insertedOn(ctx context.Context, i int, orgID string, out map[string]int) error {
+	rows, err := s.shards[i].Query(ctx, "SELECT event_id, count() FROM "+s.t(eventsLocal)+" WHERE org_id = ? GROUP BY event_id", orgID)
+	if err != nil {
+		return err
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var id string
+		var n uint64
+		if err := rows.Scan(&id, &n); err != nil {
+			return err
+		}
+		out[id] += int(n)
+	}
+	return rows.Err()
+}
+
+// SelectQueries sums the SELECT queries every node has run since it
+// started (system.events): what a test counts a write's probes by. The
+// read is a SELECT itself, counted on each node.
+func (s *Store) SelectQueries(ctx context.Context) (uint64, error) {
+	var sum uint64
+	for i, c := range s.nodes {
+		var n uint64
+		if err := c.QueryRow(ctx, "SELECT value FROM system.events WHERE event = 'SelectQuery'").Scan(&n); err != nil {
+			return 0, fmt.Errorf("node %d: %w", i+1, err)
+		}
+		sum += n
+	}
+	return sum, nil
 }

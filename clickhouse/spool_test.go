@@ -385,3 +385,106 @@ func TestSpoolDoesNotShipEventsOfUsersErasedMeanwhile(t *testing.T) {
 		t.Errorf("backlog %d rows; want 0 (the erased user's event is dropped, not kept)", sp.Backlog())
 	}
 }
+
+// The shipper's first shipment of entries this process acknowledged
+// writes them without the claim probe (the acknowledgement's probe
+// proved them fresh); a shipment that may have been sent before probes,
+// so it stores each event once: a replay at start of entries shipped
+// in part before a crash, and a retry after a shipment that failed half
+// written (one shard down). SELECTs are counted on a cluster of the
+// test's own, which nothing else queries.
+func TestSpoolShipperProbesOnlyWhatMayHaveShipped(t *testing.T) {
+	c := clickhousetest.StartCluster(t)
+	s, _ := c.Store(t)
+	f := newSpoolFixture(t, s)
+	selects := func() uint64 {
+		t.Helper()
+		n, err := s.SelectQueries(t.Context())
+		if err != nil {
+			t.Fatal(err)
+		}
+		return n
+	}
+	// What counting costs by itself: one SELECT a node, counted or not.
+	before := selects()
+	counting := selects() - before
+
+	// Acknowledged here, shipped for the first time: no probe.
+	sp := f.open(t, ingest.SpoolOptions{ShipLinger: time.Hour})
+	w := ingest.NewEngineWriter(f.db, sp, ingest.Options{})
+	if out := f.write(t, w, ingest.Batch{Rows: f.exposures("first", 20)}); out.Accepted != 20 {
+		t.Fatalf("write %+v; want 20 accepted", out)
+	}
+	before = selects()
+	flush(t, sp)
+	if n := selects() - before - counting; n != 0 {
+		t.Errorf("the first shipment of acknowledged entries ran %d SELECTs; want none (no claim probe)", n)
+	}
+	f.insertedOnce(t, 20)
+	if err := sp.Close(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+
+	// Replayed: acknowledged, half of it stored as a shipment would
+	// before a crash that kept it from cutting them, then the spool opened
+	// again. The replay probes, and stores the other half alone.
+	sp = f.open(t, ingest.SpoolOptions{NoShip: true})
+	w = ingest.NewEngineWriter(f.db, sp, ingest.Options{})
+	replayed := f.exposures("replayed", 20)
+	if out := f.write(t, w, ingest.Batch{Rows: replayed}); out.Accepted != 20 {
+		t.Fatalf("write %+v; want 20 accepted", out)
+	}
+	if err := sp.Close(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	if n, err := s.Insert(t.Context(), replayed[:10]); err != nil || n != 10 {
+		t.Fatalf("store half before the replay: %d, %v", n, err)
+	}
+	before = selects()
+	sp = f.open(t, ingest.SpoolOptions{ShipLinger: time.Hour})
+	flush(t, sp)
+	if n := selects() - before - counting; n == 0 {
+		t.Error("the replay ran no SELECT; want the claim probe")
+	}
+	f.insertedOnce(t, 40)
+
+	// Retried: acknowledged with both shards up, then the first shipment
+	// fails with shard 2 down after shard 1 has stored its part. The retry
+	// probes, and stores shard 2's part alone.
+	w = ingest.NewEngineWriter(f.db, sp, ingest.Options{})
+	retried := f.exposures("retried", 20)
+	if out := f.write(t, w, ingest.Batch{Rows: retried}); out.Accepted != 20 {
+		t.Fatalf("write %+v; want 20 accepted", out)
+	}
+	c.StopShard(t, 1)
+	flushed := make(chan error, 1)
+	go func() { flushed <- sp.Flush(t.Context()) }()
+	for {
+		on1, err := s.InsertedIDsOn(t.Context(), 0, f.tenant.OrgID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if storedAny(on1, retried) {
+			break
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	c.StartShard(t, 1)
+	if err := <-flushed; err != nil {
+		t.Fatal(err)
+	}
+	f.insertedOnce(t, 60)
+	if used := f.usage(t); used != 60 {
+		t.Errorf("usage %d; want 60", used)
+	}
+}
+
+// storedAny tells whether any of rows is among ids.
+func storedAny(ids map[string]int, rows []ingest.EventRow) bool {
+	for _, r := range rows {
+		if ids[r.EventID] > 0 {
+			return true
+		}
+	}
+	return false
+}

@@ -25,6 +25,12 @@ type Engine interface {
 	// InsertStored is Insert returning the rows stored now (each key's
 	// first row), in rows' order.
 	InsertStored(ctx context.Context, rows []EventRow) ([]EventRow, error)
+	// InsertFresh stores rows the caller has proven fresh (Fresh found
+	// none of their keys stored, and they hold each key once) without
+	// probing again: the spool's first shipment of what it acknowledged.
+	// A row that is stored after all is stored twice (a copy every read
+	// counts once, as after the race of two writers: docs/scale.md).
+	InsertFresh(ctx context.Context, rows []EventRow) error
 	// StoredScores returns the stored score of each key of rows that has
 	// one.
 	StoredScores(ctx context.Context, rows []scores.Row) (map[scores.Key]scores.Row, error)

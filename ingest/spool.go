@@ -83,6 +83,13 @@ type spoolMeta struct {
 	bytes  int64
 	events []eventKey
 	scores []scores.Key
+	// probe: the shipper probes the claims for the entry's events
+	// (InsertStored) instead of writing them as they are (InsertFresh).
+	// Set for an entry replayed from the log (it may have shipped before
+	// the crash), one acknowledged while ClickHouse's probe failed (only
+	// the index vouched for its ids), and one whose shipment failed (it
+	// may be stored in part).
+	probe bool
 }
 
 // spooledScore is the latest spooled score of a key and its entry.
@@ -128,7 +135,7 @@ func OpenSpool(dir string, e Engine, opts SpoolOptions) (*SpooledEngine, error) 
 	s := &SpooledEngine{Engine: e, opts: opts, lock: lock, log: l, logDir: logDir,
 		events: map[eventKey]bool{}, scores: map[scores.Key]spooledScore{},
 		progress: make(chan struct{}), wake: make(chan struct{}, 1), stopping: make(chan struct{}), done: make(chan struct{})}
-	first, last, err := readEntries(l, func(i uint64, e *spoolEntry, size int) { s.index(i, e, size) })
+	first, last, err := readEntries(l, func(i uint64, e *spoolEntry, size int) { s.index(i, e, size, true) })
 	if err != nil {
 		l.Close()
 		logDir.Close()
@@ -167,9 +174,9 @@ func lockDir(dir string) (*os.File, error) {
 }
 
 // index adds entry i to the index of unshipped keys (s.mu held, or
-// before the shipper starts).
-func (s *SpooledEngine) index(i uint64, e *spoolEntry, size int) {
-	m := spoolMeta{at: e.At, bytes: int64(size)}
+// before the shipper starts); probe is spoolMeta's.
+func (s *SpooledEngine) index(i uint64, e *spoolEntry, size int, probe bool) {
+	m := spoolMeta{at: e.At, bytes: int64(size), probe: probe}
 	for j := range e.Events {
 		k := keyOf(&e.Events[j])
 		s.events[k] = true
@@ -229,6 +236,13 @@ func (s *SpooledEngine) Existing(ctx context.Context, orgID string, eventIDs []s
 
 // Fresh is Engine's: rows neither spooled nor stored, each key once.
 func (s *SpooledEngine) Fresh(ctx context.Context, rows []EventRow) ([]EventRow, error) {
+	fresh, _, err := s.fresh(ctx, rows)
+	return fresh, err
+}
+
+// fresh is Fresh, telling whether ClickHouse's probe vouched for the
+// rows (proven) or failed, leaving the index alone to (degraded).
+func (s *SpooledEngine) fresh(ctx context.Context, rows []EventRow) (fresh []EventRow, proven bool, err error) {
 	var rest []EventRow
 	s.mu.Lock()
 	for i := range rows {
@@ -238,13 +252,13 @@ func (s *SpooledEngine) Fresh(ctx context.Context, rows []EventRow) ([]EventRow,
 	}
 	s.mu.Unlock()
 	if len(rest) == 0 {
-		return nil, nil
+		return nil, true, nil
 	}
-	fresh, err := s.Engine.Fresh(ctx, rest)
+	fresh, err = s.Engine.Fresh(ctx, rest)
 	if degraded(err) {
-		return firstOfEach(rest), nil
+		return firstOfEach(rest), false, nil
 	}
-	return fresh, err
+	return fresh, true, err
 }
 
 // degraded tells whether the engine's probe failed for want of a node
@@ -314,6 +328,15 @@ func (s *SpooledEngine) InsertStored(ctx context.Context, rows []EventRow) ([]Ev
 	return t.entry.Events, t.seal(ctx)
 }
 
+// InsertFresh is Engine's: rows the caller proved fresh, spooled as one
+// entry of their own without a probe (the embedded engine's would write
+// past the spool).
+func (s *SpooledEngine) InsertFresh(ctx context.Context, rows []EventRow) error {
+	t := s.begin()
+	t.entry.Events = rows
+	return t.seal(ctx)
+}
+
 // UpsertScoresWritten is Engine's: the winning rows spooled as one entry
 // of their own.
 func (s *SpooledEngine) UpsertScoresWritten(ctx context.Context, rows []scores.Row, receivedAt time.Time) ([]scores.Written, error) {
@@ -334,14 +357,18 @@ type spoolTx struct {
 	engineTx
 	s     *SpooledEngine
 	entry spoolEntry
+	// unproven: ClickHouse's probe failed for some of the entry's rows,
+	// so its shipment probes again (spoolMeta.probe).
+	unproven bool
 }
 
 // insert keeps the rows neither spooled nor stored for the entry.
 func (t *spoolTx) insert(ctx context.Context, rows []EventRow) ([]eventKey, error) {
-	fresh, err := t.s.Fresh(ctx, rows)
+	fresh, proven, err := t.s.fresh(ctx, rows)
 	if err != nil {
 		return nil, err
 	}
+	t.unproven = t.unproven || !proven
 	keys := make([]eventKey, len(fresh))
 	for i := range fresh {
 		keys[i] = keyOf(&fresh[i])
@@ -381,13 +408,15 @@ func (t *spoolTx) seal(context.Context) error {
 	if t.entry.rows() == 0 {
 		return nil
 	}
-	return t.s.append(&t.entry)
+	return t.s.append(&t.entry, t.unproven)
 }
 
 // errSpoolClosed refuses writes once Close has begun.
 var errSpoolClosed = errors.New("ingest spool is closed")
 
-func (s *SpooledEngine) append(e *spoolEntry) error {
+// append writes e as the log's next entry and indexes it; probe is
+// spoolMeta's.
+func (s *SpooledEngine) append(e *spoolEntry, probe bool) error {
 	e.At = time.Now().UTC()
 	b, err := encodeEntry(e)
 	if err != nil {
@@ -416,7 +445,7 @@ func (s *SpooledEngine) append(e *spoolEntry) error {
 		s.broken = err
 		return &UnavailableError{Err: fmt.Errorf("write ingest spool entry %d: %w", s.next, err)}
 	}
-	s.index(s.next, e, len(b))
+	s.index(s.next, e, len(b), probe)
 	s.next++
 	s.gauges()
 	select {

@@ -13,9 +13,12 @@ import (
 // ship is the shipper: it sends the log's oldest entries to the engine
 // in one insert of up to ShipRows rows, cuts them from the log, and
 // repeats; a failed shipment is logged, counted and retried after a
-// backoff (doubling to 5 s), never dropped. The engine's claim probe
-// makes a shipment sent twice (a retry, a replay after a crash between
-// the insert and the cut) store each row once.
+// backoff (doubling to 5 s), never dropped. An entry this process
+// acknowledged ships the first time without the claim probe: the probe
+// at its acknowledgement proved its ids fresh, and the index has kept
+// every later copy out since. A shipment that may have been sent before
+// (a retry, a replay after a crash between the insert and the cut)
+// probes (spoolMeta.probe), so it stores each row once.
 func (s *SpooledEngine) ship() {
 	defer close(s.done)
 	backoff := time.Duration(0)
@@ -71,43 +74,61 @@ func (s *SpooledEngine) shipOnce() (int, error) {
 		s.mu.Unlock()
 		return 0, nil
 	}
-	from, rows, to := s.shipped+1, 0, s.shipped
+	from, rows, to, probe := s.shipped+1, 0, s.shipped, false
 	for _, m := range s.pending {
 		if to > s.shipped && rows+len(m.events)+len(m.scores) > s.opts.ShipRows {
 			break
 		}
 		rows += len(m.events) + len(m.scores)
+		probe = probe || m.probe
 		to++
 	}
 	s.mu.Unlock()
 	if to < from {
 		return 0, nil
 	}
+	if err := s.shipEntries(from, to, probe); err != nil {
+		// Some of it may be stored: the retry probes.
+		s.mu.Lock()
+		for i := range to - s.shipped {
+			s.pending[i].probe = true
+		}
+		s.mu.Unlock()
+		return 0, err
+	}
+	telemetry.SpoolShippedRows.WithLabelValues().Add(float64(rows))
+	s.cut(to)
+	return rows, nil
+}
+
+// shipEntries ships entries from..to, their events through the claim
+// probe when probe is set.
+func (s *SpooledEngine) shipEntries(from, to uint64, probe bool) error {
 	var events []EventRow
 	var scored []scores.Row
 	for i := from; i <= to; i++ {
 		b, err := s.log.Read(i)
 		if err != nil {
-			return 0, fmt.Errorf("read spool entry %d: %w", i, err)
+			return fmt.Errorf("read spool entry %d: %w", i, err)
 		}
 		e, err := decodeEntry(b)
 		if err != nil {
-			return 0, fmt.Errorf("spool entry %d: %w", i, err)
+			return fmt.Errorf("spool entry %d: %w", i, err)
 		}
 		events = append(events, e.Events...)
 		scored = append(scored, e.Scores...)
 	}
 	events, erased, err := s.opts.Erased.Drop(s.ctx, events)
 	if err != nil {
-		return 0, fmt.Errorf("check entries %d..%d against the erasures: %w", from, to, err)
+		return fmt.Errorf("check entries %d..%d against the erasures: %w", from, to, err)
 	}
 	if erased > 0 {
 		slog.Info("ingest spool: events of users erased since their acknowledgement are not shipped", "events", erased)
 	}
 	started := time.Now()
 	if len(events) > 0 {
-		if _, err := s.Engine.InsertStored(s.ctx, events); err != nil {
-			return 0, fmt.Errorf("ship %d events of entries %d..%d: %w", len(events), from, to, err)
+		if err := s.insert(events, probe); err != nil {
+			return fmt.Errorf("ship %d events of entries %d..%d: %w", len(events), from, to, err)
 		}
 	}
 	if len(scored) > 0 {
@@ -115,13 +136,21 @@ func (s *SpooledEngine) shipOnce() (int, error) {
 		// it did when it was admitted; each keeps its own received_at.
 		kept, _ := scores.Latest(scored)
 		if _, err := s.Engine.UpsertScoresWritten(s.ctx, kept, time.Time{}); err != nil {
-			return 0, fmt.Errorf("ship %d scores of entries %d..%d: %w", len(kept), from, to, err)
+			return fmt.Errorf("ship %d scores of entries %d..%d: %w", len(kept), from, to, err)
 		}
 	}
 	telemetry.SpoolShipSeconds.WithLabelValues().Observe(time.Since(started).Seconds())
-	telemetry.SpoolShippedRows.WithLabelValues().Add(float64(rows))
-	s.cut(to)
-	return rows, nil
+	return nil
+}
+
+// insert writes a shipment's events: through the claim probe when it
+// may have been sent before (probe), as they are otherwise.
+func (s *SpooledEngine) insert(events []EventRow, probe bool) error {
+	if probe {
+		_, err := s.Engine.InsertStored(s.ctx, events)
+		return err
+	}
+	return s.Engine.InsertFresh(s.ctx, events)
 }
 
 // cut cuts entries up to to from the log and the index. A failed
