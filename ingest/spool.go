@@ -26,7 +26,8 @@ type SpoolOptions struct {
 	// ShipRows is the most rows one shipment gathers (100,000).
 	ShipRows int
 	// ShipLinger is how long the oldest unshipped entry waits for more
-	// before a shipment smaller than ShipRows goes (2 s): each insert
+	// before a shipment smaller than ShipRows goes
+	// (DefaultSpoolLinger): each insert
 	// makes a part per table and shard, so a shipper that kept up entry
 	// by entry would make nearly as many parts as no spool.
 	ShipLinger time.Duration
@@ -41,6 +42,9 @@ type SpoolOptions struct {
 
 // DefaultSpoolMaxBytes is INGEST_SPOOL_MAX_BYTES's default: 1 GiB.
 const DefaultSpoolMaxBytes int64 = 1 << 30
+
+// DefaultSpoolLinger is INGEST_SPOOL_LINGER's default.
+const DefaultSpoolLinger = 2 * time.Second
 
 // SpooledEngine is an Engine whose writes are acknowledged once in a
 // local, fsync'd log (tidwall/wal) and shipped to the engine behind it
@@ -112,7 +116,7 @@ func OpenSpool(dir string, e Engine, opts SpoolOptions) (*SpooledEngine, error) 
 		opts.ShipRows = 100_000
 	}
 	if opts.ShipLinger <= 0 {
-		opts.ShipLinger = 2 * time.Second
+		opts.ShipLinger = DefaultSpoolLinger
 	}
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return nil, fmt.Errorf("ingest spool: %w", err)

@@ -19,6 +19,7 @@ func runAPI(ctx context.Context, cfg Config, args []string) error {
 	addr := fs.String("addr", ":8080", "listen address")
 	metricsAddr := fs.String("metrics-addr", cfg.MetricsAddr, "Prometheus /metrics and /readyz listen address (empty: off)")
 	fs.StringVar(&cfg.SpoolDir, "ingest-spool-dir", cfg.SpoolDir, "acknowledge events in a local log in this directory and ship them to ClickHouse in large inserts (needs CLICKHOUSE_URL; env INGEST_SPOOL_DIR)")
+	fs.DurationVar(&cfg.SpoolLinger, "ingest-spool-linger", cfg.SpoolLinger, "how long the spool's oldest unshipped entry waits for more before a shipment smaller than 100,000 rows goes (env INGEST_SPOOL_LINGER)")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}

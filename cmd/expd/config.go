@@ -10,6 +10,7 @@ import (
 
 	"github.com/expd/expd/api"
 	"github.com/expd/expd/billing"
+	"github.com/expd/expd/ingest"
 	"github.com/expd/expd/ratelimit"
 	"github.com/expd/expd/secrets"
 )
@@ -44,9 +45,12 @@ type Config struct {
 	// SpoolDir (INGEST_SPOOL_DIR; --ingest-spool-dir of api and dev)
 	// acknowledges POST /v1/events once in a local log there and ships
 	// the events to ClickHouse in large inserts (ingest.SpooledEngine);
-	// SpoolMaxBytes (INGEST_SPOOL_MAX_BYTES) bounds its unshipped bytes.
+	// SpoolMaxBytes (INGEST_SPOOL_MAX_BYTES) bounds its unshipped bytes;
+	// SpoolLinger (INGEST_SPOOL_LINGER; --ingest-spool-linger) is how
+	// long the oldest entry waits for more before a small shipment goes.
 	SpoolDir      string
 	SpoolMaxBytes int64
+	SpoolLinger   time.Duration
 }
 
 func configFromEnv() Config {
@@ -104,6 +108,14 @@ func (c *Config) validate() error {
 		}
 		c.SpoolMaxBytes = n
 	}
+	c.SpoolLinger = ingest.DefaultSpoolLinger
+	if v := os.Getenv("INGEST_SPOOL_LINGER"); v != "" {
+		d, err := time.ParseDuration(v)
+		if err != nil || d <= 0 {
+			return fmt.Errorf("INGEST_SPOOL_LINGER: want a positive duration such as 2s, got %q", v)
+		}
+		c.SpoolLinger = d
+	}
 	if err := c.checkSpool(); err != nil {
 		return err
 	}
@@ -118,10 +130,15 @@ func (c *Config) validate() error {
 	return nil
 }
 
-// checkSpool refuses a spool without ClickHouse, the store it ships to.
+// checkSpool refuses a spool without ClickHouse, the store it ships to,
+// and a linger that is not positive (--ingest-spool-linger's, checked
+// when the spool opens).
 func (c *Config) checkSpool() error {
 	if c.SpoolDir != "" && c.ClickHouseURL == "" {
 		return errors.New("INGEST_SPOOL_DIR is set without CLICKHOUSE_URL: the ingest spool ships events to ClickHouse; unset it to store events in the database")
+	}
+	if c.SpoolDir != "" && c.SpoolLinger <= 0 {
+		return fmt.Errorf("INGEST_SPOOL_LINGER (--ingest-spool-linger): want a positive duration such as 2s, got %s", c.SpoolLinger)
 	}
 	return nil
 }

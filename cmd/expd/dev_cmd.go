@@ -36,6 +36,7 @@ func runDev(ctx context.Context, cfg Config, args []string) error {
 	metricsAddr := fs.String("metrics-addr", orDefault(cfg.MetricsAddr, "127.0.0.1:0"), "Prometheus /metrics and /readyz listen address (port 0: a free port; empty: off)")
 	planFlag := fs.String("plan", os.Getenv("EXPD_DEV_PLAN"), "set the dev org's plan at start, e.g. enterprise to lift the free plan's limits for local load (env EXPD_DEV_PLAN)")
 	fs.StringVar(&cfg.SpoolDir, "ingest-spool-dir", cfg.SpoolDir, "acknowledge events in a local log in this directory and ship them to ClickHouse in large inserts (needs CLICKHOUSE_URL; env INGEST_SPOOL_DIR)")
+	fs.DurationVar(&cfg.SpoolLinger, "ingest-spool-linger", cfg.SpoolLinger, "how long the spool's oldest unshipped entry waits for more before a shipment smaller than 100,000 rows goes (env INGEST_SPOOL_LINGER)")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}

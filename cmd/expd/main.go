@@ -26,12 +26,13 @@ const usage = `expd: A/B experimentation service for applications that call lang
 Usage:
   expd dev     [--addr 127.0.0.1:8080] [--data-dir .expd] [--temporal-port 7233]
                [--temporal-http-port 7243] [--ui-port 8233] [--plan enterprise]
-               [--ingest-spool-dir DIR]
+               [--ingest-spool-dir DIR] [--ingest-spool-linger 2s]
                Everything in one process: embedded Temporal server and UI,
                worker, API, SQLite (PostgreSQL when DATABASE_URL is set).
                Port 0 picks a free port. Writes <data-dir>/dev-credentials.json.
                The dev org is on the free plan unless --plan sets another.
   expd api     [--addr :8080] [--metrics-addr ADDR] [--ingest-spool-dir DIR]
+               [--ingest-spool-linger 2s]
                HTTP API (production shape: PostgreSQL + Temporal)
   expd worker  [--metrics-addr ADDR]
                Temporal worker: results pipeline, key rotation, webhooks
@@ -76,6 +77,8 @@ Environment:
                           fsync'd log in this directory (one per instance) and ship to ClickHouse
                           in large inserts; unset: each group inserts into ClickHouse before its ack
   INGEST_SPOOL_MAX_BYTES  unshipped bytes the spool holds before /v1/events answers 503 (default 1 GiB)
+  INGEST_SPOOL_LINGER     how long the spool's oldest entry waits for more before a small shipment
+                          to ClickHouse goes (a Go duration, default 2s)
   EXPD_METRICS_ADDR       Prometheus /metrics and /readyz listener of api and worker
                           (default off; dev: a free local port, printed)
   OTEL_EXPORTER_OTLP_ENDPOINT (or _TRACES_ENDPOINT, _HEADERS, ...)

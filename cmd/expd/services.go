@@ -145,7 +145,7 @@ func openSpool(cfg Config, db *gorm.DB, ch *clickhouse.Store) (*ingest.SpooledEn
 	if err := cfg.checkSpool(); err != nil || cfg.SpoolDir == "" {
 		return nil, func() {}, err
 	}
-	sp, err := ingest.OpenSpool(cfg.SpoolDir, ch, ingest.SpoolOptions{MaxBytes: cfg.SpoolMaxBytes, Erased: ingest.NewErasedFilter(db, cfg.Secrets)})
+	sp, err := ingest.OpenSpool(cfg.SpoolDir, ch, ingest.SpoolOptions{MaxBytes: cfg.SpoolMaxBytes, ShipLinger: cfg.SpoolLinger, Erased: ingest.NewErasedFilter(db, cfg.Secrets)})
 	if err != nil {
 		return nil, nil, err
 	}
