@@ -422,10 +422,7 @@ var errSpoolClosed = errors.New("ingest spool is closed")
 // spoolMeta's.
 func (s *SpooledEngine) append(e *spoolEntry, probe bool) error {
 	e.At = time.Now().UTC()
-	b, err := encodeEntry(e)
-	if err != nil {
-		return err
-	}
+	b := encodeEntry(e)
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	switch {
@@ -436,7 +433,7 @@ func (s *SpooledEngine) append(e *spoolEntry, probe bool) error {
 	case s.bytes > 0 && s.bytes+int64(len(b)) > s.opts.MaxBytes:
 		return &UnavailableError{Err: fmt.Errorf("ingest spool holds %d bytes not yet shipped to ClickHouse, its bound is %d (INGEST_SPOOL_MAX_BYTES)", s.bytes, s.opts.MaxBytes)}
 	}
-	err = s.log.Write(s.next, b)
+	err := s.log.Write(s.next, b)
 	if err == nil {
 		// A write that started a segment created a file; its directory
 		// entry is durable only once the directory is synced (cheap when

@@ -20,8 +20,14 @@ import (
 
 // spoolFormat is the first byte of every spool entry: a later format
 // gets a new number, and a process that does not know it refuses the
-// directory instead of misreading it.
-const spoolFormat byte = 1
+// directory instead of misreading it. Entries are written in format 2
+// (spool_codec.go); format 1 (gob) is still read, so a directory left by
+// an older expd replays.
+const (
+	spoolFormatGob    byte = 1
+	spoolFormat       byte = 2
+	spoolHeaderLength      = 5 // format byte, CRC-32
+)
 
 // spoolEntry is one group's new rows, as the spool's log holds them.
 type spoolEntry struct {
@@ -38,31 +44,34 @@ func (e *spoolEntry) rows() int { return len(e.Events) + len(e.Scores) }
 var errTornEntry = errors.New("spool entry checksum mismatch")
 
 // encodeEntry is e as a log entry: format byte, CRC-32 of the rest,
-// then gob. tidwall/wal frames entries by length alone, so the checksum
-// is what tells a torn or damaged entry from a whole one.
-func encodeEntry(e *spoolEntry) ([]byte, error) {
-	var buf bytes.Buffer
-	buf.Write([]byte{spoolFormat, 0, 0, 0, 0})
-	if err := gob.NewEncoder(&buf).Encode(e); err != nil {
-		return nil, fmt.Errorf("encode spool entry: %w", err)
-	}
-	b := buf.Bytes()
-	binary.BigEndian.PutUint32(b[1:5], crc32.ChecksumIEEE(b[5:]))
-	return b, nil
+// then the payload. tidwall/wal frames entries by length alone, so the
+// checksum is what tells a torn or damaged entry from a whole one.
+func encodeEntry(e *spoolEntry) []byte {
+	b := appendEntry([]byte{spoolFormat, 0, 0, 0, 0}, e)
+	return sealEntry(b)
+}
+
+// sealEntry writes the checksum of b's payload into its header.
+func sealEntry(b []byte) []byte {
+	binary.BigEndian.PutUint32(b[1:spoolHeaderLength], crc32.ChecksumIEEE(b[spoolHeaderLength:]))
+	return b
 }
 
 func decodeEntry(b []byte) (*spoolEntry, error) {
-	if len(b) < 5 {
+	if len(b) < spoolHeaderLength {
 		return nil, errTornEntry
 	}
-	if b[0] != spoolFormat {
-		return nil, fmt.Errorf("spool entry of format %d, this expd reads format %d", b[0], spoolFormat)
+	if b[0] != spoolFormat && b[0] != spoolFormatGob {
+		return nil, fmt.Errorf("spool entry of format %d, this expd reads formats %d and %d", b[0], spoolFormatGob, spoolFormat)
 	}
-	if binary.BigEndian.Uint32(b[1:5]) != crc32.ChecksumIEEE(b[5:]) {
+	if binary.BigEndian.Uint32(b[1:spoolHeaderLength]) != crc32.ChecksumIEEE(b[spoolHeaderLength:]) {
 		return nil, errTornEntry
+	}
+	if b[0] == spoolFormat {
+		return readEntry(b[spoolHeaderLength:])
 	}
 	var e spoolEntry
-	if err := gob.NewDecoder(bytes.NewReader(b[5:])).Decode(&e); err != nil {
+	if err := gob.NewDecoder(bytes.NewReader(b[spoolHeaderLength:])).Decode(&e); err != nil {
 		return nil, fmt.Errorf("decode spool entry: %w", err)
 	}
 	return &e, nil
