@@ -245,7 +245,7 @@ func (s *SpooledEngine) Fresh(ctx context.Context, rows []EventRow) ([]EventRow,
 }
 
 // fresh is Fresh, telling whether ClickHouse's probe vouched for the
-// rows (proven) or failed, leaving the index alone to (degraded).
+// rows (proven) or failed, so that only the index did (degraded).
 func (s *SpooledEngine) fresh(ctx context.Context, rows []EventRow) (fresh []EventRow, proven bool, err error) {
 	var rest []EventRow
 	s.mu.Lock()
