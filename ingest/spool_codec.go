@@ -192,17 +192,14 @@ func (r *entryReader) uvarint() uint64 {
 	return v
 }
 
+// varint reads binary.AppendVarint's zig-zag form, as binary.Varint does.
 func (r *entryReader) varint() int64 {
-	if r.err != nil {
-		return 0
+	ux := r.uvarint()
+	x := int64(ux >> 1)
+	if ux&1 != 0 {
+		x = ^x
 	}
-	v, n := binary.Varint(r.b)
-	if n <= 0 {
-		r.err = errShortEntry
-		return 0
-	}
-	r.b = r.b[n:]
-	return v
+	return x
 }
 
 // count is a length that the rest of the payload can hold (each item
