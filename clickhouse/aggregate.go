@@ -454,7 +454,7 @@ func (s *Store) experimentSpans(ctx context.Context, orgID, experimentID string)
 // row in the order of the rows' user (the first column of ORDER BY on
 // every shard), merging the shards' streams. newRow gives a shard's
 // scan destinations, its user and the function that takes a scanned row.
-func (s *Store) eachShard(ctx context.Context, sql func(shard int) string, args []any, newRow func() (dest []any, user *string, emit func())) error {
+func (s *Store) eachShard(ctx context.Context, sql func(shard int) string, args []any, newRow func() (dest []any, user *string, emit func())) (err error) {
 	type stream struct {
 		rows driver.Rows
 		dest []any
@@ -466,14 +466,16 @@ func (s *Store) eachShard(ctx context.Context, sql func(shard int) string, args 
 	defer func() {
 		for _, st := range streams {
 			if st != nil && st.rows != nil {
-				st.rows.Close()
+				if cerr := st.rows.Close(); cerr != nil && err == nil {
+					err = cerr
+				}
 			}
 		}
 	}()
 	// Opened side by side: Query returns with the first block, which a
 	// shard sends only after the query's joins are built (25 s at 1 M
 	// users), and the shards would do that one after the other.
-	err := s.onShards(ctx, func(ctx context.Context, i int, c driver.Conn) error {
+	err = s.onShards(ctx, func(ctx context.Context, i int, c driver.Conn) error {
 		rows, err := c.Query(ctx, sql(i), args...)
 		if err != nil {
 			return err

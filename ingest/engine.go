@@ -74,8 +74,8 @@ type splitStore struct {
 func (s splitStore) inTx(ctx context.Context, fn func(tx groupTx) error) error {
 	return s.control.inTx(ctx, func(tx groupTx) error {
 		var events sealedTx = engineTx{s.events}
-		if sp, ok := s.events.(*SpooledEngine); ok {
-			events = sp.begin()
+		if g, ok := s.events.(groupSealer); ok {
+			events = g.beginGroup()
 		}
 		if err := fn(splitTx{controlTx: tx, eventsTx: events}); err != nil {
 			return err
@@ -89,6 +89,13 @@ func (s splitStore) inTx(ctx context.Context, fn func(tx groupTx) error) error {
 type sealedTx interface {
 	eventsTx
 	seal(ctx context.Context) error
+}
+
+// groupSealer is an Engine whose groups' writes take effect together at
+// their seal (SpooledEngine: one log entry a group); on any other
+// Engine each write takes effect at once.
+type groupSealer interface {
+	beginGroup() sealedTx
 }
 
 // concurrency: one group at a time, as large as the queue makes it

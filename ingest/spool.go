@@ -356,6 +356,10 @@ func (s *SpooledEngine) UpsertScoresWritten(ctx context.Context, rows []scores.R
 // and written as one entry at seal.
 func (s *SpooledEngine) begin() *spoolTx { return &spoolTx{engineTx: engineTx{s}, s: s} }
 
+// beginGroup is groupSealer's: the writer's groups are spooled as one
+// entry each.
+func (s *SpooledEngine) beginGroup() sealedTx { return s.begin() }
+
 // spoolTx is a group's events part on a SpooledEngine.
 type spoolTx struct {
 	engineTx
