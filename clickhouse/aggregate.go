@@ -183,14 +183,23 @@ func (s *Store) Aggregate(ctx context.Context, orgID, experimentID string, w res
 	inPre := fmt.Sprintf("e.ts >= x_first - %d AND e.ts < x_first", int64(results.PrePeriodDays)*dayMicros)
 	var cols []string
 	var args []any
+	n, nCalls := 0, 0 // the row's sum and count pairs; call arrays
 	sumCount := func(cond, value string, condArgs []any, scope string) {
 		c := cond + " AND " + scope
 		cols = append(cols, fmt.Sprintf("ifNull(sumIf(toFloat64(ifNull(%s, 0)), %s), 0)", value, c), fmt.Sprintf("countIf(%s)", c))
 		args = append(args, condArgs...)
 		args = append(args, condArgs...)
+		n++
 	}
 	cuped := false
-	for _, m := range ms {
+	// slots are the metrics' places in a row, in column order, worked
+	// out here once: the row loop below runs per user.
+	type slot struct {
+		metric            int
+		calls, den, cuped bool
+	}
+	var slots []slot
+	for mi, m := range ms {
 		if results.ReadsCalls(m) {
 			cond, value, condArgs, err := q.expr(m.Name, m.Kind.AggregatedAs(), *m.Source)
 			if err != nil {
@@ -201,6 +210,7 @@ func (s *Store) Aggregate(ctx context.Context, orgID, experimentID string, w res
 			v := fmt.Sprintf("toFloat64(ifNull(%s, nan))", value)
 			cols = append(cols, packedFloats(fmt.Sprintf("groupArrayIf(%s, %s AND NOT isNaN(%s) AND %s)", v, cond, v, inExp)))
 			args = append(args, condArgs...)
+			slots, nCalls = append(slots, slot{metric: mi, calls: true}), nCalls+1
 			continue
 		}
 		if !results.HasUserColumns(m) {
@@ -212,17 +222,20 @@ func (s *Store) Aggregate(ctx context.Context, orgID, experimentID string, w res
 			return results.Sample{}, use, err
 		}
 		sumCount(cond, value, condArgs, inExp)
+		sl := slot{metric: mi, cuped: m.UsesCUPED()}
 		if den := results.DenominatorOf(m); den != nil {
 			cond, value, condArgs, err := q.expr(m.Name, results.DenominatorKind(*den), *den)
 			if err != nil {
 				return results.Sample{}, use, err
 			}
 			sumCount(cond, value, condArgs, inExp)
+			sl.den = true
 		}
-		if m.UsesCUPED() {
+		if sl.cuped {
 			cuped = true
 			sumCount(cond, value, condArgs, inPre)
 		}
+		slots = append(slots, sl)
 	}
 	// The coverage is counted in the same read (as the SQL engine's event
 	// walk counts it, eventpass.go): each event of the experiment gets
@@ -287,13 +300,6 @@ func (s *Store) Aggregate(ctx context.Context, orgID, experimentID string, w res
 		calls          []packedCalls
 		cov            []uint64
 	}
-	var n, nCalls int // sum and count pairs; call arrays
-	for _, m := range ms {
-		if results.ReadsCalls(m) {
-			nCalls++
-		}
-	}
-	n = (len(cols) - nCalls - len(results.CoverageReasons)) / 2
 	uc := make([]results.UserColumns, len(ms))
 	var newRow func() ([]any, *string, func())
 	var b *results.SampleBuilder
@@ -306,18 +312,18 @@ func (s *Store) Aggregate(ctx context.Context, orgID, experimentID string, w res
 		r := &row{sums: make([]float64, n), counts: make([]uint64, n), calls: make([]packedCalls, nCalls), cov: make([]uint64, len(results.CoverageReasons))}
 		dest := []any{&r.user, &r.exp, &r.variant, &r.first, &r.crossover}
 		k, j := 0, 0
-		for _, m := range ms {
-			switch {
-			case results.ReadsCalls(m):
+		pair := func() { dest, k = append(dest, &r.sums[k], &r.counts[k]), k+1 }
+		for _, sl := range slots {
+			if sl.calls {
 				dest, j = append(dest, &r.calls[j]), j+1
-			case results.HasUserColumns(m):
-				dest, k = append(dest, &r.sums[k], &r.counts[k]), k+1
-				if results.DenominatorOf(m) != nil {
-					dest, k = append(dest, &r.sums[k], &r.counts[k]), k+1
-				}
-				if m.UsesCUPED() {
-					dest, k = append(dest, &r.sums[k], &r.counts[k]), k+1
-				}
+				continue
+			}
+			pair()
+			if sl.den {
+				pair()
+			}
+			if sl.cuped {
+				pair()
 			}
 		}
 		for i := range r.cov {
@@ -330,23 +336,20 @@ func (s *Store) Aggregate(ctx context.Context, orgID, experimentID string, w res
 			}
 			k, j := 0, 0
 			next := func() (float64, int64) { k++; return r.sums[k-1], int64(r.counts[k-1]) }
-			for i, m := range ms {
-				if results.ReadsCalls(m) {
-					uc[i], j = results.UserColumns{Calls: r.calls[j]}, j+1
-					continue
-				}
-				if !results.HasUserColumns(m) {
+			for _, sl := range slots {
+				if sl.calls {
+					uc[sl.metric], j = results.UserColumns{Calls: r.calls[j]}, j+1
 					continue
 				}
 				var c results.UserColumns
 				c.Sum, c.Count = next()
-				if results.DenominatorOf(m) != nil {
+				if sl.den {
 					c.DenSum, c.DenCount = next()
 				}
-				if m.UsesCUPED() {
+				if sl.cuped {
 					c.PreSum, c.PreCount = next()
 				}
-				uc[i] = c
+				uc[sl.metric] = c
 			}
 			b.Add(r.user, r.variant, fromMicros(r.first), r.crossover != 0, uc)
 		}
